@@ -1,0 +1,1 @@
+"""adapter: normalized event stream, sessions, tracing and front ends."""

@@ -1,0 +1,1 @@
+"""normalize: Claude Code tool calls and results as one tagged union of payloads."""
