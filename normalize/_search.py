@@ -1,0 +1,154 @@
+"""Grep and Glob → ``code_search``.
+
+Grep's text output depends on ``output_mode``: ``files_with_matches`` (the default) is a
+``Found N files`` header and one path per line, ``content`` is ``path:line:text`` lines
+(``-`` instead of ``:`` for context lines), and ``count`` is ``path:N`` lines with a
+``Found N total occurrences`` footer. ``No files found`` / ``No matches found`` mean none.
+Headers and footers are parsed, never counted as files.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+import msgspec
+
+from ._coerce import as_bool, as_int, as_str, as_str_tuple, first_str, require_str
+from ._result import ToolResult
+from .payloads import CodeSearch, SearchMatch, SearchOutput
+
+__all__ = ("search_result", "use_glob", "use_grep")
+
+_FOUND_FILES = re.compile(r"^Found (\d+) files?\b")
+_FOUND_TOTAL = re.compile(r"^Found (\d+) total occurrences?(?: across (\d+) files?)?")
+_NONE_FOUND = re.compile(r"^No (?:files|matches) found\b")
+_NOTE = re.compile(r"^\[?(?:Showing results|Results are truncated|\(Results are truncated)")
+_CONTENT = re.compile(r"^(.*?)([:-])(\d+)\2(.*)$", re.DOTALL)
+_LINE_ONLY = re.compile(r"^(\d+)([:-])(.*)$", re.DOTALL)
+_COUNT = re.compile(r"^(.*):(\d+)$")
+
+
+def use_grep(name: str, data: Mapping[str, Any]) -> CodeSearch:
+    """``Grep {pattern, path, glob, type, output_mode, -i, ...}``."""
+    return CodeSearch(
+        tool=name,
+        query=require_str(data.get("pattern")),
+        path=as_str(data.get("path")),
+        glob=as_str(data.get("glob")),
+        file_type=as_str(data.get("type")),
+        output_mode=as_str(data.get("output_mode")),
+        case_insensitive=as_bool(data.get("-i")),
+    )
+
+
+def use_glob(name: str, data: Mapping[str, Any]) -> CodeSearch:
+    """``Glob {pattern, path}``."""
+    return CodeSearch(
+        tool=name, pattern=require_str(data.get("pattern")), path=as_str(data.get("path"))
+    )
+
+
+class _Budget:
+    """Keeps lists within the byte cap; ``cut`` says whether anything was dropped."""
+
+    def __init__(self, max_bytes: int) -> None:
+        self.left = max_bytes
+        self.cut = False
+
+    def take(self, text: str) -> bool:
+        size = len(text.encode("utf-8", "surrogatepass")) + 1
+        if size > self.left:
+            self.cut = True
+            return False
+        self.left -= size
+        return True
+
+
+def _lines(text: str) -> list[str]:
+    return [line for line in text.split("\n") if line.strip()]
+
+
+def _parse_content(lines: list[str], budget: _Budget) -> list[SearchMatch]:
+    matches: list[SearchMatch] = []
+    for line in lines:
+        if line == "--" or _NOTE.match(line):
+            continue
+        if budget.cut or not budget.take(line):
+            continue
+        match = _CONTENT.match(line)
+        if match and match.group(1):
+            path, sep, number, text = match.groups()
+            matches.append(
+                SearchMatch(path=path, line=as_int(number), text=text, context=sep == "-")
+            )
+            continue
+        only = _LINE_ONLY.match(line)
+        if only:
+            number, sep, text = only.groups()
+            matches.append(SearchMatch(line=as_int(number), text=text, context=sep == "-"))
+        else:
+            matches.append(SearchMatch(text=line))
+    return matches
+
+
+def _parse_counts(lines: list[str], budget: _Budget) -> list[SearchMatch]:
+    matches: list[SearchMatch] = []
+    for line in lines:
+        match = _COUNT.match(line)
+        if match and not budget.cut and budget.take(line):
+            matches.append(SearchMatch(path=match.group(1), count=as_int(match.group(2))))
+    return matches
+
+
+def search_result(payload: CodeSearch, result: ToolResult) -> CodeSearch:
+    """Fill ``output`` from Grep/Glob results; the structured data wins over the text."""
+    if result.is_error:
+        return msgspec.structs.replace(payload, error=result.error)
+    data = result.structured
+    mode = first_str(data, "mode") or payload.output_mode
+    if payload.tool != "Grep" and mode is None:
+        mode = "files_with_matches"
+    text = first_str(data, "content") if mode in ("content", "count") else None
+    text = result.text if text is None else text
+    lines = _lines(text)
+    file_count = as_int(data.get("numFiles"))
+    match_count = as_int(data.get("numMatches", data.get("numLines")))
+    truncated = as_bool(data.get("truncated")) or data.get("appliedLimit") is not None
+    budget = _Budget(result.max_bytes)
+    body: list[str] = []
+    for line in lines:
+        found = _FOUND_FILES.match(line)
+        total = _FOUND_TOTAL.match(line)
+        if total:
+            match_count = as_int(total.group(1)) if match_count is None else match_count
+            if total.group(2) and file_count is None:
+                file_count = as_int(total.group(2))
+        elif found:
+            file_count = as_int(found.group(1)) if file_count is None else file_count
+        elif _NONE_FOUND.match(line):
+            file_count = 0 if file_count is None else file_count
+        elif _NOTE.match(line):
+            truncated = truncated or "truncated" in line
+        else:
+            body.append(line)
+    files: tuple[str, ...] = ()
+    matches: list[SearchMatch] = []
+    if mode == "content":
+        matches = _parse_content(body, budget)
+    elif mode == "count":
+        matches = _parse_counts(body, budget)
+    else:
+        names = as_str_tuple(data.get("filenames")) if "filenames" in data else tuple(body)
+        files = tuple(name for name in names if not budget.cut and budget.take(name))
+        if file_count is None:
+            file_count = len(names)
+    output = SearchOutput(
+        files=files,
+        matches=tuple(matches),
+        file_count=file_count,
+        match_count=match_count,
+        truncated=truncated or budget.cut,
+    )
+    return msgspec.structs.replace(payload, output=output)
