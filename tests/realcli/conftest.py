@@ -26,6 +26,10 @@ from .fake_api import FakeAnthropicAPI
 from .netns import NetNamespace
 
 
+def _truthy(name: str) -> bool:
+    return os.environ.get(name, "").strip().lower() not in ("", "0", "false", "no")
+
+
 @pytest.fixture(scope="session")
 def netns() -> Iterator[NetNamespace]:
     """The session's private network namespace (``netns.isolated`` says whether it worked).
@@ -47,9 +51,13 @@ def real_cli() -> Path:
     """Path of the real ``claude`` executable; skips the test when there is none.
 
     ``CLAUDE_CODE_CLI`` if set, else the pinned install of ``scripts/install-claude-cli``.
+    Under CI (``CI`` or ``CLAUDECODE_BRIDGE_REQUIRE_CLI`` set to a true value) a missing CLI
+    fails the test instead, so real-CLI tests cannot silently stop running there.
     """
     path, reason = find_real_cli()
     if path is None:
+        if _truthy("CLAUDECODE_BRIDGE_REQUIRE_CLI") or _truthy("CI"):
+            pytest.fail(f"the real CLI is required here: {reason}", pytrace=False)
         pytest.skip(reason)
     return path
 
