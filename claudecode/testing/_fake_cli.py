@@ -1,0 +1,552 @@
+"""The fake Claude Code CLI program: argv, stdin/stdout plumbing, control plane, main loop.
+
+Theory of operation
+-------------------
+One daemon thread reads stdin line by line, parses JSON and puts each message (or a
+``("garbage", text)`` item, or ``("eof", None)``) on a queue. Everything else happens on the
+main thread, cooperatively: :meth:`FakeCLI.pump` takes one item off the queue and handles it
+— control requests are answered at once, control responses are filed by ``request_id``,
+user messages wait in a deque for their turn. A running turn calls :meth:`FakeCLI.sleep`
+between deltas and :meth:`FakeCLI.request` while a permission prompt or hook is open; both
+pump the queue, so an ``interrupt`` is acknowledged immediately and then surfaces in the
+turn as :class:`Interrupted`. stdout is written only by the main thread, one flushed line per
+message, so lines never interleave.
+
+The program uses only the standard library (no anyio, no client types): it is an
+independent peer of the client it tests.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import signal
+import sys
+import threading
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from typing import IO, Any, NoReturn
+
+from . import _fake_messages as m
+
+__all__ = ("SCRIPT_ENV_VAR", "FakeCLI", "Interrupted", "ScriptError", "main")
+
+Json = dict[str, Any]
+
+#: Environment variable naming the JSON script file the fake CLI follows.
+SCRIPT_ENV_VAR = "CLAUDECODE_FAKE_CLI_SCRIPT"
+
+_TOP_KEYS = frozenset(
+    {
+        "turns",
+        "exhausted",
+        "replay",
+        "proc",
+        "replay_speed",
+        "stderr_lines",
+        "exit_code",
+        "crash_after_lines",
+        "crash_after_type",
+        "crash_exit_code",
+        "garbage_lines",
+        "hang",
+        "hang_before_init",
+        "big_line_bytes",
+        "ignore_sigterm",
+        "record_path",
+        "model",
+        "version",
+        "session_id",
+        "include_partial_messages",
+    }
+)
+
+# Flags of the real CLI that take a value; anything else starting with "-" is a switch
+# unless written as --flag=value or followed by a non-flag word.
+_VALUE_FLAGS = frozenset(
+    {
+        "--model",
+        "--permission-mode",
+        "--resume",
+        "-r",
+        "--session-id",
+        "--permission-prompt-tool",
+        "--input-format",
+        "--output-format",
+        "--mcp-config",
+        "--resume-session-at",
+        "--max-turns",
+        "--append-system-prompt",
+        "--system-prompt",
+        "--allowedTools",
+        "--allowed-tools",
+        "--disallowedTools",
+        "--disallowed-tools",
+        "--add-dir",
+        "--settings",
+        "--max-thinking-tokens",
+        "--setting-sources",
+        "--fallback-model",
+        "--agents",
+        "--json-schema",
+        "--thinking",
+    }
+)
+_SWITCHES = frozenset(
+    {
+        "-p",
+        "--print",
+        "--verbose",
+        "--include-partial-messages",
+        "--replay-user-messages",
+        "--fork-session",
+        "--continue",
+        "-c",
+        "--strict-mcp-config",
+        "--debug",
+        "--dangerously-skip-permissions",
+        "--version",
+        "-v",
+    }
+)
+
+
+class ScriptError(Exception):
+    """Raised when the script file is missing, not JSON, or has unknown keys."""
+
+
+class Interrupted(Exception):
+    """Raised inside a turn when the host interrupted it (or stdin closed mid-prompt).
+
+    ``open_request_id`` is the CLI's pending control request (permission prompt or hook),
+    if any; ``tool_result_sent`` says the tool_result line was already written (a deny with
+    ``interrupt: true``).
+    """
+
+    def __init__(self, open_request_id: str | None = None, *, tool_result_sent: bool = False):
+        super().__init__("interrupted")
+        self.open_request_id = open_request_id
+        self.tool_result_sent = tool_result_sent
+
+
+@dataclass
+class Args:
+    """The parts of the real CLI's argv the fake acts on."""
+
+    argv: list[str]
+    values: dict[str, str] = field(default_factory=dict)
+    switches: set[str] = field(default_factory=set)
+
+    @classmethod
+    def parse(cls, argv: list[str]) -> Args:
+        """Parse ``argv`` leniently: unknown flags are accepted and ignored."""
+        args = cls(list(argv))
+        i = 0
+        while i < len(argv):
+            tok = argv[i]
+            if tok.startswith("--") and "=" in tok:
+                key, _, value = tok.partition("=")
+                args.values[key] = value
+            elif tok in _VALUE_FLAGS and i + 1 < len(argv):
+                args.values[tok] = argv[i + 1]
+                i += 1
+            elif tok in _SWITCHES:
+                args.switches.add(tok)
+            elif tok.startswith("-") and i + 1 < len(argv) and not argv[i + 1].startswith("-"):
+                args.values[tok] = argv[i + 1]
+                i += 1
+            elif tok.startswith("-"):
+                args.switches.add(tok)
+            i += 1
+        return args
+
+    def value(self, *names: str) -> str | None:
+        """The value of the first of ``names`` that was given."""
+        for name in names:
+            if name in self.values:
+                return self.values[name]
+        return None
+
+
+class Output:
+    """stdout as NDJSON: one flushed line per message, with the crash faults applied."""
+
+    def __init__(self, stream: IO[bytes], script: Json) -> None:
+        self._stream = stream
+        self._lock = threading.Lock()
+        self.lines = 0
+        self._crash_after = script.get("crash_after_lines")
+        self._crash_type = script.get("crash_after_type")
+        self._crash_code = int(script.get("crash_exit_code", 1))
+
+    def send(self, msg: Json) -> None:
+        """Write ``msg`` as one JSON line."""
+        data = json.dumps(msg, ensure_ascii=False, separators=(",", ":")).encode()
+        self._write((data, b"\n"))
+        self._after_line(msg)
+
+    def send_raw(self, line: str) -> None:
+        """Write ``line`` verbatim (a garbage line); a newline is appended."""
+        self._write((line.encode("utf-8", "surrogateescape"), b"\n"))
+        self._after_line(None)
+
+    def send_big(self, msg: Json, marker: str, size: int) -> None:
+        """Write ``msg`` with the string ``marker`` replaced by ``size`` bytes of ``x``.
+
+        The filler goes out in 1 MiB slices, so a 100 MiB line never exists in memory.
+        """
+        data = json.dumps(msg, ensure_ascii=False, separators=(",", ":")).encode()
+        head, _, tail = data.partition(marker.encode())
+        chunk = b"x" * min(size, 1 << 20)
+
+        def parts() -> Any:
+            yield head
+            left = size
+            while left > 0:
+                yield chunk[:left] if left < len(chunk) else chunk
+                left -= len(chunk)
+            yield tail
+            yield b"\n"
+
+        self._write(parts())
+        self._after_line(msg)
+
+    def _write(self, parts: Any) -> None:
+        with self._lock:
+            try:
+                for part in parts:
+                    self._stream.write(part)
+                self._stream.flush()
+            except (BrokenPipeError, ValueError):
+                os._exit(1)  # the host went away; nothing left to talk to
+            self.lines += 1
+
+    def _after_line(self, msg: Json | None) -> None:
+        if self._crash_after is not None and self.lines >= int(self._crash_after):
+            self.crash()
+        if self._crash_type is not None and msg is not None:
+            kinds = {msg.get("type"), msg.get("subtype")}
+            request = msg.get("request")
+            if isinstance(request, dict):
+                kinds.add(request.get("subtype"))
+            if self._crash_type in kinds:
+                self.crash()
+
+    def crash(self) -> NoReturn:
+        """Die at once, as a crashing CLI would: no result, no cleanup."""
+        sys.stderr.write(f"fake claude: crashing on purpose after {self.lines} lines\n")
+        sys.stderr.flush()
+        os._exit(self._crash_code)
+
+
+def hang_forever() -> NoReturn:
+    """Write nothing more and never exit; only a signal ends the process."""
+    sys.stderr.flush()
+    while True:
+        time.sleep(3600)
+
+
+class FakeCLI:
+    """State and control plane of one fake CLI process (see the module docstring)."""
+
+    def __init__(self, script: Json, args: Args, out: Output, inbox: queue.Queue[Any]) -> None:
+        self.script = script
+        self.args = args
+        self.out = out
+        self.inbox = inbox
+        model = args.value("--model") or script.get("model") or "claude-opus-5-5"
+        session_id = (
+            args.value("--resume", "-r", "--session-id") or script.get("session_id") or m.new_uuid()
+        )
+        self.info = m.SessionInfo(
+            session_id=str(session_id),
+            model=str(model),
+            cwd=os.getcwd(),
+            version=str(script.get("version", "fake")),
+            permission_mode=_initial_mode(args.value("--permission-mode")),
+            mcp_servers=_mcp_servers(args.value("--mcp-config")),
+        )
+        partial = script.get("include_partial_messages")
+        self.partial_messages = (
+            bool(partial) if partial is not None else "--include-partial-messages" in args.switches
+        )
+        self.replay_user_messages = "--replay-user-messages" in args.switches
+        self.prompt_tool = args.value("--permission-prompt-tool")
+        self.hooks: dict[str, list[tuple[str | None, list[str]]]] = {}
+        self.pending_users: deque[Json] = deque()
+        self.responses: dict[str, Json] = {}
+        self.pending_status: Json | None = None
+        self.eof = False
+        self.turn_active = False
+        self.interrupt_requested = False
+        self.last_turn_failed = False
+        self.turn_index = 0
+
+    # ---------------------------------------------------------------- inbox
+
+    def receive(self, timeout: float | None) -> tuple[str, Any] | None:
+        """Take one raw inbox item, or ``None`` when ``timeout`` passed first."""
+        try:
+            item: tuple[str, Any] = self.inbox.get(timeout=timeout)
+        except queue.Empty:
+            return None
+        if item[0] == "eof":
+            self.eof = True
+        return item
+
+    def pump(self, timeout: float | None) -> bool:
+        """Handle one inbox item; ``False`` if none arrived within ``timeout``."""
+        if self.eof:
+            if timeout:
+                time.sleep(timeout)
+            return False
+        item = self.receive(timeout)
+        if item is None:
+            return False
+        kind, msg = item
+        if kind == "msg":
+            self.dispatch(msg)
+        return True
+
+    def drain(self) -> None:
+        """Handle everything already waiting, without blocking."""
+        while not self.eof and self.pump(0):
+            pass
+
+    def dispatch(self, msg: Json) -> None:
+        """Route one host message (control requests are answered right here)."""
+        kind = msg.get("type")
+        if kind == "control_request":
+            self.handle_control(msg)
+        elif kind == "control_response":
+            response = msg.get("response") or {}
+            self.responses[str(response.get("request_id"))] = response
+        elif kind == "user":
+            self.pending_users.append(msg)
+
+    def sleep(self, seconds: float) -> None:
+        """Wait ``seconds`` while serving the host; raise :class:`Interrupted` on interrupt."""
+        deadline = time.monotonic() + seconds
+        while True:
+            self.drain()
+            if self.interrupt_requested:
+                raise Interrupted
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return
+            self.pump(left)
+
+    def request(self, body: Json) -> Json:
+        """Send a control request to the host and wait for its answer.
+
+        Returns the ``response`` object of the host's control_response (``subtype`` success
+        or error). Raises :class:`Interrupted` (carrying the request id) if the host
+        interrupts or closes stdin first.
+        """
+        request_id = m.new_uuid()
+        self.out.send(m.control_request(request_id, body))
+        while request_id not in self.responses:
+            if self.interrupt_requested or self.eof:
+                raise Interrupted(request_id)
+            self.pump(None)
+        return self.responses.pop(request_id)
+
+    # ---------------------------------------------------------------- control plane
+
+    def handle_control(self, msg: Json) -> None:
+        """Answer one control request from the host the way 2.1.332 does."""
+        request_id = str(msg.get("request_id"))
+        request = msg.get("request") or {}
+        subtype = request.get("subtype")
+        if subtype == "initialize":
+            if self.script.get("hang_before_init"):
+                hang_forever()
+            self.hooks = _parse_hooks(request.get("hooks"))
+            self.out.send(
+                m.initialize_response(self.info, request_id, hooks_applied=bool(self.hooks))
+            )
+        elif subtype == "interrupt":
+            if self.turn_active:
+                self.interrupt_requested = True
+            self.out.send(m.control_success(request_id, {"still_queued": []}))
+        elif subtype == "set_model":
+            self.info.model = str(
+                request.get("model") or self.script.get("model") or "claude-opus-5-5"
+            )
+            self.out.send(m.local_command_user(self.info, f"Set model to `{self.info.model}`"))
+            self.out.send(m.control_success(request_id, {"model": self.info.model}))
+        elif subtype == "set_permission_mode":
+            mode = request.get("mode")
+            if mode not in m.PERMISSION_MODES:
+                text = "Cannot set permission mode: must be one of " + ", ".join(m.PERMISSION_MODES)
+                self.out.send(m.control_error(request_id, text, "invalid_mode"))
+                return
+            self.info.permission_mode = str(mode)
+            self.pending_status = m.system_status(self.info, None, permission_mode=str(mode))
+            self.out.send(m.control_success(request_id, {"mode": mode}))
+        elif subtype == "set_max_thinking_tokens":
+            self.out.send(m.control_success(request_id))
+        elif subtype == "mcp_status":
+            servers = [{**s, "tools": []} for s in self.info.mcp_servers]
+            self.out.send(m.control_success(request_id, {"mcpServers": servers}))
+        elif subtype == "get_context_usage":
+            body = {
+                "categories": [],
+                "totalTokens": 0,
+                "maxTokens": 200000,
+                "percentage": 0,
+                "model": self.info.model,
+            }
+            self.out.send(m.control_success(request_id, body))
+        else:
+            text = f"Unsupported control request subtype: {subtype}"
+            self.out.send(m.control_error(request_id, text, "unsupported_request"))
+
+    # ---------------------------------------------------------------- main loop
+
+    def serve(self) -> int:
+        """Run turns until stdin is closed and no user message is left; return the exit code."""
+        from ._fake_turns import run_turn
+
+        while True:
+            if self.pending_users:
+                run_turn(self, self.pending_users.popleft())
+            elif self.eof:
+                break
+            else:
+                self.pump(None)
+        if "exit_code" in self.script:
+            return int(self.script["exit_code"])
+        return 1 if self.last_turn_failed else 0
+
+
+def _initial_mode(flag: str | None) -> str:
+    if flag == "manual" or flag not in m.PERMISSION_MODES:
+        return "default"
+    return flag
+
+
+def _mcp_servers(config: str | None) -> list[Json]:
+    if not config:
+        return []
+    try:
+        if config.lstrip().startswith("{"):
+            data = json.loads(config)
+        else:
+            with open(config, encoding="utf-8") as f:
+                data = json.load(f)
+        servers = data.get("mcpServers") or {}
+    except (OSError, ValueError, AttributeError):
+        return []
+    return [
+        {
+            "name": name,
+            "status": "connected",
+            "source": "sdk" if (spec or {}).get("type") == "sdk" else "config",
+        }
+        for name, spec in servers.items()
+    ]
+
+
+def _parse_hooks(raw: Any) -> dict[str, list[tuple[str | None, list[str]]]]:
+    hooks: dict[str, list[tuple[str | None, list[str]]]] = {}
+    if not isinstance(raw, dict):
+        return hooks
+    for event, matchers in raw.items():
+        for entry in matchers or []:
+            if isinstance(entry, dict):
+                ids = [str(i) for i in entry.get("hookCallbackIds") or []]
+                hooks.setdefault(str(event), []).append((entry.get("matcher"), ids))
+    return hooks
+
+
+def load_script(path: str | None) -> Json:
+    """Read and check the script named by :data:`SCRIPT_ENV_VAR` (empty when unset)."""
+    if not path:
+        return {}
+    try:
+        with open(path, encoding="utf-8") as f:
+            script = json.load(f)
+    except (OSError, ValueError) as exc:
+        raise ScriptError(f"cannot read script {path}: {exc}") from exc
+    if not isinstance(script, dict):
+        raise ScriptError("the script must be a JSON object")
+    unknown = sorted(set(script) - _TOP_KEYS)
+    if unknown:
+        raise ScriptError(f"unknown script keys: {', '.join(unknown)}")
+    return script
+
+
+def _reader(stream: IO[bytes], inbox: queue.Queue[Any], record: IO[str] | None) -> None:
+    for raw in stream:
+        line = raw.decode("utf-8", "replace").rstrip("\r\n")
+        if not line.strip():
+            continue
+        try:
+            msg = json.loads(line)
+        except ValueError:
+            msg = None
+        if record is not None:
+            entry = {"received": msg} if isinstance(msg, dict) else {"received_raw": line}
+            record.write(json.dumps(entry) + "\n")
+            record.flush()
+        if isinstance(msg, dict):
+            inbox.put(("msg", msg))
+        else:
+            sys.stderr.write(
+                f"fake claude: ignoring a stdin line that is not a JSON object: {line[:200]!r}\n"
+            )
+            inbox.put(("garbage", line))
+    inbox.put(("eof", None))
+
+
+def main(argv: list[str] | None = None) -> NoReturn:
+    """Entry point of ``python -m claudecode.testing``; never returns."""
+    argv = sys.argv[1:] if argv is None else argv
+    try:
+        script = load_script(os.environ.get(SCRIPT_ENV_VAR))
+    except ScriptError as exc:
+        sys.stderr.write(f"fake claude: {exc}\n")
+        sys.exit(2)
+    if script.get("ignore_sigterm"):
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    args = Args.parse(argv)
+    version = str(script.get("version", "fake"))
+    if "--version" in args.switches or "-v" in args.switches:
+        sys.stdout.write(f"{version} (Claude Code)\n")
+        sys.exit(0)
+    for line in script.get("stderr_lines") or []:
+        sys.stderr.write(f"{line}\n")
+    sys.stderr.flush()
+    printing = bool({"-p", "--print"} & args.switches)
+    if (
+        printing
+        and args.value("--output-format") == "stream-json"
+        and "--verbose" not in args.switches
+    ):
+        sys.stderr.write(
+            "Error: When using --print, --output-format=stream-json requires --verbose\n"
+        )
+        sys.exit(1)
+    if script.get("hang"):
+        hang_forever()
+
+    record: IO[str] | None = None
+    if script.get("record_path"):
+        record = open(str(script["record_path"]), "a", encoding="utf-8")  # noqa: SIM115
+        header = {"argv": argv, "cwd": os.getcwd(), "pid": os.getpid(), "env": dict(os.environ)}
+        record.write(json.dumps(header) + "\n")
+        record.flush()
+    inbox: queue.Queue[Any] = queue.Queue()
+    out = Output(sys.stdout.buffer, script)
+    cli = FakeCLI(script, args, out, inbox)
+    threading.Thread(target=_reader, args=(sys.stdin.buffer, inbox, record), daemon=True).start()
+    if script.get("replay"):
+        from ._fake_replay import replay
+
+        replay(cli, str(script["replay"]), script.get("proc"), float(script.get("replay_speed", 0)))
+    code = cli.serve()
+    sys.stderr.flush()
+    os._exit(code)
