@@ -1,13 +1,47 @@
-"""The `claudecode-bridge` command line (filled in as sub-commands land)."""
+"""The ``claudecode-bridge`` command line.
+
+This is an entry point, so (unlike the libraries) it may configure logging. Sub-commands:
+
+* ``doctor`` — find the Claude Code CLI, print its path and version, and check that it
+  speaks stream-json (spawn, initialize, close). Exit 0 when usable, 1 otherwise.
+"""
 
 from __future__ import annotations
 
+import argparse
 import sys
+
+import anyio
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="claudecode-bridge",
+        description="Put the Claude Code CLI to work inside other programs.",
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    doctor = sub.add_parser("doctor", help="check that the Claude Code CLI is usable")
+    doctor.add_argument("--cli", help="path of the claude executable (default: discovered)")
+    doctor.add_argument("--timeout", type=float, default=30.0, help="seconds to wait (30)")
+    return parser
+
+
+def _doctor(args: argparse.Namespace) -> int:
+    from claudecode.doctor import diagnose
+
+    report = anyio.run(lambda: diagnose(args.cli, timeout=args.timeout))
+    for line in report.lines():
+        print(line)
+    return 0 if report.ok else 1
 
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``claudecode-bridge`` console script."""
-    print("claudecode-bridge: no commands yet", file=sys.stderr)
+    parser = _parser()
+    args = parser.parse_args(argv)
+    if args.command == "doctor":
+        return _doctor(args)
+    parser.print_help(sys.stderr)
     return 2
 
 

@@ -1,0 +1,128 @@
+"""In-process ("sdk") MCP servers, answered over the control plane's ``mcp_message``.
+
+The CLI is told about such a server in ``--mcp-config`` as ``{"type": "sdk", "name": ...}``
+and then tunnels the MCP JSON-RPC traffic to us as ``control_request``/``mcp_message``; the
+session hands each message to the server's :meth:`SdkMcpServer.handle` and sends back the
+reply as ``{"mcp_response": ...}``.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from ._log import get_logger
+
+__all__ = ("McpTool", "SdkMcpServer", "ToolHandler")
+
+_log = get_logger("claudecode.mcp")
+
+#: A tool's implementation: takes the call's arguments, returns text, an MCP ``content``
+#: list, or a whole MCP ``CallToolResult`` mapping; may be sync or async.
+ToolHandler = Callable[[dict[str, Any]], Any]
+
+_LATEST_PROTOCOL = "2025-06-18"
+
+
+@dataclass(frozen=True)
+class McpTool:
+    """One tool of an :class:`SdkMcpServer`."""
+
+    name: str
+    description: str
+    input_schema: Mapping[str, Any]
+    handler: ToolHandler
+
+
+@dataclass
+class SdkMcpServer:
+    """A minimal MCP server living in this process (tools only).
+
+    Example::
+
+        server = SdkMcpServer("fe")
+
+        @server.tool("echo", "Echo text back", {"type": "object",
+                     "properties": {"text": {"type": "string"}}, "required": ["text"]})
+        async def echo(args):
+            return f"echo: {args['text']}"
+    """
+
+    name: str
+    version: str = "0.1.0"
+    tools: dict[str, McpTool] = field(default_factory=dict)
+
+    def tool(
+        self, name: str, description: str, input_schema: Mapping[str, Any] | None = None
+    ) -> Callable[[ToolHandler], ToolHandler]:
+        """Decorator registering ``fn`` as the tool ``name``."""
+
+        def register(fn: ToolHandler) -> ToolHandler:
+            schema = input_schema if input_schema is not None else {"type": "object"}
+            self.tools[name] = McpTool(name, description, schema, fn)
+            return fn
+
+        return register
+
+    async def handle(self, message: Mapping[str, Any]) -> dict[str, Any]:
+        """Answer one JSON-RPC message; notifications get an empty result, as the SDK does."""
+        method = message.get("method")
+        msg_id = message.get("id", 0)
+        params = message.get("params") or {}
+        if not isinstance(params, Mapping):
+            params = {}
+        if method == "initialize":
+            version = params.get("protocolVersion") or _LATEST_PROTOCOL
+            return self._result(
+                msg_id,
+                {
+                    "protocolVersion": version,
+                    "capabilities": {"tools": {}},
+                    "serverInfo": {"name": self.name, "version": self.version},
+                },
+            )
+        if isinstance(method, str) and method.startswith("notifications/"):
+            return self._result(msg_id, {})
+        if method == "tools/list":
+            tools = [
+                {"name": t.name, "description": t.description, "inputSchema": dict(t.input_schema)}
+                for t in self.tools.values()
+            ]
+            return self._result(msg_id, {"tools": tools})
+        if method == "tools/call":
+            return self._result(msg_id, await self._call(params))
+        if method == "ping":
+            return self._result(msg_id, {})
+        return {
+            "jsonrpc": "2.0",
+            "id": msg_id,
+            "error": {"code": -32601, "message": f"method not found: {method}"},
+        }
+
+    async def _call(self, params: Mapping[str, Any]) -> dict[str, Any]:
+        name = params.get("name")
+        tool = self.tools.get(name) if isinstance(name, str) else None
+        if tool is None:
+            return {"content": [{"type": "text", "text": f"unknown tool: {name}"}], "isError": True}
+        arguments = params.get("arguments") or {}
+        try:
+            value: Any = tool.handler(dict(arguments))
+            if inspect.isawaitable(value):
+                value = await value
+        except Exception as exc:
+            _log.warning("mcp.tool_failed", server=self.name, tool=tool.name, error=repr(exc))
+            return {"content": [{"type": "text", "text": f"{type(exc).__name__}: {exc}"}],
+                    "isError": True}
+        if isinstance(value, Mapping) and "content" in value:
+            return dict(value)
+        if isinstance(value, list):
+            return {"content": value}
+        return {"content": [{"type": "text", "text": str(value)}]}
+
+    @staticmethod
+    def _result(msg_id: Any, result: dict[str, Any]) -> dict[str, Any]:
+        return {"jsonrpc": "2.0", "id": msg_id, "result": result}
+
+

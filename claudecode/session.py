@@ -1,0 +1,655 @@
+"""The async session: one CLI process, its reader task, and the control plane around it.
+
+``async with Session(options) as session:`` spawns the CLI, starts the reader, sends
+``initialize`` (unless switched off) and hands back a session that sends prompts, streams
+typed messages and runs control requests. The task group lives in the ``async with`` — never
+in an async generator — so leaving the block early, by ``break``, exception or cancellation,
+always ends the process and reaps it.
+
+One reader task turns stdout bytes into messages through the sans-IO
+:class:`~claudecode.protocol.ClaudeCodeProtocol`:
+
+* control responses wake the waiting request (``await session.interrupt()`` etc.);
+* control requests from the CLI run their callback (``can_use_tool``, hooks, in-process MCP
+  servers) in their own task, so a slow approval never blocks the stream; a
+  ``control_cancel_request`` cancels that task; a permission request with no callback is
+  delivered as a message and answered with :meth:`Session.respond`;
+* everything else goes, one batch per read, into a bounded channel. When the consumer falls
+  ``message_buffer`` batches behind, the reader stops reading and the CLI blocks on its
+  stdout: back-pressure, and nothing unbounded.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+from collections.abc import AsyncIterator, Mapping, Sequence
+from types import TracebackType
+from typing import Any, Self
+
+import anyio
+import anyio.abc
+import msgspec
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+
+from . import control as ctl
+from ._discovery import find_cli
+from ._log import get_logger
+from ._telemetry import trace_env
+from .callbacks import CanUseTool, HookCallback, HookMatcher
+from .errors import (
+    CLIExitedError,
+    CLIStartError,
+    ClaudeCodeError,
+    ControlRequestError,
+    ControlTimeoutError,
+    SessionClosedError,
+    UsageError,
+)
+from .mcp import SdkMcpServer
+from .messages import (
+    CanUseToolRequest,
+    ControlCancelRequest,
+    HookCallbackRequest,
+    InboundControlRequest,
+    InboundMessage,
+    McpMessageRequest,
+    ResultMessage,
+    SystemInit,
+    UnknownMessage,
+)
+from .options import ClaudeCodeOptions
+from .protocol import ClaudeCodeProtocol, PendingRequest
+from .transport import SubprocessTransport, Transport
+
+__all__ = ("Session", "open_session")
+
+_log = get_logger("claudecode.session")
+
+
+class _RequestIdOnly(msgspec.Struct):
+    request_id: str = ""
+
+
+_request_id_decoder = msgspec.json.Decoder(_RequestIdOnly)
+
+
+class Session:
+    """A running Claude Code CLI and the stream-json conversation with it.
+
+    Args:
+        options: what to run and how (:class:`ClaudeCodeOptions`); defaults work.
+        can_use_tool: answers permission requests; without it they arrive as messages
+            (:class:`InboundControlRequest`) to answer with :meth:`respond`.
+        hooks: ``{"PreToolUse": [HookMatcher("Bash", [callback])], ...}``, registered at
+            ``initialize``.
+        mcp_servers: in-process MCP servers, declared to the CLI and answered here.
+        transport: a ready transport (tests, remote CLIs); by default the CLI is spawned as a
+            subprocess from ``options``.
+    """
+
+    def __init__(
+        self,
+        options: ClaudeCodeOptions | None = None,
+        *,
+        can_use_tool: CanUseTool | None = None,
+        hooks: Mapping[str, Sequence[HookMatcher]] | None = None,
+        mcp_servers: Sequence[SdkMcpServer] = (),
+        transport: Transport | None = None,
+    ) -> None:
+        self.options = options or ClaudeCodeOptions()
+        self._can_use_tool = can_use_tool
+        self._hook_config: dict[str, list[dict[str, Any]]] = {}
+        self._hook_callbacks: dict[str, HookCallback] = {}
+        for event, matchers in (hooks or {}).items():
+            entries = self._hook_config.setdefault(event, [])
+            for matcher in matchers:
+                ids = []
+                for callback in matcher.callbacks:
+                    callback_id = f"hook_{len(self._hook_callbacks)}"
+                    self._hook_callbacks[callback_id] = callback
+                    ids.append(callback_id)
+                entry: dict[str, Any] = {"matcher": matcher.matcher, "hookCallbackIds": ids}
+                if matcher.timeout is not None:
+                    entry["timeout"] = matcher.timeout
+                entries.append(entry)
+        self._mcp_servers = {server.name: server for server in mcp_servers}
+        self._transport = transport
+        self._protocol = ClaudeCodeProtocol(max_line_bytes=self.options.max_line_bytes)
+        self._send_stream: MemoryObjectSendStream[list[InboundMessage]]
+        self._recv_stream: MemoryObjectReceiveStream[list[InboundMessage]]
+        self._send_stream, self._recv_stream = anyio.create_memory_object_stream[
+            list[InboundMessage]
+        ](self.options.message_buffer)
+        self._batch: list[InboundMessage] = []
+        self._batch_pos = 0
+        self._write_lock = anyio.Lock()
+        self._handlers: dict[str, anyio.CancelScope] = {}
+        self._stack: contextlib.AsyncExitStack | None = None
+        self._tg: anyio.abc.TaskGroup | None = None
+        self._first_write = anyio.Event()
+        self._got_output = anyio.Event()
+        self._exited = anyio.Event()
+        self._failure: ClaudeCodeError | None = None
+        self._closing = False
+        self._closed = False
+        self._started = False
+        self.exit_code: int | None = None
+        self.session_id: str | None = None
+        self.initialize_result: ctl.InitializeResult | None = None
+
+    # -- lifecycle -------------------------------------------------------------------
+
+    async def __aenter__(self) -> Self:
+        if self._started:
+            raise UsageError("a Session can be entered only once")
+        self._started = True
+        stack = contextlib.AsyncExitStack()
+        await stack.__aenter__()
+        try:
+            if self._transport is None:
+                self._transport = self._build_transport()
+            tg = await stack.enter_async_context(anyio.create_task_group())
+            self._tg = tg
+            self._stack = stack
+            await self._transport.start(tg)
+            tg.start_soon(self._reader, name="claudecode reader")
+            tg.start_soon(self._watchdog, name="claudecode spawn watchdog")
+            if self.options.initialize:
+                await self.initialize()
+        except BaseException as exc:
+            await self._shutdown(force=True)
+            await stack.__aexit__(type(exc), exc, exc.__traceback__)
+            self._stack = None
+            raise
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> bool | None:
+        await self._shutdown(force=exc_type is not None)
+        stack, self._stack = self._stack, None
+        if stack is None:
+            return None
+        return await stack.__aexit__(exc_type, exc, tb)
+
+    async def close(self) -> None:
+        """Close gracefully: deny open permission requests, close stdin, reap the CLI.
+
+        Messages the CLI writes while exiting are still delivered to :meth:`messages`.
+        """
+        await self._shutdown(force=False)
+
+    async def _shutdown(self, *, force: bool) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        self._closing = True
+        transport = self._transport
+        with anyio.CancelScope(shield=True):
+            for scope in self._handlers.values():
+                scope.cancel()
+            if not force and transport is not None:
+                await self._deny_open_requests("the session was closed")
+            if transport is not None:
+                await transport.aclose(force=force)
+            with anyio.move_on_after(2):
+                await self._exited.wait()
+        if self._tg is not None:
+            self._tg.cancel_scope.cancel()
+
+    def _build_transport(self) -> Transport:
+        opts = self.options
+        executable = find_cli(opts.cli_path)
+        argv = opts.to_argv(executable, sdk_mcp_servers=list(self._mcp_servers))
+        env = opts.build_env(trace_env())
+        return SubprocessTransport(
+            argv,
+            cwd=opts.cwd,
+            env=env,
+            close_grace=opts.close_grace,
+            kill_after=opts.kill_after,
+            stderr_tail_lines=opts.stderr_tail_lines,
+        )
+
+    @property
+    def transport(self) -> Transport:
+        """The transport under this session."""
+        if self._transport is None:
+            raise UsageError("the session has not been started")
+        return self._transport
+
+    @property
+    def pid(self) -> int | None:
+        """The CLI's process id, when it runs as a subprocess."""
+        return getattr(self._transport, "pid", None)
+
+    @property
+    def closed(self) -> bool:
+        """True once the session was closed or the CLI's output ended."""
+        return self._closed or self._exited.is_set()
+
+    # -- reading ---------------------------------------------------------------------
+
+    async def _reader(self) -> None:
+        transport = self.transport
+        protocol = self._protocol
+        send = self._send_stream
+        try:
+            while True:
+                data = await transport.receive()
+                if data and not self._got_output.is_set():
+                    self._got_output.set()
+                messages = protocol.receive_data(data)
+                if messages:
+                    batch = self._route(messages)
+                    if batch:
+                        await send.send(batch)
+                if not data:
+                    break
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+            pass  # the consumer went away; shutting down below
+        except Exception as exc:  # never leave waiters hanging on a reader crash
+            _log.error("reader.crashed", error=repr(exc))
+            if self._failure is None:
+                self._failure = CLIExitedError(f"reading the CLI's output failed: {exc!r}", None)
+            with anyio.CancelScope(shield=True):
+                await transport.aclose(force=True)
+            if not protocol.at_eof:
+                protocol.receive_data(b"")
+        finally:
+            with anyio.CancelScope(shield=True):
+                await self._on_eof(transport)
+                send.close()
+
+    async def _on_eof(self, transport: Transport) -> None:
+        code: int | None = None
+        with anyio.move_on_after(self.options.close_grace + self.options.kill_after + 1) as scope:
+            code = await transport.wait()
+        if scope.cancelled_caught:
+            await transport.aclose(force=True)
+            code = transport.returncode
+        self.exit_code = code
+        if self._failure is None and not self._closing and code not in (0, None):
+            self._failure = CLIExitedError(
+                f"the Claude Code CLI exited unexpectedly with code {code}",
+                code,
+                transport.stderr_tail,
+            )
+        self._exited.set()
+        _log.debug("cli.exited", returncode=code, closing=self._closing)
+
+    def _route(self, messages: list[InboundMessage]) -> list[InboundMessage]:
+        """Start handlers for control requests; return what goes to the consumer."""
+        out: list[InboundMessage] = []
+        for message in messages:
+            kind = type(message)
+            if kind is InboundControlRequest:
+                assert isinstance(message, InboundControlRequest)
+                if not self._dispatch(message):
+                    out.append(message)
+                continue
+            if kind is ControlCancelRequest:
+                assert isinstance(message, ControlCancelRequest)
+                scope = self._handlers.pop(message.request_id, None)
+                if scope is not None:
+                    scope.cancel()
+            elif kind is SystemInit:
+                assert isinstance(message, SystemInit)
+                self.session_id = message.session_id or self.session_id
+            elif kind is ResultMessage:
+                assert isinstance(message, ResultMessage)
+                self.session_id = message.session_id or self.session_id
+            elif kind is UnknownMessage:
+                assert isinstance(message, UnknownMessage)
+                if message.type == "control_request":
+                    self._refuse_unknown_request(message)
+            out.append(message)
+        return out
+
+    def _dispatch(self, req: InboundControlRequest) -> bool:
+        """Run the callback for ``req`` in its own task; False when the consumer must answer."""
+        body = req.request
+        assert self._tg is not None
+        if isinstance(body, CanUseToolRequest):
+            if self._can_use_tool is None:
+                if self.options.permission_timeout is not None:
+                    self._tg.start_soon(self._permission_timer, req)
+                return False
+            self._spawn_handler(req, self._answer_permission(req, self._can_use_tool))
+            return True
+        if isinstance(body, HookCallbackRequest):
+            self._spawn_handler(req, self._answer_hook(req))
+            return True
+        if isinstance(body, McpMessageRequest):
+            self._spawn_handler(req, self._answer_mcp(req))
+            return True
+        return False
+
+    def _spawn_handler(self, req: InboundControlRequest, coro: Any) -> None:
+        scope = anyio.CancelScope()
+        self._handlers[req.request_id] = scope
+
+        async def run() -> None:
+            try:
+                with scope:
+                    await coro
+            finally:
+                self._handlers.pop(req.request_id, None)
+
+        assert self._tg is not None
+        self._tg.start_soon(run, name=f"claudecode control {req.request_id}")
+
+    async def _answer_permission(self, req: InboundControlRequest, callback: CanUseTool) -> None:
+        try:
+            response = await callback(req)
+        except Exception as exc:
+            _log.warning("can_use_tool.failed", request_id=req.request_id, error=repr(exc))
+            response = req.deny(f"permission callback failed: {exc}")
+        await self._respond_quietly(response)
+
+    async def _answer_hook(self, req: InboundControlRequest) -> None:
+        body = req.request
+        assert isinstance(body, HookCallbackRequest)
+        callback = self._hook_callbacks.get(body.callback_id)
+        if callback is None:
+            await self._respond_quietly(req.error(f"no hook callback with id {body.callback_id!r}"))
+            return
+        try:
+            answer = await callback(req)
+        except Exception as exc:
+            _log.warning("hook_callback.failed", callback_id=body.callback_id, error=repr(exc))
+            await self._respond_quietly(req.error(f"hook callback failed: {exc}"))
+            return
+        if answer is None:
+            answer = req.success({})
+        elif not isinstance(answer, ctl.OutboundControlResponse):
+            answer = req.success(dict(answer))
+        await self._respond_quietly(answer)
+
+    async def _answer_mcp(self, req: InboundControlRequest) -> None:
+        body = req.request
+        assert isinstance(body, McpMessageRequest)
+        server = self._mcp_servers.get(body.server_name)
+        if server is None:
+            await self._respond_quietly(req.error(f"no SDK MCP server named {body.server_name!r}"))
+            return
+        reply = await server.handle(body.message)
+        await self._respond_quietly(req.success({"mcp_response": reply}))
+
+    async def _permission_timer(self, req: InboundControlRequest) -> None:
+        assert self.options.permission_timeout is not None
+        await anyio.sleep(self.options.permission_timeout)
+        if any(r.request_id == req.request_id for r in self._protocol.open_inbound_requests):
+            _log.info("permission.timed_out", request_id=req.request_id)
+            await self._respond_quietly(
+                req.deny("no answer to the permission request in time", interrupt=True)
+            )
+
+    def _refuse_unknown_request(self, message: UnknownMessage) -> None:
+        try:
+            request_id = _request_id_decoder.decode(message.raw).request_id
+        except msgspec.DecodeError:
+            return
+        if not request_id:
+            return
+        response = ctl.error_response(
+            request_id, f"Unsupported control request subtype: {message.subtype}"
+        )
+        assert self._tg is not None
+        self._tg.start_soon(self._write_quietly, ctl.encode_raw(response))
+
+    async def _respond_quietly(self, response: ctl.OutboundControlResponse) -> None:
+        try:
+            await self.respond(response)
+        except ClaudeCodeError as exc:
+            _log.debug("control_response.dropped", error=repr(exc))
+
+    async def _write_quietly(self, data: bytes) -> None:
+        with contextlib.suppress(ClaudeCodeError):
+            await self._write(data)
+
+    async def _deny_open_requests(self, reason: str) -> None:
+        for req in self._protocol.open_inbound_requests:
+            if isinstance(req, InboundControlRequest) and isinstance(
+                req.request, CanUseToolRequest
+            ):
+                response = req.deny(reason, interrupt=True)
+            elif isinstance(req, InboundControlRequest):
+                response = req.error(reason)
+            else:
+                continue
+            with anyio.move_on_after(1):
+                await self._respond_quietly(response)
+
+    async def _watchdog(self) -> None:
+        await self._first_write.wait()
+        with anyio.move_on_after(self.options.spawn_timeout):
+            await self._got_output.wait()
+            return
+        if self._exited.is_set() or self._closing:
+            return
+        tail = self.transport.stderr_tail
+        self._failure = CLIStartError(
+            f"the CLI wrote nothing within {self.options.spawn_timeout:g} s of its first input",
+            tail,
+        )
+        _log.warning("cli.watchdog_fired", timeout=self.options.spawn_timeout)
+        await self.transport.aclose(force=True)
+
+    # -- the consumer's side -----------------------------------------------------------
+
+    def messages(self) -> AsyncIterator[InboundMessage]:
+        """Iterate over every message from the CLI, in order, until its output ends.
+
+        Ends quietly when the CLI exits cleanly or the session is closed; raises the reason
+        (:class:`CLIExitedError`, :class:`CLIStartError`) after the last message otherwise.
+        """
+        return _MessageIterator(self)
+
+    async def receive_batch(self) -> list[InboundMessage]:
+        """The next batch of messages (those one read of stdout produced).
+
+        For consumers that want to skip per-message scheduling. Raises ``anyio.EndOfStream``
+        at the clean end, or the failure (see :meth:`messages`).
+        """
+        if self._batch_pos < len(self._batch):
+            rest = self._batch[self._batch_pos :]
+            self._batch, self._batch_pos = [], 0
+            return rest
+        try:
+            return await self._recv_stream.receive()
+        except anyio.EndOfStream:
+            if self._failure is not None:
+                raise self._failure from None
+            raise
+
+    async def receive_response(self) -> AsyncIterator[InboundMessage]:
+        """Messages up to and including the next :class:`ResultMessage` (one turn)."""
+        async for message in self.messages():
+            yield message
+            if type(message) is ResultMessage:
+                return
+
+    async def _next_message(self) -> InboundMessage:
+        if self._batch_pos >= len(self._batch):
+            try:
+                self._batch = await self._recv_stream.receive()
+            except anyio.EndOfStream:
+                if self._failure is not None:
+                    raise self._failure from None
+                raise StopAsyncIteration from None
+            self._batch_pos = 0
+        message = self._batch[self._batch_pos]
+        self._batch_pos += 1
+        return message
+
+    # -- writing ---------------------------------------------------------------------
+
+    async def _write(self, data: bytes) -> None:
+        if not data:
+            return
+        if self._exited.is_set() or self._closed:
+            raise self._exit_error() if self._exited.is_set() else SessionClosedError(
+                "the session is closed"
+            )
+        try:
+            async with self._write_lock:
+                await self.transport.send(data)
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError) as exc:
+            with anyio.move_on_after(self.options.close_grace + self.options.kill_after + 2):
+                await self._exited.wait()
+            raise self._exit_error() from exc
+        self._first_write.set()
+
+    def _exit_error(self) -> ClaudeCodeError:
+        if self._failure is not None:
+            return self._failure
+        return CLIExitedError(
+            "the Claude Code CLI has exited", self.exit_code, self._transport_tail()
+        )
+
+    def _transport_tail(self) -> str:
+        return self._transport.stderr_tail if self._transport is not None else ""
+
+    async def send(
+        self,
+        prompt: str | Sequence[Mapping[str, Any] | Any],
+        *,
+        uuid: str | None = None,
+        parent_tool_use_id: str | None = None,
+    ) -> None:
+        """Send a user message: text, or a list of content blocks (text, image, ...).
+
+        Raises:
+            SessionClosedError: the session was closed.
+            CLIExitedError: the CLI is gone.
+        """
+        message = ctl.user_message(prompt, uuid=uuid, parent_tool_use_id=parent_tool_use_id)
+        await self._write(self._protocol.send(message))
+
+    async def respond(self, response: ctl.OutboundControlResponse) -> None:
+        """Send the answer to a control request the CLI made (see the request's helpers).
+
+        An answer to a request the CLI has cancelled meanwhile is dropped silently.
+
+        Raises:
+            UsageError: the response answers no open request.
+        """
+        scope = self._handlers.get(response.response.request_id)
+        data = self._protocol.send(response)
+        if scope is not None and not data:
+            return
+        await self._write(data)
+
+    async def request(self, body: Any, *, timeout: float | None = None) -> dict[str, Any] | None:
+        """Send a control request body and return the CLI's success body.
+
+        Raises:
+            ControlTimeoutError: no answer within ``timeout`` (default ``control_timeout``).
+            ControlRequestError: the CLI answered with an error.
+            CLIExitedError: the CLI exited before answering.
+        """
+        if self._exited.is_set():
+            raise self._exit_error()
+        pending, data = self._protocol.start_request(body)
+        done = anyio.Event()
+        pending.on_done = done.set
+        await self._write(data)
+        limit = self.options.control_timeout if timeout is None else timeout
+        with anyio.move_on_after(limit if limit > 0 else math.inf):
+            await done.wait()
+        return await self._outcome(pending, limit)
+
+    async def _outcome(self, pending: PendingRequest, limit: float) -> dict[str, Any] | None:
+        if not pending.done:
+            self._protocol.abandon_request(pending)
+            raise ControlTimeoutError(pending.subtype, limit)
+        if pending.exited:
+            with anyio.move_on_after(self.options.close_grace + self.options.kill_after + 2):
+                await self._exited.wait()
+            raise self._exit_error()
+        if pending.failure is not None:
+            raise ControlRequestError(
+                pending.subtype, pending.failure.error, pending.failure.error_code
+            )
+        return pending.result
+
+    # -- control requests --------------------------------------------------------------
+
+    async def initialize(self) -> ctl.InitializeResult:
+        """Send ``initialize`` (hooks, SDK MCP servers) and return the CLI's description."""
+        body = ctl.Initialize(hooks=self._hook_config or None)
+        result = await self.request(body)
+        self.initialize_result = msgspec.convert(result or {}, ctl.InitializeResult)
+        return self.initialize_result
+
+    async def interrupt(self) -> None:
+        """Interrupt the running turn; it ends with an ``error_during_execution`` result."""
+        await self.request(ctl.Interrupt())
+
+    async def set_model(self, model: str | None) -> dict[str, Any] | None:
+        """Switch the model for the next turns (``None``: the default)."""
+        return await self.request(ctl.SetModel(model=model))
+
+    async def set_permission_mode(self, mode: str) -> dict[str, Any] | None:
+        """Switch the permission mode; an invalid mode raises :class:`ControlRequestError`."""
+        return await self.request(ctl.SetPermissionMode(mode=mode))
+
+    async def set_max_thinking_tokens(self, tokens: int | None) -> None:
+        """Limit thinking tokens for the next turns."""
+        await self.request(ctl.SetMaxThinkingTokens(max_thinking_tokens=tokens))
+
+    async def mcp_status(self) -> dict[str, Any] | None:
+        """The CLI's view of its MCP servers."""
+        return await self.request(ctl.McpStatus())
+
+    async def get_context_usage(self) -> dict[str, Any] | None:
+        """The context-window breakdown (slow: the CLI counts tokens through the API)."""
+        return await self.request(ctl.GetContextUsage())
+
+    async def rewind_files(self, user_message_id: str, *, dry_run: bool = False) -> Any:
+        """Restore files to their state at ``user_message_id`` (needs file checkpointing)."""
+        return await self.request(ctl.RewindFiles(user_message_id=user_message_id, dry_run=dry_run))
+
+    async def stop_task(self, task_id: str) -> Any:
+        """Stop a background task (sub-agent or shell)."""
+        return await self.request(ctl.StopTask(task_id=task_id))
+
+    async def wait_exit(self) -> int | None:
+        """Wait until the CLI's output ended and it exited; return its exit code."""
+        await self._exited.wait()
+        return self.exit_code
+
+
+class _MessageIterator:
+    __slots__ = ("_session",)
+
+    def __init__(self, session: Session) -> None:
+        self._session = session
+
+    def __aiter__(self) -> _MessageIterator:
+        return self
+
+    async def __anext__(self) -> InboundMessage:
+        return await self._session._next_message()
+
+
+def open_session(
+    options: ClaudeCodeOptions | None = None,
+    *,
+    can_use_tool: CanUseTool | None = None,
+    hooks: Mapping[str, Sequence[HookMatcher]] | None = None,
+    mcp_servers: Sequence[SdkMcpServer] = (),
+    transport: Transport | None = None,
+) -> Session:
+    """Create a :class:`Session`; use it as ``async with open_session(...) as session:``."""
+    return Session(
+        options, can_use_tool=can_use_tool, hooks=hooks, mcp_servers=mcp_servers,
+        transport=transport,
+    )
+
+

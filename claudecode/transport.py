@@ -1,0 +1,234 @@
+"""Byte transports under a session: a small, dull interface and the subprocess one.
+
+A transport moves bytes; everything about messages lives in the layer above
+(:mod:`claudecode.protocol`). :class:`SubprocessTransport` runs the CLI with an argv list
+(never a shell string), always drains its stderr (a full stderr pipe would block the CLI)
+into debug logs and a bounded tail that errors carry, and shuts down in steps: close stdin,
+wait ``close_grace``, SIGTERM, wait ``kill_after``, SIGKILL — reaping the child on every path.
+"""
+
+from __future__ import annotations
+
+import collections
+import os
+import signal
+import subprocess
+from abc import ABC, abstractmethod
+from collections.abc import Mapping, Sequence
+
+import anyio
+import anyio.abc
+
+from ._log import get_logger
+from .errors import CLIStartError
+
+__all__ = ("SubprocessTransport", "Transport")
+
+_log = get_logger("claudecode.transport")
+
+READ_SIZE = 256 * 1024
+
+
+class Transport(ABC):
+    """Bytes to and from a peer that speaks stream-json."""
+
+    @abstractmethod
+    async def start(self, task_group: anyio.abc.TaskGroup) -> None:
+        """Connect (spawn), running any helper tasks in ``task_group``."""
+
+    @abstractmethod
+    async def send(self, data: bytes) -> None:
+        """Write ``data``; raises ``anyio.BrokenResourceError`` when the peer is gone."""
+
+    @abstractmethod
+    async def receive(self) -> bytes:
+        """Return the next chunk of output, or ``b""`` at end of output."""
+
+    @abstractmethod
+    async def close_input(self) -> None:
+        """Signal end of input (close the peer's stdin)."""
+
+    @abstractmethod
+    async def aclose(self, *, force: bool = False) -> None:
+        """Stop the peer and release everything; ``force`` skips the grace period."""
+
+    @abstractmethod
+    async def wait(self) -> int | None:
+        """Wait for the peer to end; return its exit code when it has one."""
+
+    @property
+    @abstractmethod
+    def returncode(self) -> int | None:
+        """The exit code once the peer ended, else ``None``."""
+
+    @property
+    def stderr_tail(self) -> str:
+        """The last lines the peer wrote on stderr (empty when there are none)."""
+        return ""
+
+
+class SubprocessTransport(Transport):
+    """Run a command as a child process and talk to it over its stdin and stdout.
+
+    Args:
+        argv: the command, executable first.
+        cwd: its working directory.
+        env: its whole environment.
+        close_grace: seconds to wait for exit after closing stdin, before SIGTERM.
+        kill_after: seconds between SIGTERM and SIGKILL.
+        stderr_tail_lines: how many stderr lines to keep for errors.
+    """
+
+    def __init__(
+        self,
+        argv: Sequence[str],
+        *,
+        cwd: str | os.PathLike[str] | None = None,
+        env: Mapping[str, str] | None = None,
+        close_grace: float = 5.0,
+        kill_after: float = 5.0,
+        stderr_tail_lines: int = 50,
+    ) -> None:
+        self.argv = list(argv)
+        self.cwd = cwd
+        self.env = dict(env) if env is not None else None
+        self.close_grace = close_grace
+        self.kill_after = kill_after
+        self._tail: collections.deque[str] = collections.deque(maxlen=max(1, stderr_tail_lines))
+        self._process: anyio.abc.Process | None = None
+        self._stderr_done = anyio.Event()
+        self._stdin_closed = False
+        self._closed = False
+
+    @property
+    def pid(self) -> int | None:
+        """The child's process id once started."""
+        return self._process.pid if self._process is not None else None
+
+    @property
+    def returncode(self) -> int | None:
+        return self._process.returncode if self._process is not None else None
+
+    @property
+    def stderr_tail(self) -> str:
+        return "\n".join(self._tail)
+
+    async def start(self, task_group: anyio.abc.TaskGroup) -> None:
+        try:
+            self._process = await anyio.open_process(
+                self.argv,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                cwd=self.cwd,
+                env=self.env,
+                start_new_session=True,
+            )
+        except OSError as exc:
+            raise CLIStartError(f"could not start {self.argv[0]!r}: {exc}") from exc
+        _log.debug("cli.spawned", pid=self._process.pid, argv=self.argv)
+        task_group.start_soon(self._drain_stderr, name="claudecode stderr drain")
+
+    async def _drain_stderr(self) -> None:
+        assert self._process is not None and self._process.stderr is not None
+        pending = b""
+        pid = self._process.pid
+        try:
+            async for chunk in self._process.stderr:
+                pending += chunk
+                *lines, pending = pending.split(b"\n")
+                for raw in lines:
+                    self._record_stderr(raw, pid)
+                if len(pending) > 64 * 1024:
+                    self._record_stderr(pending, pid)
+                    pending = b""
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+            pass
+        finally:
+            if pending:
+                self._record_stderr(pending, pid)
+            self._stderr_done.set()
+
+    def _record_stderr(self, raw: bytes, pid: int) -> None:
+        text = raw.decode("utf-8", "replace").rstrip("\r")
+        if not text:
+            return
+        self._tail.append(text[:2000])
+        _log.debug("cli.stderr", pid=pid, line=text[:2000])
+
+    async def send(self, data: bytes) -> None:
+        process = self._require()
+        assert process.stdin is not None
+        await process.stdin.send(data)
+
+    async def receive(self) -> bytes:
+        process = self._require()
+        assert process.stdout is not None
+        try:
+            return await process.stdout.receive(READ_SIZE)
+        except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
+            return b""
+
+    async def close_input(self) -> None:
+        if self._stdin_closed or self._process is None:
+            return
+        self._stdin_closed = True
+        assert self._process.stdin is not None
+        try:
+            await self._process.stdin.aclose()
+        except (OSError, anyio.BrokenResourceError):
+            pass
+
+    async def wait(self) -> int | None:
+        process = self._require()
+        code = await process.wait()
+        # Let the stderr drain finish so error messages carry the whole tail.
+        with anyio.move_on_after(1):
+            await self._stderr_done.wait()
+        return code
+
+    async def aclose(self, *, force: bool = False) -> None:
+        if self._closed or self._process is None:
+            return
+        self._closed = True
+        process = self._process
+        with anyio.CancelScope(shield=True):
+            try:
+                if not force:
+                    await self.close_input()
+                    with anyio.move_on_after(self.close_grace):
+                        await process.wait()
+                if process.returncode is None and not force:
+                    self._signal(signal.SIGTERM)
+                    with anyio.move_on_after(self.kill_after):
+                        await process.wait()
+                if process.returncode is None:
+                    self._signal(signal.SIGKILL)
+                await process.wait()
+            finally:
+                for stream in (process.stdin, process.stdout, process.stderr):
+                    if stream is not None:
+                        try:
+                            await stream.aclose()
+                        except (OSError, anyio.BrokenResourceError):
+                            pass
+                _log.debug("cli.reaped", pid=process.pid, returncode=process.returncode)
+
+    def _signal(self, sig: signal.Signals) -> None:
+        # The child leads its own process group (start_new_session), so the signal also
+        # reaches the shells and tools it started.
+        assert self._process is not None
+        try:
+            os.killpg(self._process.pid, sig)
+        except (ProcessLookupError, PermissionError):
+            try:
+                self._process.send_signal(sig)
+            except ProcessLookupError:
+                pass
+
+    def _require(self) -> anyio.abc.Process:
+        if self._process is None:
+            raise RuntimeError("transport not started")
+        return self._process
+
+
