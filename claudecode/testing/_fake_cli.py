@@ -476,6 +476,17 @@ def load_script(path: str | None) -> Json:
     unknown = sorted(set(script) - _TOP_KEYS)
     if unknown:
         raise ScriptError(f"unknown script keys: {', '.join(unknown)}")
+    from ._fake_turns import normalize_turn
+
+    turns = script.get("turns") or []
+    extra = [script["exhausted"]] if "exhausted" in script else []
+    if not isinstance(turns, list):
+        raise ScriptError("turns must be a list")
+    for number, turn in enumerate([*turns, *extra]):
+        try:
+            normalize_turn(turn)
+        except (ValueError, AttributeError, TypeError) as exc:
+            raise ScriptError(f"turn {number}: {exc}") from exc
     return script
 
 

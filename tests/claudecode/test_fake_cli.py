@@ -210,12 +210,20 @@ def test_version_flag_and_missing_verbose(tmp_path: Path) -> None:
     assert b"requires --verbose" in out.stderr
 
 
-def test_unknown_script_key_is_an_error(tmp_path: Path) -> None:
-    """A typo in the script fails loudly (exit 2) instead of being ignored."""
-    command = str(fake_cli_command({"turnz": []}, tmp_path))
+@pytest.mark.parametrize(
+    ("body", "needle"),
+    [
+        ({"turnz": []}, b"turnz"),
+        ({"turns": [{"blocks": [{"type": "image"}]}]}, b"turn 0"),
+        ({"turns": ["ok", {"blocks": [], "sleep": 1}]}, b"sleep"),
+    ],
+)
+def test_a_bad_script_is_an_error(tmp_path: Path, body: Json, needle: bytes) -> None:
+    """A typo or malformed turn in the script fails loudly (exit 2) instead of being ignored."""
+    command = str(fake_cli_command(body, tmp_path))
     out = subprocess.run([command, *BASE_ARGV], capture_output=True, timeout=TIMEOUT, check=False)
     assert out.returncode == 2
-    assert b"turnz" in out.stderr
+    assert needle in out.stderr
 
 
 # ----------------------------------------------------------------------------- turns
