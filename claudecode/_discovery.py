@@ -18,7 +18,7 @@ INSTALL_HINT = (
 
 
 def _npm_global_bin() -> Path | None:
-    prefix = os.environ.get("NPM_CONFIG_PREFIX") or os.environ.get("npm_config_prefix")
+    prefix = os.environ.get("NPM_CONFIG_PREFIX")
     if not prefix and shutil.which("npm"):
         try:
             done = subprocess.run(

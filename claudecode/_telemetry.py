@@ -20,4 +20,5 @@ def trace_env() -> dict[str, str]:
         propagate.inject(carrier)
     except Exception:  # a broken propagator must never stop a session
         return {}
-    return {key.upper(): value for key, value in carrier.items() if key in ("traceparent", "tracestate")}
+    wanted = ("traceparent", "tracestate")
+    return {key.upper(): value for key, value in carrier.items() if key in wanted}

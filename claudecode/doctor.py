@@ -50,7 +50,9 @@ async def diagnose(cli_path: str | None = None, *, timeout: float = 30.0) -> Doc
         report.problem = f"`{report.path} --version` exited with {done.returncode}: {stderr}"
         return report
     report.version = done.stdout.decode("utf-8", "replace").strip()
-    options = ClaudeCodeOptions(cli_path=report.path, spawn_timeout=timeout, control_timeout=timeout)
+    options = ClaudeCodeOptions(
+        cli_path=report.path, spawn_timeout=timeout, control_timeout=timeout
+    )
     try:
         with anyio.fail_after(timeout + 10):
             async with Session(options) as session:

@@ -38,9 +38,9 @@ from ._log import get_logger
 from ._telemetry import trace_env
 from .callbacks import CanUseTool, HookCallback, HookMatcher
 from .errors import (
+    ClaudeCodeError,
     CLIExitedError,
     CLIStartError,
-    ClaudeCodeError,
     ControlRequestError,
     ControlTimeoutError,
     SessionClosedError,
@@ -60,6 +60,7 @@ from .messages import (
 )
 from .options import ClaudeCodeOptions
 from .protocol import ClaudeCodeProtocol, PendingRequest
+from .session_control import ControlRequests
 from .transport import SubprocessTransport, Transport
 
 __all__ = ("Session", "open_session")
@@ -74,7 +75,7 @@ class _RequestIdOnly(msgspec.Struct):
 _request_id_decoder = msgspec.json.Decoder(_RequestIdOnly)
 
 
-class Session:
+class Session(ControlRequests):
     """A running Claude Code CLI and the stream-json conversation with it.
 
     Args:
@@ -159,8 +160,12 @@ class Session:
                 await self.initialize()
         except BaseException as exc:
             await self._shutdown(force=True)
-            await stack.__aexit__(type(exc), exc, exc.__traceback__)
             self._stack = None
+            try:
+                await stack.__aexit__(type(exc), exc, exc.__traceback__)
+            finally:
+                self._recv_stream.close()
+                self._send_stream.close()
             raise
         return self
 
@@ -172,9 +177,13 @@ class Session:
     ) -> bool | None:
         await self._shutdown(force=exc_type is not None)
         stack, self._stack = self._stack, None
-        if stack is None:
-            return None
-        return await stack.__aexit__(exc_type, exc, tb)
+        try:
+            if stack is None:
+                return None
+            return await stack.__aexit__(exc_type, exc, tb)
+        finally:
+            self._recv_stream.close()
+            self._send_stream.close()
 
     async def close(self) -> None:
         """Close gracefully: deny open permission requests, close stdin, reap the CLI.
@@ -577,47 +586,6 @@ class Session:
                 pending.subtype, pending.failure.error, pending.failure.error_code
             )
         return pending.result
-
-    # -- control requests --------------------------------------------------------------
-
-    async def initialize(self) -> ctl.InitializeResult:
-        """Send ``initialize`` (hooks, SDK MCP servers) and return the CLI's description."""
-        body = ctl.Initialize(hooks=self._hook_config or None)
-        result = await self.request(body)
-        self.initialize_result = msgspec.convert(result or {}, ctl.InitializeResult)
-        return self.initialize_result
-
-    async def interrupt(self) -> None:
-        """Interrupt the running turn; it ends with an ``error_during_execution`` result."""
-        await self.request(ctl.Interrupt())
-
-    async def set_model(self, model: str | None) -> dict[str, Any] | None:
-        """Switch the model for the next turns (``None``: the default)."""
-        return await self.request(ctl.SetModel(model=model))
-
-    async def set_permission_mode(self, mode: str) -> dict[str, Any] | None:
-        """Switch the permission mode; an invalid mode raises :class:`ControlRequestError`."""
-        return await self.request(ctl.SetPermissionMode(mode=mode))
-
-    async def set_max_thinking_tokens(self, tokens: int | None) -> None:
-        """Limit thinking tokens for the next turns."""
-        await self.request(ctl.SetMaxThinkingTokens(max_thinking_tokens=tokens))
-
-    async def mcp_status(self) -> dict[str, Any] | None:
-        """The CLI's view of its MCP servers."""
-        return await self.request(ctl.McpStatus())
-
-    async def get_context_usage(self) -> dict[str, Any] | None:
-        """The context-window breakdown (slow: the CLI counts tokens through the API)."""
-        return await self.request(ctl.GetContextUsage())
-
-    async def rewind_files(self, user_message_id: str, *, dry_run: bool = False) -> Any:
-        """Restore files to their state at ``user_message_id`` (needs file checkpointing)."""
-        return await self.request(ctl.RewindFiles(user_message_id=user_message_id, dry_run=dry_run))
-
-    async def stop_task(self, task_id: str) -> Any:
-        """Stop a background task (sub-agent or shell)."""
-        return await self.request(ctl.StopTask(task_id=task_id))
 
     async def wait_exit(self) -> int | None:
         """Wait until the CLI's output ended and it exited; return its exit code."""

@@ -10,6 +10,7 @@ wait ``close_grace``, SIGTERM, wait ``kill_after``, SIGKILL — reaping the chil
 from __future__ import annotations
 
 import collections
+import contextlib
 import os
 import signal
 import subprocess
@@ -130,7 +131,8 @@ class SubprocessTransport(Transport):
         task_group.start_soon(self._drain_stderr, name="claudecode stderr drain")
 
     async def _drain_stderr(self) -> None:
-        assert self._process is not None and self._process.stderr is not None
+        assert self._process is not None
+        assert self._process.stderr is not None
         pending = b""
         pid = self._process.pid
         try:
@@ -174,10 +176,8 @@ class SubprocessTransport(Transport):
             return
         self._stdin_closed = True
         assert self._process.stdin is not None
-        try:
+        with contextlib.suppress(OSError, anyio.BrokenResourceError):
             await self._process.stdin.aclose()
-        except (OSError, anyio.BrokenResourceError):
-            pass
 
     async def wait(self) -> int | None:
         process = self._require()
@@ -208,10 +208,8 @@ class SubprocessTransport(Transport):
             finally:
                 for stream in (process.stdin, process.stdout, process.stderr):
                     if stream is not None:
-                        try:
+                        with contextlib.suppress(OSError, anyio.BrokenResourceError):
                             await stream.aclose()
-                        except (OSError, anyio.BrokenResourceError):
-                            pass
                 _log.debug("cli.reaped", pid=process.pid, returncode=process.returncode)
 
     def _signal(self, sig: signal.Signals) -> None:
@@ -221,10 +219,8 @@ class SubprocessTransport(Transport):
         try:
             os.killpg(self._process.pid, sig)
         except (ProcessLookupError, PermissionError):
-            try:
+            with contextlib.suppress(ProcessLookupError):
                 self._process.send_signal(sig)
-            except ProcessLookupError:
-                pass
 
     def _require(self) -> anyio.abc.Process:
         if self._process is None:

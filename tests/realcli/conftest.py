@@ -18,6 +18,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -87,3 +88,27 @@ def cli_env(fake_api: FakeAnthropicAPI, tmp_path: Path) -> CLIEnv:
     ``cli_env()`` returns the environment dict; ``cli_env(NAME="v", OTHER=None)`` overrides.
     """
     return CLIEnv.create(tmp_path / "cli", base_url=fake_api.base_url, proxy_url=fake_api.proxy_url)
+
+
+@pytest.fixture
+def cli_options(cli_command: str, cli_env: CLIEnv) -> Any:
+    """A builder of :class:`claudecode.ClaudeCodeOptions` for the real CLI in this test.
+
+    ``cli_options(model="x", env_overrides={"CLAUDE_CODE_MAX_RETRIES": "1"})`` — keyword
+    arguments go to the options; the environment is the private one from ``cli_env``.
+    """
+    from claudecode.options import ClaudeCodeOptions
+
+    def build(env_overrides: dict[str, str | None] | None = None, **kwargs: Any) -> Any:
+        kwargs.setdefault("control_timeout", 30.0)
+        kwargs.setdefault("spawn_timeout", 30.0)
+        kwargs.setdefault("close_grace", 10.0)
+        return ClaudeCodeOptions(
+            cli_path=cli_command,
+            cwd=cli_env.cwd,
+            env=cli_env(**(env_overrides or {})),
+            inherit_env=False,
+            **kwargs,
+        )
+
+    return build

@@ -1,0 +1,67 @@
+"""The typed control requests a session can send, as methods (mixed into ``Session``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+from . import control as ctl
+
+__all__ = ("ControlRequests",)
+
+
+class ControlRequests:
+    """Convenience methods over :meth:`request`, one per control request subtype.
+
+    Each raises :class:`~claudecode.errors.ControlRequestError` when the CLI answers with an
+    error, :class:`~claudecode.errors.ControlTimeoutError` without an answer in time, and
+    :class:`~claudecode.errors.CLIExitedError` when the CLI exits first.
+    """
+
+    initialize_result: ctl.InitializeResult | None
+    _hook_config: dict[str, list[dict[str, Any]]]
+
+    async def request(self, body: Any, *, timeout: float | None = None) -> dict[str, Any] | None:
+        """Send a control request body and return the CLI's success body."""
+        raise NotImplementedError
+
+    async def initialize(self) -> ctl.InitializeResult:
+        """Send ``initialize`` (hooks, SDK MCP servers) and return the CLI's description."""
+        body = ctl.Initialize(hooks=self._hook_config or None)
+        result = await self.request(body)
+        self.initialize_result = msgspec.convert(result or {}, ctl.InitializeResult)
+        return self.initialize_result
+
+    async def interrupt(self) -> None:
+        """Interrupt the running turn; it ends with an ``error_during_execution`` result."""
+        await self.request(ctl.Interrupt())
+
+    async def set_model(self, model: str | None) -> dict[str, Any] | None:
+        """Switch the model for the next turns (``None``: the default)."""
+        return await self.request(ctl.SetModel(model=model))
+
+    async def set_permission_mode(self, mode: str) -> dict[str, Any] | None:
+        """Switch the permission mode; an invalid mode raises :class:`ControlRequestError`."""
+        return await self.request(ctl.SetPermissionMode(mode=mode))
+
+    async def set_max_thinking_tokens(self, tokens: int | None) -> None:
+        """Limit thinking tokens for the next turns."""
+        await self.request(ctl.SetMaxThinkingTokens(max_thinking_tokens=tokens))
+
+    async def mcp_status(self) -> dict[str, Any] | None:
+        """The CLI's view of its MCP servers."""
+        return await self.request(ctl.McpStatus())
+
+    async def get_context_usage(self) -> dict[str, Any] | None:
+        """The context-window breakdown (slow: the CLI counts tokens through the API)."""
+        return await self.request(ctl.GetContextUsage())
+
+    async def rewind_files(self, user_message_id: str, *, dry_run: bool = False) -> Any:
+        """Restore files to their state at ``user_message_id`` (needs file checkpointing)."""
+        return await self.request(ctl.RewindFiles(user_message_id=user_message_id, dry_run=dry_run))
+
+    async def stop_task(self, task_id: str) -> Any:
+        """Stop a background task (sub-agent or shell)."""
+        return await self.request(ctl.StopTask(task_id=task_id))
+
