@@ -18,8 +18,8 @@ Consumers ``match`` on the classes::
             ...
 """
 
-from __future__ import annotations
-
+# No ``from __future__ import annotations`` here: real annotation objects keep
+# ``typing.get_type_hints`` working after ``__init__`` rewrites ``__module__`` to "normalize".
 from typing import Any, Literal
 
 import msgspec
