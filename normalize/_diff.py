@@ -86,8 +86,8 @@ def structured_patch_diff(hunks: object, *, path: str = "file") -> str | None:
     """Rebuild a unified diff from the CLI's ``structuredPatch`` hunks.
 
     Each hunk is ``{oldStart, oldLines, newStart, newLines, lines}`` with lines prefixed by
-    ``" "``, ``"-"``, ``"+"`` or ``"\\"``. Returns ``None`` when the hunks are malformed,
-    and ``""`` for an empty list.
+    ``" "``, ``"-"``, ``"+"`` or ``"\\"``. Returns ``None`` when the hunks are malformed
+    (wrong types, or line counts that disagree with the lines), and ``""`` for no hunks.
     """
     out: list[str] = []
     for raw in as_list(hunks):
@@ -99,6 +99,11 @@ def structured_patch_diff(hunks: object, *, path: str = "file") -> str | None:
         ):
             return None
         old_start, old_lines, new_start, new_lines = (n or 0 for n in numbers)
+        tags = [line[0] for line in lines]
+        if tags.count(" ") + tags.count("-") != old_lines or (
+            tags.count(" ") + tags.count("+") != new_lines
+        ):
+            return None  # counts that disagree with the lines would make a broken diff
         out.append(f"@@ -{old_start},{old_lines} +{new_start},{new_lines} @@\n")
         for line in lines:
             text = line.rstrip("\n")

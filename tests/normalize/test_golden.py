@@ -11,7 +11,7 @@ import json
 import os
 
 import pytest
-from normalize_replay import FIXTURES, Call, replay
+from normalize_helpers import FIXTURES, Call, replay
 
 from normalize import (
     CodeSearch,
