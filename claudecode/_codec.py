@@ -361,7 +361,7 @@ def _raw_control_request(obj: dict[str, Any]) -> OutboundControlRequest | None:
 def _enc_hook(obj: Any) -> Any:
     if isinstance(obj, RawControl):
         return obj.to_wire()
-    raise NotImplementedError(f"cannot encode objects of type {type(obj).__name__}")
+    raise TypeError(f"cannot encode objects of type {type(obj).__name__}")
 
 
 _encoder: Final = msgspec.json.Encoder(enc_hook=_enc_hook)
