@@ -162,7 +162,9 @@ class Session(ControlRequests):
             await self._shutdown(force=True)
             self._stack = None
             try:
-                await stack.__aexit__(type(exc), exc, exc.__traceback__)
+                # Our tasks end cleanly once cancelled; exiting without the exception keeps
+                # the task group from wrapping it in an ExceptionGroup.
+                await stack.__aexit__(None, None, None)
             finally:
                 self._recv_stream.close()
                 self._send_stream.close()
@@ -178,9 +180,11 @@ class Session(ControlRequests):
         await self._shutdown(force=exc_type is not None)
         stack, self._stack = self._stack, None
         try:
-            if stack is None:
-                return None
-            return await stack.__aexit__(exc_type, exc, tb)
+            if stack is not None:
+                # Pass no exception in: the task group would wrap the caller's own exception
+                # in an ExceptionGroup. It still propagates, since we return None.
+                await stack.__aexit__(None, None, None)
+            return None
         finally:
             self._recv_stream.close()
             self._send_stream.close()
@@ -501,10 +505,10 @@ class Session(ControlRequests):
     async def _write(self, data: bytes) -> None:
         if not data:
             return
-        if self._exited.is_set() or self._closed:
-            raise self._exit_error() if self._exited.is_set() else SessionClosedError(
-                "the session is closed"
-            )
+        if self._closed:
+            raise SessionClosedError("the session is closed")
+        if self._exited.is_set():
+            raise self._exit_error()
         try:
             async with self._write_lock:
                 await self.transport.send(data)

@@ -1,0 +1,378 @@
+"""Session against the fake CLI: a real subprocess speaking stream-json."""
+
+from __future__ import annotations
+
+import os
+import signal
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+from claudecode import (
+    CLIExitedError,
+    CLINotFoundError,
+    CLIStartError,
+    ControlRequestError,
+    SessionClosedError,
+)
+from claudecode import control as ctl
+from claudecode.callbacks import HookMatcher
+from claudecode.messages import (
+    AssistantMessage,
+    ControlCancelRequest,
+    InboundControlRequest,
+    MalformedLine,
+    ResultMessage,
+    StreamEvent,
+    UserMessage,
+)
+from claudecode.options import ClaudeCodeOptions
+from claudecode.session import Session
+from claudecode.testing import fake_cli_command, script, text_turn, tool_turn
+
+pytestmark = pytest.mark.anyio
+
+
+def options(tmp_path: Path, body: Any, **kwargs: Any) -> ClaudeCodeOptions:
+    cli = fake_cli_command(body, tmp_path / "fake")
+    workdir = tmp_path / "work"
+    workdir.mkdir(exist_ok=True)
+    kwargs.setdefault("control_timeout", 10.0)
+    return ClaudeCodeOptions(cli_path=cli, cwd=workdir, **kwargs)
+
+
+def reaped(pid: int | None) -> bool:
+    """True when no process (not even a zombie) has this pid any more."""
+    assert pid is not None
+    return not os.path.exists(f"/proc/{pid}")
+
+
+async def turn_messages(session: Session) -> list[Any]:
+    return [m async for m in session.receive_response()]
+
+
+async def test_prompt_streams_deltas_assistant_and_result(tmp_path: Path) -> None:
+    """A text turn: stream events, one assistant line per block, then the result."""
+    with anyio.fail_after(20):
+        async with Session(options(tmp_path, script(text_turn("Hello there!")))) as session:
+            assert session.initialize_result is not None
+            assert "fake" == session.initialize_result.claude_code_version
+            await session.send("hi")
+            got = await turn_messages(session)
+    kinds = [type(m) for m in got]
+    assert StreamEvent in kinds
+    assert AssistantMessage in kinds
+    assert ResultMessage is kinds[-1]
+    result = got[-1]
+    assert "Hello there!" == result.result
+    assert session.session_id == result.session_id
+    assert 0 == session.exit_code
+    assert reaped(session.pid)
+
+
+async def test_can_use_tool_allow_runs_the_command(tmp_path: Path) -> None:
+    """allow() keeps the original input; the command really runs."""
+    seen: list[str] = []
+
+    async def approve(req: InboundControlRequest) -> ctl.OutboundControlResponse:
+        seen.append(req.request.tool_name)  # type: ignore[union-attr]
+        return req.allow()
+
+    body = script(tool_turn("Bash", {"command": "touch made.txt"}, permission=True))
+    opts = options(tmp_path, body)
+    with anyio.fail_after(20):
+        async with Session(opts, can_use_tool=approve) as session:
+            await session.send("make a file")
+            got = await turn_messages(session)
+    assert ["Bash"] == seen
+    assert (Path(str(opts.cwd)) / "made.txt").exists()
+    assert not got[-1].permission_denials
+
+
+async def test_can_use_tool_modified_input_runs_instead(tmp_path: Path) -> None:
+    """allow(updated_input=...) runs the modified command, not the original."""
+
+    async def rewrite(req: InboundControlRequest) -> ctl.OutboundControlResponse:
+        return req.allow(updated_input={"command": "touch modified.txt"})
+
+    body = script(tool_turn("Bash", {"command": "touch original.txt"}, permission=True))
+    opts = options(tmp_path, body)
+    with anyio.fail_after(20):
+        async with Session(opts, can_use_tool=rewrite) as session:
+            await session.send("go")
+            await turn_messages(session)
+    workdir = Path(str(opts.cwd))
+    assert (workdir / "modified.txt").exists()
+    assert not (workdir / "original.txt").exists()
+
+
+async def test_permission_request_without_callback_is_a_message(tmp_path: Path) -> None:
+    """With no callback the request is delivered; respond() answers it; deny is reported."""
+    body = script(tool_turn("Bash", {"command": "touch nope.txt"}, permission=True))
+    opts = options(tmp_path, body)
+    with anyio.fail_after(20):
+        async with Session(opts) as session:
+            await session.send("go")
+            async for message in session.receive_response():
+                if isinstance(message, InboundControlRequest):
+                    await session.respond(message.deny("host says no"))
+                last = message
+    assert isinstance(last, ResultMessage)
+    assert ["Bash"] == [d.tool_name for d in last.permission_denials or []]
+    assert not (Path(str(opts.cwd)) / "nope.txt").exists()
+
+
+async def test_callback_failure_denies(tmp_path: Path) -> None:
+    """A can_use_tool callback that raises denies the tool instead of hanging the CLI."""
+
+    async def broken(req: InboundControlRequest) -> ctl.OutboundControlResponse:
+        raise RuntimeError("boom")
+
+    body = script(tool_turn("Bash", {"command": "touch x.txt"}, permission=True))
+    opts = options(tmp_path, body)
+    with anyio.fail_after(20):
+        async with Session(opts, can_use_tool=broken) as session:
+            await session.send("go")
+            got = await turn_messages(session)
+    assert got[-1].permission_denials
+    assert not (Path(str(opts.cwd)) / "x.txt").exists()
+
+
+async def test_pre_tool_use_hook_decides(tmp_path: Path) -> None:
+    """A PreToolUse hook registered at initialize is called and its deny is honoured."""
+    calls: list[str] = []
+
+    async def hook(req: InboundControlRequest) -> ctl.OutboundControlResponse:
+        calls.append(req.request.callback_id)  # type: ignore[union-attr]
+        return req.pre_tool_use("deny", "hook says no")
+
+    body = script(tool_turn("Bash", {"command": "touch hooked.txt"}, permission=True))
+    opts = options(tmp_path, body)
+    hooks = {"PreToolUse": [HookMatcher("Bash", [hook])]}
+    with anyio.fail_after(20):
+        async with Session(opts, hooks=hooks) as session:
+            await session.send("go")
+            got = await turn_messages(session)
+    assert ["hook_0"] == calls
+    assert not (Path(str(opts.cwd)) / "hooked.txt").exists()
+    results = [m for m in got if isinstance(m, UserMessage)]
+    assert results
+
+
+async def test_interrupt_while_permission_open_cancels_the_callback(tmp_path: Path) -> None:
+    """interrupt() makes the CLI cancel the open prompt; the callback is cancelled too."""
+    started = anyio.Event()
+    cancelled = anyio.Event()
+
+    async def slow(req: InboundControlRequest) -> ctl.OutboundControlResponse:
+        started.set()
+        try:
+            await anyio.sleep_forever()
+        finally:
+            cancelled.set()
+        raise AssertionError("unreachable")
+
+    body = script(tool_turn("Bash", {"command": "touch late.txt"}, permission=True), "next")
+    opts = options(tmp_path, body)
+    with anyio.fail_after(20):
+        async with Session(opts, can_use_tool=slow) as session:
+            await session.send("go")
+            await started.wait()
+            await session.interrupt()
+            got = await turn_messages(session)
+            await cancelled.wait()
+            assert any(isinstance(m, ControlCancelRequest) for m in got)
+            assert got[-1].is_error
+            await session.send("again")
+            again = await turn_messages(session)
+            assert not again[-1].is_error
+    assert not (Path(str(opts.cwd)) / "late.txt").exists()
+
+
+async def test_interrupt_mid_stream_then_next_turn_works(tmp_path: Path) -> None:
+    """An interrupted turn ends with an error result; the next prompt works."""
+    long_text = "word " * 400
+    body = script(text_turn(long_text, delay=0.01, chunk=4), text_turn("second"))
+    with anyio.fail_after(20):
+        async with Session(options(tmp_path, body)) as session:
+            await session.send("first")
+            async for message in session.messages():
+                if isinstance(message, StreamEvent):
+                    break
+            await session.interrupt()
+            rest = await turn_messages(session)
+            assert "error_during_execution" == rest[-1].subtype
+            await session.send("next")
+            again = await turn_messages(session)
+            assert "second" == again[-1].result
+
+
+async def test_control_requests_and_typed_errors(tmp_path: Path) -> None:
+    """set_model works; a bad mode and an unknown subtype raise ControlRequestError."""
+    with anyio.fail_after(20):
+        async with Session(options(tmp_path, script())) as session:
+            await session.set_model("claude-haiku-4-5")
+            await session.set_permission_mode("acceptEdits")
+            with pytest.raises(ControlRequestError) as bad_mode:
+                await session.set_permission_mode("nonsense")
+            assert "invalid_mode" == bad_mode.value.error_code
+            with pytest.raises(ControlRequestError) as unknown:
+                await session.request(ctl.RawControl("definitely_unknown_subtype", {}))
+            assert "unsupported_request" == unknown.value.error_code
+            assert (await session.mcp_status()) is not None
+
+
+async def test_garbage_lines_become_malformed_and_the_stream_goes_on(tmp_path: Path) -> None:
+    """Lines that are not JSON arrive as MalformedLine; the turn still completes."""
+    body = script(text_turn("fine"), garbage_lines=["not json", "[1,2]", "{\"type\": 5}"])
+    with anyio.fail_after(20):
+        async with Session(options(tmp_path, body)) as session:
+            await session.send("hi")
+            got = await turn_messages(session)
+    bad = [m for m in got if isinstance(m, MalformedLine)]
+    assert 3 == len(bad)
+    assert b"not json" == bad[0].line
+    assert "fine" == got[-1].result
+
+
+async def test_crash_mid_turn_fails_pending_requests(tmp_path: Path) -> None:
+    """The CLI dies while a permission request is open: CLIExitedError, no hang."""
+    body = script(
+        tool_turn("Bash", {"command": "touch x"}, permission=True),
+        crash_after_type="can_use_tool",
+        crash_exit_code=3,
+    )
+    with anyio.fail_after(20):
+        async with Session(options(tmp_path, body)) as session:
+            await session.send("go")
+            with pytest.raises(CLIExitedError) as info:
+                async for _ in session.messages():
+                    pass
+            assert 3 == info.value.exit_code
+            with pytest.raises(CLIExitedError):
+                await session.interrupt()
+            with pytest.raises(CLIExitedError):
+                await session.send("more")
+    assert reaped(session.pid)
+
+
+async def test_cli_that_exits_at_once_fails_initialize(tmp_path: Path) -> None:
+    """A CLI that exits before answering initialize raises CLIExitedError with its code."""
+    exe = tmp_path / "claude"
+    exe.write_text("#!/bin/sh\necho 'cannot start: no credentials' >&2\nexit 7\n")
+    exe.chmod(0o755)
+    with anyio.fail_after(20), pytest.raises(CLIExitedError) as info:
+        async with Session(ClaudeCodeOptions(cli_path=exe)):
+            pass
+    assert 7 == info.value.exit_code
+    assert "no credentials" in info.value.stderr_tail
+
+
+async def test_watchdog_ends_a_silent_cli(tmp_path: Path) -> None:
+    """No output after our first write within spawn_timeout: CLIStartError, child reaped."""
+    body = script(hang=True, stderr_lines=["starting up..."])
+    opts = options(tmp_path, body, spawn_timeout=0.5)
+    session = Session(opts)
+    with anyio.fail_after(20), pytest.raises(CLIStartError) as info:
+        async with session:
+            pass
+    assert "starting up..." in info.value.stderr_tail
+    assert reaped(session.pid)
+
+
+async def test_cli_not_found(tmp_path: Path) -> None:
+    """A missing executable is CLINotFoundError before anything is spawned."""
+    with pytest.raises(CLINotFoundError):
+        async with Session(ClaudeCodeOptions(cli_path=tmp_path / "missing")):
+            pass
+
+
+async def test_huge_line_end_to_end(tmp_path: Path) -> None:
+    """A 100 MiB tool result line arrives whole as one UserMessage."""
+    size = 100 * 1024 * 1024
+    body = script(text_turn("after"), big_line_bytes=size)
+    with anyio.fail_after(60):
+        async with Session(options(tmp_path, body, max_line_bytes=128 * 1024 * 1024)) as session:
+            await session.send("go")
+            got = await turn_messages(session)
+    users = [m for m in got if isinstance(m, UserMessage)]
+    assert users
+    assert "after" == got[-1].result
+    assert not [m for m in got if isinstance(m, MalformedLine)]
+
+
+async def test_huge_line_over_the_limit_is_skipped(tmp_path: Path) -> None:
+    """Past max_line_bytes the line is reported as too long and the turn goes on."""
+    body = script(text_turn("after"), big_line_bytes=2 * 1024 * 1024)
+    with anyio.fail_after(30):
+        async with Session(options(tmp_path, body, max_line_bytes=1024 * 1024)) as session:
+            await session.send("go")
+            got = await turn_messages(session)
+    [bad] = [m for m in got if isinstance(m, MalformedLine)]
+    assert "too_long" == bad.reason
+    assert "after" == got[-1].result
+
+
+async def test_close_escalates_to_sigkill(tmp_path: Path) -> None:
+    """A CLI that ignores SIGTERM and never exits is killed; the child is reaped."""
+    body = script(ignore_sigterm=True, hang=True)
+    opts = options(tmp_path, body, initialize=False, close_grace=0.2, kill_after=0.2)
+    with anyio.fail_after(20):
+        async with Session(opts) as session:
+            pid = session.pid
+    assert reaped(pid)
+
+
+@pytest.mark.parametrize("when", ["after_enter", "during_turn", "during_callback"])
+async def test_cancelling_the_caller_kills_and_reaps(tmp_path: Path, when: str) -> None:
+    """Cancellation at any point leaves no process behind."""
+    body = script(
+        text_turn("x" * 2000, delay=0.01, chunk=2),
+        tool_turn("Bash", {"command": "true"}, permission=True),
+    )
+    pid: list[int | None] = []
+
+    async def forever(req: InboundControlRequest) -> ctl.OutboundControlResponse:
+        await anyio.sleep_forever()
+        raise AssertionError("unreachable")
+
+    with anyio.fail_after(20):
+        with anyio.move_on_after(0.5):
+            async with Session(options(tmp_path, body), can_use_tool=forever) as session:
+                pid.append(session.pid)
+                if when == "during_turn":
+                    await session.send("go")
+                    async for _ in session.messages():
+                        pass
+                elif when == "during_callback":
+                    await session.send("go")
+                    await turn_messages(session)
+                    await session.send("tool")
+                    async for _ in session.messages():
+                        pass
+                await anyio.sleep_forever()
+    assert pid
+    assert reaped(pid[0])
+
+
+async def test_send_after_close_is_a_usage_error(tmp_path: Path) -> None:
+    """A closed session refuses to send."""
+    async with Session(options(tmp_path, script())) as session:
+        await session.close()
+        with pytest.raises(SessionClosedError):
+            await session.send("late")
+
+
+async def test_kill_from_outside_is_reported_with_signal(tmp_path: Path) -> None:
+    """SIGKILL from outside mid-turn ends iteration with CLIExitedError(-9)."""
+    body = script(text_turn("y" * 4000, delay=0.01, chunk=2))
+    with anyio.fail_after(20):
+        async with Session(options(tmp_path, body)) as session:
+            await session.send("go")
+            with pytest.raises(CLIExitedError) as info:
+                async for message in session.messages():
+                    if isinstance(message, StreamEvent) and session.pid:
+                        os.kill(session.pid, signal.SIGKILL)
+            assert -9 == info.value.exit_code
