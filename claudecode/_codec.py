@@ -27,6 +27,7 @@ decoded as :class:`~claudecode.content.UnknownBlock` is written back as its orig
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, Final, Literal, TypeAlias
 
 import msgspec
@@ -72,10 +73,10 @@ from .stream_events import (
 from .system_messages import SystemMessage, SystemMessageUnion, known_system_subtypes
 
 __all__ = (
-    "MALFORMED_LINE_MAX",
     "decode_line",
     "decode_outbound_line",
     "encode_message",
+    "MALFORMED_LINE_MAX",
 )
 
 #: How many bytes of a bad line a :class:`MalformedLine` keeps.
@@ -210,7 +211,7 @@ def _slow_path(line: bytes, line_number: int, exc: Exception) -> InboundMessage:
 
 
 def _classify(
-    obj: Any, known_types: frozenset[str], subtype_of: Any
+    obj: Any, known_types: frozenset[str], subtype_of: Callable[[str, dict[str, Any]], str | None]
 ) -> str | tuple[str, str | None] | None:
     """Return an error text (wrong shape), ``(type, subtype)`` (unknown), or None (known)."""
     if not isinstance(obj, dict):

@@ -28,19 +28,19 @@ from typing import Any, Final, TypeAlias
 import msgspec
 
 __all__ = (
-    "UNKNOWN_BLOCK_TAG",
     "ContentBlock",
     "DocumentBlock",
     "ImageBlock",
+    "known_block_types",
     "RedactedThinkingBlock",
     "ServerToolUseBlock",
     "TextBlock",
     "ThinkingBlock",
     "ToolResultBlock",
     "ToolUseBlock",
+    "UNKNOWN_BLOCK_TAG",
     "UnknownBlock",
     "WebSearchToolResultBlock",
-    "known_block_types",
 )
 
 #: The tag the codec gives to blocks of a type it does not know (see the module docstring).

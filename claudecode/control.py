@@ -42,6 +42,8 @@ __all__ = (
     "ControlRequestBody",
     "ControlResponseBody",
     "ControlSuccess",
+    "encode_raw",
+    "error_response",
     "GetContextUsage",
     "Initialize",
     "InitializeResult",
@@ -59,6 +61,7 @@ __all__ = (
     "OutboundControlResponse",
     "OutboundKeepAlive",
     "OutboundMessage",
+    "parse_result",
     "RawControl",
     "RewindFiles",
     "SetMaxThinkingTokens",
@@ -69,12 +72,9 @@ __all__ = (
     "SlashCommand",
     "StopTask",
     "UpdateEnvironmentVariables",
+    "user_message",
     "UserInput",
     "UserInputMessage",
-    "encode_raw",
-    "error_response",
-    "parse_result",
-    "user_message",
 )
 
 

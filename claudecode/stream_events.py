@@ -31,6 +31,8 @@ __all__ = (
     "Delta",
     "ErrorEvent",
     "InputJsonDelta",
+    "known_delta_types",
+    "known_event_types",
     "MessageDelta",
     "MessageDeltaBody",
     "MessageStart",
@@ -41,8 +43,6 @@ __all__ = (
     "TextDelta",
     "ThinkingDelta",
     "Usage",
-    "known_delta_types",
-    "known_event_types",
 )
 
 

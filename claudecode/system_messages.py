@@ -20,6 +20,7 @@ import msgspec
 
 __all__ = (
     "CompactMetadata",
+    "known_system_subtypes",
     "McpServerInfo",
     "SystemApiRetry",
     "SystemBackgroundTasksChanged",
@@ -41,7 +42,6 @@ __all__ = (
     "SystemTaskUpdated",
     "SystemThinkingTokens",
     "TaskUsage",
-    "known_system_subtypes",
 )
 
 
