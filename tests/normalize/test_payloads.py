@@ -58,10 +58,7 @@ def strategy_for(tp: Any) -> st.SearchStrategy[Any]:
 def struct_strategy(cls: type[msgspec.Struct]) -> st.SearchStrategy[Any]:
     """Instances of ``cls`` with every field drawn (defaults included)."""
     hints = get_type_hints(cls)
-    fields = {
-        f.name: st.deferred(lambda tp=hints[f.name]: strategy_for(tp))
-        for f in msgspec.structs.fields(cls)
-    }
+    fields = {f.name: strategy_for(hints[f.name]) for f in msgspec.structs.fields(cls)}
     return st.fixed_dictionaries(fields).map(lambda kwargs: cls(**kwargs))
 
 

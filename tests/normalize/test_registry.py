@@ -57,7 +57,7 @@ RESULT_KEYS = [
 tool_results = json_values | st.dictionaries(st.sampled_from(RESULT_KEYS), json_values, max_size=6)
 
 
-def _check(payload: Any) -> None:
+def _check(payload: NormalizedPayload) -> None:
     assert isinstance(payload, Payload)
     assert decode_payload(encode_payload(payload)) == payload
     assert isinstance(title_for(payload), str)

@@ -1,0 +1,150 @@
+"""Grep (every output_mode) and Glob."""
+
+from __future__ import annotations
+
+from normalize import (
+    CodeSearch,
+    SearchMatch,
+    SearchOutput,
+    action_type_for,
+    normalize_tool_result,
+    normalize_tool_use,
+    title_for,
+)
+
+
+def _search(payload: object) -> CodeSearch:
+    assert isinstance(payload, CodeSearch)
+    return payload
+
+
+def _output(payload: object) -> SearchOutput:
+    output = _search(payload).output
+    assert output is not None
+    return output
+
+
+def test_grep_input_and_title() -> None:
+    """Grep's pattern is the query; filters are kept; the title names the directory."""
+    payload = _search(
+        normalize_tool_use(
+            "Grep",
+            {"pattern": "TODO", "path": "/w/src/", "glob": "*.py", "type": "py", "-i": True},
+        )
+    )
+    assert (payload.query, payload.path, payload.glob, payload.file_type) == (
+        "TODO",
+        "/w/src/",
+        "*.py",
+        "py",
+    )
+    assert payload.case_insensitive
+    assert title_for(payload, work_dir="/w") == "Search `TODO` in src/"
+    assert action_type_for(payload) == "file_read"
+
+
+def test_files_with_matches_header_is_not_a_file() -> None:
+    """``Found N files`` is parsed as the count, not listed as a file."""
+    payload = normalize_tool_use("Grep", {"pattern": "x"})
+    output = _output(normalize_tool_result(payload, content="Found 2 files\nsrc/a.py\nsrc/b.py"))
+    assert output == SearchOutput(files=("src/a.py", "src/b.py"), file_count=2)
+
+
+def test_files_with_matches_from_structured_result() -> None:
+    """The structured ``filenames`` win over the text."""
+    payload = normalize_tool_use("Grep", {"pattern": "x"})
+    result = {"mode": "files_with_matches", "filenames": ["a.py"], "numFiles": 1}
+    output = _output(
+        normalize_tool_result(payload, content="Found 1 file\na.py", tool_use_result=result)
+    )
+    assert output == SearchOutput(files=("a.py",), file_count=1)
+
+
+def test_no_files_found() -> None:
+    """``No files found`` means an empty list and a zero count."""
+    payload = normalize_tool_use("Grep", {"pattern": "x"})
+    assert _output(normalize_tool_result(payload, content="No files found")) == SearchOutput(
+        file_count=0
+    )
+
+
+def test_content_mode_lines_and_context() -> None:
+    """Content mode: ``path:line:text`` for matches, ``path-line-text`` for context lines."""
+    payload = normalize_tool_use("Grep", {"pattern": "def", "output_mode": "content", "-C": 1})
+    text = "my-a.py-1-import os\nmy-a.py:2:def f():\n--\nb.py:10:def g(): # x:1:y\n"
+    output = _output(normalize_tool_result(payload, content=text))
+    assert output.matches == (
+        SearchMatch(path="my-a.py", line=1, text="import os", context=True),
+        SearchMatch(path="my-a.py", line=2, text="def f():"),
+        SearchMatch(path="b.py", line=10, text="def g(): # x:1:y"),
+    )
+
+
+def test_content_mode_single_file_has_no_path() -> None:
+    """Searching one file, ripgrep leaves out the path: ``line:text``."""
+    payload = normalize_tool_use(
+        "Grep", {"pattern": "x", "path": "a.py", "output_mode": "content", "-n": True}
+    )
+    output = _output(normalize_tool_result(payload, content="3:x = 1\n"))
+    assert output.matches == (SearchMatch(line=3, text="x = 1"),)
+
+
+def test_content_mode_from_structured_result() -> None:
+    """The structured ``content`` and ``numLines`` are used when present."""
+    payload = normalize_tool_use("Grep", {"pattern": "x", "output_mode": "content"})
+    result = {"mode": "content", "content": "a.py:1:x", "numLines": 1, "numFiles": 0}
+    output = _output(normalize_tool_result(payload, content="a.py:1:x", tool_use_result=result))
+    assert output.matches == (SearchMatch(path="a.py", line=1, text="x"),)
+    assert output.match_count == 1
+
+
+def test_count_mode_with_footer() -> None:
+    """Count mode: ``path:N`` per file; the footer gives the totals."""
+    payload = normalize_tool_use("Grep", {"pattern": "x", "output_mode": "count"})
+    text = "a.py:3\nsrc/b c.py:1\n\nFound 4 total occurrences across 2 files."
+    output = _output(normalize_tool_result(payload, content=text))
+    assert output.matches == (
+        SearchMatch(path="a.py", count=3),
+        SearchMatch(path="src/b c.py", count=1),
+    )
+    assert (output.match_count, output.file_count) == (4, 2)
+
+
+def test_pagination_note_marks_limited_output() -> None:
+    """``appliedLimit`` (and the pagination note) mark the list as truncated."""
+    payload = normalize_tool_use("Grep", {"pattern": "x", "head_limit": 1})
+    result = {"mode": "files_with_matches", "filenames": ["a"], "numFiles": 1, "appliedLimit": 1}
+    text = "Found 1 file limit: 1, offset: 0\na\n\n[Showing results with pagination = limit: 1]"
+    output = _output(normalize_tool_result(payload, content=text, tool_use_result=result))
+    assert output.files == ("a",)
+    assert output.truncated
+
+
+def test_grep_list_is_cut_to_the_byte_cap() -> None:
+    """Long result lists stop at the byte cap and are flagged."""
+    payload = normalize_tool_use("Grep", {"pattern": "x"})
+    text = "Found 100 files\n" + "\n".join(f"file{i}.py" for i in range(100))
+    output = _output(normalize_tool_result(payload, content=text, max_output_bytes=50))
+    assert 0 < len(output.files) < 100
+    assert output.truncated
+    assert output.file_count == 100
+
+
+def test_glob() -> None:
+    """Glob: the pattern, the files from ``filenames``, and the CLI's truncated flag."""
+    payload = _search(normalize_tool_use("Glob", {"pattern": "**/*.py", "path": "/w/src"}))
+    assert (payload.pattern, payload.query) == ("**/*.py", None)
+    assert title_for(payload, work_dir="/w") == "Find `**/*.py` in src"
+    result = {"filenames": ["/w/src/a.py"], "numFiles": 1, "truncated": True, "durationMs": 3}
+    output = _output(normalize_tool_result(payload, content="/w/src/a.py", tool_use_result=result))
+    assert output == SearchOutput(files=("/w/src/a.py",), file_count=1, truncated=True)
+
+
+def test_glob_text_only() -> None:
+    """Without structured data, Glob's text lines are the files; the note is not a file."""
+    payload = normalize_tool_use("Glob", {"pattern": "*"})
+    text = "a\nb\n(Results are truncated. Consider using a more specific path or pattern.)"
+    output = _output(normalize_tool_result(payload, content=text))
+    assert output == SearchOutput(files=("a", "b"), file_count=2, truncated=True)
+    empty = _output(normalize_tool_result(payload, content="No files found"))
+    assert empty == SearchOutput(file_count=0)
