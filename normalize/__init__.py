@@ -58,11 +58,14 @@ from .payloads import (
 from .registry import normalize_tool_result, normalize_tool_use, split_mcp_name
 
 __all__ = (
+    "action_type_for",
     "ActionType",
     "AskUser",
     "CodeSearch",
     "CreateTask",
+    "decode_payload",
     "DEFAULT_MAX_OUTPUT_BYTES",
+    "encode_payload",
     "Generic",
     "HttpRequest",
     "ManageTodos",
@@ -70,6 +73,8 @@ __all__ = (
     "ModifyFile",
     "Mutation",
     "MutationType",
+    "normalize_tool_result",
+    "normalize_tool_use",
     "NormalizedPayload",
     "Payload",
     "Question",
@@ -81,19 +86,14 @@ __all__ = (
     "ShellExec",
     "ShellOutput",
     "ShowPlan",
+    "split_mcp_name",
     "SubagentResult",
     "SubagentTask",
-    "TodoItem",
-    "WebLink",
-    "action_type_for",
-    "decode_payload",
-    "encode_payload",
-    "normalize_tool_result",
-    "normalize_tool_use",
-    "split_mcp_name",
     "title_for",
+    "TodoItem",
     "truncate_text",
     "unified_diff",
+    "WebLink",
 )
 
 # Show the public home in reprs and docs: normalize.ShellExec, not normalize.payloads.ShellExec.

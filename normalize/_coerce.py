@@ -15,7 +15,6 @@ from typing import Any
 import msgspec
 
 __all__ = (
-    "Missing",
     "as_bool",
     "as_int",
     "as_list",
@@ -26,6 +25,7 @@ __all__ = (
     "error_text",
     "first_str",
     "jsonable",
+    "Missing",
     "require_str",
 )
 

@@ -52,11 +52,11 @@ from .payloads import (
 
 __all__ = (
     "MISC",
-    "RESULT",
-    "USE",
     "normalize_tool_result",
     "normalize_tool_use",
+    "RESULT",
     "split_mcp_name",
+    "USE",
 )
 
 UseFn = Callable[[str, Mapping[str, Any]], NormalizedPayload]
