@@ -1,0 +1,117 @@
+"""Real CLI through the public client API: our control requests (scenario 10)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import anyio
+import pytest
+
+from claudecode import messages as m
+from claudecode.control import OutboundControlResponse, RawControl
+from claudecode.errors import ControlRequestError
+
+from ._assertions import assert_every_line_typed, open_recorded, tool_results
+from .fake_api import FakeAnthropicAPI
+from .script import text_turn, tool_turn
+
+pytestmark = [pytest.mark.realcli, pytest.mark.anyio]
+
+
+async def _turn(session: Any, prompt: str) -> list[Any]:
+    await session.send(prompt)
+    return [message async for message in session.receive_response()]
+
+
+async def test_set_model_applies_to_the_next_turn(
+    cli_options: Any, fake_api: FakeAnthropicAPI
+) -> None:
+    fake_api.add_main(text_turn("on the default model"), text_turn("on haiku"))
+    session, stdout = open_recorded(cli_options())
+    with anyio.fail_after(60):
+        async with session:
+            first = await _turn(session, "hello")
+            answer = await session.set_model("claude-haiku-4-5")
+            second = await _turn(session, "hello again")
+    assert_every_line_typed(stdout, [*first, *second])
+
+    assert {"model": "claude-haiku-4-5"} == answer
+    before, after = fake_api.main_requests()
+    assert "claude-haiku-4-5" != before.body["model"]
+    assert "claude-haiku-4-5" == after.body["model"]
+    [init] = [x for x in second if isinstance(x, m.SystemInit)]
+    assert "claude-haiku-4-5" == init.model
+    result = second[-1]
+    assert isinstance(result, m.ResultMessage) and "on haiku" == result.result
+    assert "claude-haiku-4-5" in result.model_usage
+    probes = fake_api.side_requests()
+    assert all(p.body["model"] == "claude-haiku-4-5" for p in probes)
+
+
+async def test_set_permission_mode_valid_and_invalid(
+    cli_options: Any, fake_api: FakeAnthropicAPI, cli_env: Any
+) -> None:
+    """acceptEdits lets the next Write run unasked; an invalid mode is a typed error."""
+    path = cli_env.cwd / "accepted.txt"
+    fake_api.add_main(
+        tool_turn("Write", {"file_path": str(path), "content": "no questions asked\n"}),
+        text_turn("written"),
+    )
+    asked: list[m.InboundControlRequest] = []
+
+    async def deny_and_record(req: m.InboundControlRequest) -> OutboundControlResponse:
+        asked.append(req)
+        return req.deny("acceptEdits should not ask")
+
+    session, stdout = open_recorded(cli_options(), can_use_tool=deny_and_record)
+    with anyio.fail_after(60):
+        async with session:
+            assert session.initialize_result is not None
+            assert "default" == session.initialize_result.current_permission_mode
+            answer = await session.set_permission_mode("acceptEdits")
+            with pytest.raises(ControlRequestError) as caught:
+                await session.set_permission_mode("nonsense")
+            seen = await _turn(session, "write the file")
+    assert_every_line_typed(stdout, seen)
+
+    assert {"mode": "acceptEdits"} == answer
+    error = caught.value
+    assert "invalid_mode" == error.error_code
+    assert "set_permission_mode" == error.subtype
+    assert "acceptEdits" in error.error_message
+    statuses = [x for x in seen if isinstance(x, m.SystemStatus) and x.permission_mode]
+    assert ["acceptEdits"] == [s.permission_mode for s in statuses]
+    [init] = [x for x in seen if isinstance(x, m.SystemInit)]
+    assert "acceptEdits" == init.permission_mode
+    assert [] == asked
+    assert "no questions asked\n" == path.read_text()
+    [(line, block)] = tool_results(seen)
+    assert not block.is_error
+    assert line.tool_result_meta and line.tool_result_meta[0].permission_decision
+    assert "mode" == line.tool_result_meta[0].permission_decision.reason_type
+    result = seen[-1]
+    assert isinstance(result, m.ResultMessage) and "written" == result.result
+
+
+async def test_mcp_status_thinking_budget_and_unknown_subtype(
+    cli_options: Any, fake_api: FakeAnthropicAPI
+) -> None:
+    fake_api.add_main(text_turn("still fine"))
+    session, stdout = open_recorded(cli_options())
+    with anyio.fail_after(60):
+        async with session:
+            status = await session.mcp_status()
+            await session.set_max_thinking_tokens(2048)  # success with no body
+            with pytest.raises(ControlRequestError) as caught:
+                await session.request(RawControl("definitely_unknown_subtype", {"x": 1}))
+            seen = await _turn(session, "are you still there?")
+    assert_every_line_typed(stdout, seen)
+
+    assert {"mcpServers": []} == status
+    error = caught.value
+    assert "unsupported_request" == error.error_code
+    assert "definitely_unknown_subtype" == error.subtype
+    assert "definitely_unknown_subtype" in error.error_message
+    result = seen[-1]
+    assert isinstance(result, m.ResultMessage) and "still fine" == result.result
+    assert 1 == len(fake_api.main_requests())
