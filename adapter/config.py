@@ -1,0 +1,60 @@
+"""What an adapter session runs with."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from claudecode import SdkMcpServer
+
+from .policies import PermissionPolicy
+
+__all__ = ("SessionConfig",)
+
+
+@dataclass(frozen=True, kw_only=True)
+class SessionConfig:
+    """Settings of one :class:`~adapter.session.AgentSession`; every field has a default.
+
+    CLI: ``cwd``, ``model``, ``permission_mode`` (overrides the policy's mode),
+    ``mcp_servers`` (in-process servers), ``mcp_config``, ``system_prompt``,
+    ``append_system_prompt``, ``allowed_tools``, ``disallowed_tools``, ``resume`` (a CLI
+    session id), ``resume_session_at`` (a message uuid), ``fork_session``, ``cli_path``,
+    ``env``, and ``client_options`` (any other :class:`claudecode.ClaudeCodeOptions` field,
+    e.g. timeouts or ``extra_args``).
+
+    Adapter: ``policy`` (see :mod:`adapter.policies`), ``permission_timeout`` (seconds an
+    unanswered permission request stays open, default 5 minutes; ``None``: forever),
+    ``plan_exit_grace`` (seconds to wait for a ``result`` after ExitPlanMode was approved
+    before completing the turn synthetically), ``history_size`` and ``subscriber_buffer``
+    (events kept for late subscribers / allowed to wait per subscriber), ``debug_dir``
+    (write protocol messages and events as JSONL there), ``tracer_provider`` and
+    ``capture_content`` (OpenTelemetry; content capture is off by default).
+    """
+
+    cwd: str | os.PathLike[str] | None = None
+    model: str | None = None
+    permission_mode: str | None = None
+    policy: PermissionPolicy = field(default_factory=PermissionPolicy)
+    mcp_servers: Sequence[SdkMcpServer] = ()
+    mcp_config: str | Mapping[str, Any] | None = None
+    system_prompt: str | None = None
+    append_system_prompt: str | None = None
+    allowed_tools: Sequence[str] = ()
+    disallowed_tools: Sequence[str] = ()
+    resume: str | None = None
+    resume_session_at: str | None = None
+    fork_session: bool = False
+    cli_path: str | os.PathLike[str] | None = None
+    env: Mapping[str, str] = field(default_factory=dict)
+    client_options: Mapping[str, Any] = field(default_factory=dict)
+
+    permission_timeout: float | None = 300.0
+    plan_exit_grace: float = 2.0
+    history_size: int = 10_000
+    subscriber_buffer: int = 10_000
+    debug_dir: str | os.PathLike[str] | None = None
+    tracer_provider: Any = None
+    capture_content: bool | None = None

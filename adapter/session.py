@@ -1,0 +1,481 @@
+"""An adapter session: one CLI session, its normalized event channel, permissions and traces.
+
+``async with AgentSession(config) as session:`` starts the CLI (through
+:class:`claudecode.Session`), translates every message into :mod:`adapter.events`, publishes
+them to any number of subscribers (:meth:`subscribe`), applies the permission policy, and
+traces each turn. Status: ``starting`` -> ``connected`` -> ``active`` (a turn runs) ->
+``idle`` -> ... -> ``terminated``, or ``errored`` with :attr:`status_reason`.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import json
+import time
+import uuid
+from collections.abc import Sequence
+from pathlib import Path
+from types import TracebackType
+from typing import IO, Any, Literal, Self
+
+import anyio
+import anyio.abc
+
+from claudecode import (
+    CanUseToolRequest,
+    ClaudeCodeError,
+    ClaudeCodeOptions,
+    ControlCancelRequest,
+    HookMatcher,
+    InboundControlRequest,
+    InboundMessage,
+    OutboundControlResponse,
+    Session,
+    UsageError,
+    encode_message,
+)
+from claudecode._log import get_logger
+
+from .config import SessionConfig
+from .events import Complete, Event, PermissionCancelled, PermissionRequest, encode_event
+from .fanout import EventHub, Subscription
+from .policies import PermissionDecision, hook_decision, policy_decision
+from .telemetry import TurnTracer
+from .translate import Translator
+
+__all__ = ("AgentSession", "SessionStatus", "UnknownPermissionError")
+
+_log = get_logger("claudecode.adapter.session")
+
+SessionStatus = Literal["starting", "connected", "active", "idle", "terminated", "errored"]
+
+
+class UnknownPermissionError(UsageError):
+    """Raised when answering a permission request that is not open (answered, expired...)."""
+
+
+class AgentSession:
+    """One Claude Code session seen as a stream of normalized events.
+
+    Args:
+        config: what to run and how (:class:`SessionConfig`).
+        session_id: our id for the session (a random one by default); the CLI's own id is
+            :attr:`cli_session_id` once known.
+        transport: a ready :class:`claudecode.Transport` (tests, demos); by default the CLI
+            is spawned.
+    """
+
+    def __init__(
+        self,
+        config: SessionConfig | None = None,
+        *,
+        session_id: str | None = None,
+        transport: Any = None,
+    ) -> None:
+        self.config = config or SessionConfig()
+        self.id = session_id or uuid.uuid4().hex
+        self.status: SessionStatus = "starting"
+        self.status_reason: str | None = None
+        self.created_at = time.monotonic()
+        self.last_activity = self.created_at
+        self._transport = transport
+        self._hub = EventHub(
+            self.id,
+            history=self.config.history_size,
+            subscriber_buffer=self.config.subscriber_buffer,
+        )
+        self._translator = Translator(resumed=self.config.resume is not None)
+        self._tracer = TurnTracer(
+            session_id=self.id,
+            tracer_provider=self.config.tracer_provider,
+            capture_content=self.config.capture_content,
+        )
+        self._client: Session | None = None
+        self._pending: dict[str, InboundControlRequest] = {}
+        self._timers: dict[str, anyio.CancelScope] = {}
+        self._stack: contextlib.AsyncExitStack | None = None
+        self._tg: anyio.abc.TaskGroup | None = None
+        self._done = anyio.Event()
+        self._plan_grace: anyio.CancelScope | None = None
+        self._turns = 0
+        self._debug_protocol: IO[bytes] | None = None
+        self._debug_events: IO[bytes] | None = None
+
+    # -- lifecycle -------------------------------------------------------------------
+
+    async def __aenter__(self) -> Self:
+        stack = contextlib.AsyncExitStack()
+        await stack.__aenter__()
+        try:
+            self._open_debug_files(stack)
+            self._tg = await stack.enter_async_context(anyio.create_task_group())
+            self._client = Session(
+                self._client_options(),
+                hooks=self._hooks(),
+                mcp_servers=list(self.config.mcp_servers),
+                transport=self._transport,
+            )
+            await stack.enter_async_context(self._client)
+            self._set_status("connected")
+            if self._client.initialize_result is not None:
+                self._publish(self._translator.initialized(self._client.initialize_result))
+            self._tg.start_soon(self._pump, name=f"adapter pump {self.id}")
+        except BaseException as exc:
+            self._set_status("errored", f"{type(exc).__name__}: {exc}")
+            self._hub.close(self.status_reason)
+            self._done.set()
+            with anyio.CancelScope(shield=True):
+                await stack.__aexit__(None, None, None)
+            raise
+        self._stack = stack
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.close()
+
+    async def close(self) -> None:
+        """Deny what is pending, end the CLI, finish the event stream. Idempotent."""
+        stack, self._stack = self._stack, None
+        if stack is None:
+            return
+        with anyio.CancelScope(shield=True):
+            for pending_id in list(self._pending):
+                self._cancel_pending(pending_id, "session_closed")
+            if self._client is not None:
+                await self._client.close()
+            with anyio.move_on_after(5):
+                await self._done.wait()
+            if self._tg is not None:
+                self._tg.cancel_scope.cancel()
+            await stack.__aexit__(None, None, None)
+        self._finish("terminated" if self.status != "errored" else "errored", None)
+
+    async def wait_closed(self) -> None:
+        """Wait until the session ended (the CLI exited or :meth:`close` was called)."""
+        await self._done.wait()
+
+    def _client_options(self) -> ClaudeCodeOptions:
+        cfg = self.config
+        extra: dict[str, Any] = dict(cfg.client_options)
+        extra.setdefault("permission_timeout", None)
+        return ClaudeCodeOptions(
+            cli_path=cfg.cli_path,
+            cwd=cfg.cwd,
+            env=dict(cfg.env),
+            model=cfg.model,
+            permission_mode=cfg.permission_mode or cfg.policy.cli_permission_mode,
+            mcp_config=cfg.mcp_config,
+            system_prompt=cfg.system_prompt,
+            append_system_prompt=cfg.append_system_prompt,
+            allowed_tools=tuple(cfg.allowed_tools),
+            disallowed_tools=tuple(cfg.disallowed_tools),
+            resume=cfg.resume,
+            resume_session_at=cfg.resume_session_at,
+            fork_session=cfg.fork_session,
+            **extra,
+        )
+
+    def _hooks(self) -> dict[str, list[HookMatcher]]:
+        matchers = self.config.policy.hook_matchers
+        if not matchers:
+            return {}
+        return {"PreToolUse": [HookMatcher(m, [self._pre_tool_use]) for m in matchers]}
+
+    async def _pre_tool_use(self, req: InboundControlRequest) -> OutboundControlResponse:
+        tool_input = getattr(req.request, "input", None) or {}
+        tool_name = tool_input.get("tool_name") if isinstance(tool_input, dict) else None
+        decision = hook_decision(self.config.policy, str(tool_name or ""))
+        if decision is None:
+            return req.success({})
+        reason = f"{self.config.policy.name} policy"
+        return req.pre_tool_use(decision, reason)
+
+    def _open_debug_files(self, stack: contextlib.AsyncExitStack) -> None:
+        if self.config.debug_dir is None:
+            return
+        directory = Path(self.config.debug_dir)
+        directory.mkdir(parents=True, exist_ok=True)
+        self._debug_protocol = stack.enter_context(
+            open(directory / f"{self.id}.protocol.jsonl", "ab")  # noqa: SIM115
+        )
+        self._debug_events = stack.enter_context(
+            open(directory / f"{self.id}.events.jsonl", "ab")  # noqa: SIM115
+        )
+
+    # -- the pump: CLI messages -> events ------------------------------------------------
+
+    async def _pump(self) -> None:
+        assert self._client is not None
+        error: str | None = None
+        try:
+            while True:
+                try:
+                    batch = await self._client.receive_batch()
+                except anyio.EndOfStream:
+                    break
+                self.last_activity = time.monotonic()
+                self._publish(self._translate(batch))
+        except ClaudeCodeError as exc:
+            error = str(exc)
+        except Exception as exc:  # a translator bug must not hang subscribers
+            _log.error("adapter.pump_crashed", session_id=self.id, error=repr(exc))
+            error = f"internal error: {exc!r}"
+        finally:
+            self._publish(self._translator.close(error))
+            self._tracer.end(error)
+            self._finish("errored" if error else "terminated", error)
+
+    def _translate(self, batch: Sequence[InboundMessage]) -> list[Event]:
+        out: list[Event] = []
+        debug = self._debug_protocol
+        for message in batch:
+            if debug is not None:
+                with contextlib.suppress(Exception):
+                    debug.write(b'{"dir":"from_cli","msg":' + encode_message(message).rstrip() + b"}\n")
+            if type(message) is InboundControlRequest and isinstance(
+                message.request, CanUseToolRequest
+            ):
+                out.extend(self._permission(message))
+                continue
+            if type(message) is ControlCancelRequest:
+                self._pending.pop(message.request_id, None)
+                timer = self._timers.pop(message.request_id, None)
+                if timer is not None:
+                    timer.cancel()
+            if self._plan_grace is not None:
+                self._plan_grace.cancel()
+                self._plan_grace = None
+            out.extend(self._translator.feed(message))
+        return out
+
+    def _permission(self, req: InboundControlRequest) -> list[Event]:
+        event = self._translator.permission_request(req)
+        policy = self.config.policy
+        assert self._tg is not None
+        if policy.name == "autonomous" or (
+            policy.name == "plan" and event.tool_name != "ExitPlanMode"
+        ):
+            self._tg.start_soon(self._respond, req, PermissionDecision("allow"))
+            return []
+        if policy.name == "custom":
+            self._tg.start_soon(self._ask_custom, req, event)
+            return []
+        return self._open_pending(req, event)
+
+    def _open_pending(self, req: InboundControlRequest, event: PermissionRequest) -> list[Event]:
+        self._pending[req.request_id] = req
+        timeout = self.config.permission_timeout
+        if timeout is not None:
+            scope = anyio.CancelScope()
+            self._timers[req.request_id] = scope
+            assert self._tg is not None
+            self._tg.start_soon(self._expire, req.request_id, scope, timeout)
+        return [event]
+
+    async def _ask_custom(self, req: InboundControlRequest, event: PermissionRequest) -> None:
+        try:
+            decision = await policy_decision(self.config.policy, event)
+        except Exception as exc:
+            _log.warning("adapter.policy_failed", session_id=self.id, error=repr(exc))
+            decision = PermissionDecision("deny", f"permission policy failed: {exc}")
+        if decision is None:
+            self._publish(self._open_pending(req, event))
+        else:
+            await self._respond(req, decision)
+
+    async def _expire(self, pending_id: str, scope: anyio.CancelScope, timeout: float) -> None:
+        with scope:
+            await anyio.sleep(timeout)
+            req = self._cancel_pending(pending_id, "timeout")
+            if req is not None:
+                _log.info("adapter.permission_timeout", session_id=self.id, pending_id=pending_id)
+                await self._respond(
+                    req,
+                    PermissionDecision(
+                        "deny", "no answer to the permission request in time", interrupt=True
+                    ),
+                )
+
+    def _cancel_pending(
+        self, pending_id: str, reason: Literal["timeout", "session_closed"]
+    ) -> InboundControlRequest | None:
+        req = self._pending.pop(pending_id, None)
+        timer = self._timers.pop(pending_id, None)
+        if timer is not None and reason != "timeout":
+            timer.cancel()
+        if req is not None:
+            self._publish([PermissionCancelled(pending_id=pending_id, reason=reason)])
+        return req
+
+    # -- publishing ----------------------------------------------------------------------
+
+    def _publish(self, events: Sequence[Event]) -> None:
+        if not events:
+            return
+        stamped = self._hub.publish(events)
+        tracer = self._tracer
+        debug = self._debug_events
+        for event in stamped:
+            tracer.observe(event)
+            if type(event) is Complete and self.status == "active":
+                self._set_status("idle")
+            if debug is not None:
+                debug.write(encode_event(event) + b"\n")
+
+    def _set_status(self, status: SessionStatus, reason: str | None = None) -> None:
+        if self.status in ("terminated", "errored"):
+            return
+        self.status = status
+        self.status_reason = reason
+        self.last_activity = time.monotonic()
+        _log.debug("adapter.status", session_id=self.id, status=status, reason=reason)
+
+    def _finish(self, status: SessionStatus, reason: str | None) -> None:
+        self._set_status(status, reason)
+        self._hub.close(None)
+        self._done.set()
+
+    # -- the public API ------------------------------------------------------------------
+
+    @property
+    def cli_session_id(self) -> str | None:
+        """The CLI's own session id (for ``resume``), once known."""
+        return self._client.session_id if self._client is not None else None
+
+    @property
+    def last_message_uuid(self) -> str | None:
+        """The last committed message uuid (usable as ``resume_session_at``)."""
+        return self._translator.last_committed_uuid
+
+    @property
+    def pending_permissions(self) -> list[str]:
+        """Ids of the permission requests waiting for an answer."""
+        return list(self._pending)
+
+    @property
+    def last_seq(self) -> int:
+        """Sequence number of the newest event."""
+        return self._hub.last_seq
+
+    def subscribe(self, after_seq: int | None = None, *, max_pending: int | None = None) -> Subscription:
+        """Receive this session's events: live ones, after replaying history past ``after_seq``.
+
+        ``after_seq=0`` replays everything still in the history; ``None`` gives live events only.
+        """
+        return self._hub.subscribe(after_seq, max_pending=max_pending)
+
+    def history(self, after_seq: int = 0) -> list[Event]:
+        """The recorded events newer than ``after_seq``."""
+        return self._hub.history(after_seq)
+
+    def _require_client(self) -> Session:
+        if self._client is None or self.status in ("terminated", "errored"):
+            raise UsageError(f"session {self.id} is {self.status}")
+        return self._client
+
+    async def prompt(self, text: str, *, images: Sequence[tuple[str, bytes]] = ()) -> None:
+        """Start a turn with ``text`` (and images as ``(media_type, bytes)`` pairs)."""
+        client = self._require_client()
+        content: Any = text
+        if images:
+            content = [
+                *(
+                    {
+                        "type": "image",
+                        "source": {
+                            "type": "base64",
+                            "media_type": media_type,
+                            "data": base64.b64encode(data).decode("ascii"),
+                        },
+                    }
+                    for media_type, data in images
+                ),
+                {"type": "text", "text": text},
+            ]
+        self._turns += 1
+        self._tracer.start_turn(text, model=self.config.model)
+        self._set_status("active")
+        if self._debug_protocol is not None:
+            record = {"dir": "to_cli", "prompt": text, "images": len(images)}
+            self._debug_protocol.write(json.dumps(record).encode() + b"\n")
+        await client.send(content)
+
+    async def answer_permission(self, pending_id: str, decision: PermissionDecision) -> None:
+        """Answer an open :class:`~adapter.events.PermissionRequest`.
+
+        Raises:
+            UnknownPermissionError: no such request is open (answered, cancelled, expired).
+        """
+        req = self._pending.pop(pending_id, None)
+        if req is None:
+            raise UnknownPermissionError(f"no open permission request {pending_id!r}")
+        timer = self._timers.pop(pending_id, None)
+        if timer is not None:
+            timer.cancel()
+        await self._respond(req, decision)
+
+    async def _respond(self, req: InboundControlRequest, decision: PermissionDecision) -> None:
+        body = req.request
+        assert isinstance(body, CanUseToolRequest)
+        if decision.behavior == "deny":
+            response = req.deny(decision.message or "denied", interrupt=decision.interrupt)
+        elif decision.behavior == "allow_always":
+            response = req.allow(
+                updated_input=decision.updated_input,
+                updated_permissions=list(body.permission_suggestions or []) or None,
+            )
+        else:
+            response = req.allow(updated_input=decision.updated_input)
+        self._tracer.answered(req.request_id, decision.behavior)
+        client = self._client
+        if client is None:
+            return
+        with contextlib.suppress(ClaudeCodeError):
+            await client.respond(response)
+        if body.tool_name == "ExitPlanMode" and decision.behavior != "deny":
+            assert self._tg is not None
+            self._tg.start_soon(self._plan_exit_watch)
+
+    async def _plan_exit_watch(self) -> None:
+        # After ExitPlanMode is approved the CLI may end the turn without a result; if
+        # nothing arrives within the grace period, complete the turn ourselves.
+        scope = anyio.CancelScope()
+        self._plan_grace = scope
+        with scope:
+            await anyio.sleep(self.config.plan_exit_grace)
+            if self._translator.turn_open:
+                self._publish(self._translator.finish_turn("plan_approved"))
+        if self._plan_grace is scope:
+            self._plan_grace = None
+
+    async def interrupt(self) -> None:
+        """Interrupt the running turn."""
+        client = self._require_client()
+        with self._tracer.control("interrupt", direction="outbound"):
+            await client.interrupt()
+
+    async def set_model(self, model: str | None) -> None:
+        """Use ``model`` from the next turn on."""
+        client = self._require_client()
+        with self._tracer.control("set_model", direction="outbound", model=model or ""):
+            await client.set_model(model)
+
+    async def set_permission_mode(self, mode: str) -> None:
+        """Switch the CLI's permission mode (a ``mode_changed`` event follows)."""
+        client = self._require_client()
+        with self._tracer.control("set_permission_mode", direction="outbound", mode=mode):
+            await client.set_permission_mode(mode)
+
+    async def rewind_files(self, user_message_uuid: str, *, dry_run: bool = False) -> Any:
+        """Restore files to their state at a user message (needs file checkpointing)."""
+        client = self._require_client()
+        with self._tracer.control("rewind_files", direction="outbound"):
+            return await client.rewind_files(user_message_uuid, dry_run=dry_run)
+
+
