@@ -114,3 +114,63 @@ async def test_kill_while_a_permission_callback_waits(
     assert KILLED == caught.value.exit_code == session.exit_code
     assert state["cancelled"], "the waiting callback was cancelled when the session closed"
     assert not (cli_env.cwd / "never.txt").exists()
+
+
+async def test_kill_while_an_interrupt_is_unanswered(
+    cli_options: Any, fake_api: FakeAnthropicAPI
+) -> None:
+    """The CLI is stopped (SIGSTOP) so the interrupt cannot be answered, then killed."""
+    fake_api.add_main(Turn(blocks=[Text("a slowly streamed answer " * 8)], chunk=4, delay=0.05))
+    session, stdout = open_recorded(cli_options())
+    seen: list[Any] = []
+    with anyio.fail_after(30):
+        async with session, anyio.create_task_group() as tg:
+            await session.send("talk slowly")
+            async for message in session.messages():
+                seen.append(message)
+                if text_deltas(seen):
+                    break
+            assert session.pid is not None
+            os.kill(session.pid, signal.SIGSTOP)
+            interrupted = anyio.Event()
+
+            async def interrupt() -> None:
+                with pytest.raises(CLIExitedError) as caught:
+                    await session.interrupt()
+                assert KILLED == caught.value.exit_code
+                interrupted.set()
+
+            tg.start_soon(interrupt)
+            await anyio.sleep(0.3)  # the interrupt is written and waits for its answer
+            assert not interrupted.is_set()
+            _kill(session)
+            with pytest.raises(CLIExitedError):
+                await _drain(session, seen)
+            await interrupted.wait()
+    assert_every_line_typed(stdout, seen, allow_partial_tail=True)
+    assert KILLED == session.exit_code
+
+
+async def test_answering_a_permission_request_after_the_kill_raises(
+    cli_options: Any, fake_api: FakeAnthropicAPI
+) -> None:
+    """No callback: the request is in the stream; the CLI dies; ``respond`` raises."""
+    fake_api.add_main(tool_turn("Bash", {"command": "touch never.txt", "description": "x"}))
+    session, stdout = open_recorded(cli_options())
+    seen: list[Any] = []
+    with anyio.fail_after(30):
+        async with session:
+            await session.send("create a file")
+            async for message in session.messages():
+                seen.append(message)
+                if isinstance(message, m.InboundControlRequest):
+                    break
+            request = seen[-1]
+            assert isinstance(request, m.InboundControlRequest)
+            _kill(session)
+            with pytest.raises(CLIExitedError):
+                await _drain(session, seen)
+            with pytest.raises(CLIExitedError) as caught:
+                await session.respond(request.allow())
+    assert_every_line_typed(stdout, seen, allow_partial_tail=True)
+    assert KILLED == caught.value.exit_code == session.exit_code

@@ -4,16 +4,18 @@
 from __future__ import annotations
 
 import json
+import uuid
 from typing import Any
 
 import anyio
 import pytest
 
 from claudecode import messages as m
+from claudecode.content import TextBlock
 
-from ._assertions import assert_every_line_typed, assistant_texts, open_recorded
+from ._assertions import assert_every_line_typed, assistant_texts, open_recorded, text_deltas
 from .fake_api import FakeAnthropicAPI, RecordedRequest
-from .script import text_turn
+from .script import Text, Turn, text_turn
 
 pytestmark = [pytest.mark.realcli, pytest.mark.anyio]
 
@@ -97,3 +99,51 @@ async def test_resume_carries_history_and_resume_session_at_branches(
     for text in ("first prompt", "first answer", "third prompt"):
         assert text in three
     assert "second prompt" not in three and "second answer" not in three
+
+
+async def test_prompt_sent_mid_turn_is_queued_and_replayed(
+    cli_options: Any, fake_api: FakeAnthropicAPI
+) -> None:
+    """A prompt with a ``uuid`` sent while a turn streams runs after it (command_lifecycle)."""
+    fake_api.add_main(
+        Turn(blocks=[Text("streaming the first answer slowly")], chunk=4, delay=0.03),
+        text_turn("answer to the queued prompt"),
+    )
+    queued_uuid = str(uuid.uuid4())
+    session, stdout = open_recorded(cli_options(replay_user_messages=True))
+    with anyio.fail_after(60):
+        async with session:
+            await session.send("first prompt")
+            first: list[Any] = []
+            async for message in session.receive_response():
+                first.append(message)
+                if len(text_deltas(first)) == 1:
+                    await session.send("queued prompt", uuid=queued_uuid)
+            second = [message async for message in session.receive_response()]
+            rest: list[Any] = []  # "completed" comes after the queued turn's result
+            async for message in session.messages():
+                rest.append(message)
+                if isinstance(message, m.CommandLifecycle) and message.state == "completed":
+                    break
+    assert_every_line_typed(stdout, [*first, *second, *rest])
+
+    one, two = first[-1], second[-1]
+    assert isinstance(one, m.ResultMessage) and isinstance(two, m.ResultMessage)
+    assert "streaming the first answer slowly" == one.result
+    assert "answer to the queued prompt" == two.result
+    states = [
+        x.state
+        for x in [*first, *second, *rest]
+        if isinstance(x, m.CommandLifecycle) and x.command_uuid == queued_uuid
+    ]
+    assert ["queued", "started", "completed"] == states
+    replays = [x for x in [*first, *second] if isinstance(x, m.UserMessage) and x.is_replay]
+    assert {"first prompt", "queued prompt"} <= {t for x in replays for t in _texts(x)}
+    assert "queued prompt" == fake_api.last_user_text(fake_api.main_requests()[1])
+
+
+def _texts(message: m.UserMessage) -> list[str]:
+    content = message.message.content
+    if isinstance(content, str):
+        return [content]
+    return [b.text for b in content if isinstance(b, TextBlock)]
