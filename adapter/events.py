@@ -69,7 +69,7 @@ class _Part(msgspec.Struct, kw_only=True, omit_defaults=True, frozen=True):
     pass
 
 
-class McpServer(_Part):
+class McpServer(_Part, frozen=True):
     """An MCP server as the CLI reports it."""
 
     name: str
@@ -89,7 +89,7 @@ class SessionStatus(Event, tag="session_status"):
     mcp_servers: list[McpServer] = []
 
 
-class Command(_Part):
+class Command(_Part, frozen=True):
     """A slash command the CLI offers."""
 
     name: str
@@ -163,7 +163,7 @@ class ToolUpdate(Event, tag="tool_update"):
     synthetic: bool = False
 
 
-class PermissionOption(_Part):
+class PermissionOption(_Part, frozen=True):
     """One way to answer a permission request."""
 
     id: Literal["allow", "allow_always", "deny"]
@@ -258,7 +258,7 @@ class CompactBoundary(Event, tag="compact_boundary"):
     pre_tokens: int | None = None
 
 
-class TokenUsage(_Part):
+class TokenUsage(_Part, frozen=True):
     """Tokens of a turn by category (input excludes cache reads and writes, as Anthropic's)."""
 
     input: int = 0
@@ -342,7 +342,8 @@ def encode_event(event: Event) -> bytes:
 
 def decode_event(data: bytes | str) -> AnyEvent:
     """Parse the JSON of one event (the inverse of :func:`encode_event`)."""
-    return _decoder.decode(data)
+    event: AnyEvent = _decoder.decode(data)
+    return event
 
 
 def event_schema() -> dict[str, Any]:

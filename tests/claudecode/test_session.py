@@ -376,3 +376,26 @@ async def test_kill_from_outside_is_reported_with_signal(tmp_path: Path) -> None
                     if isinstance(message, StreamEvent) and session.pid:
                         os.kill(session.pid, signal.SIGKILL)
             assert -9 == info.value.exit_code
+
+
+async def test_child_environment_drops_claudecode_and_carries_trace_context(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """CLAUDECODE never reaches the CLI; an active span's context does (TRACEPARENT)."""
+    import json
+
+    from opentelemetry.sdk.trace import TracerProvider
+
+    monkeypatch.setenv("CLAUDECODE", "1")
+    record = tmp_path / "record.jsonl"
+    provider = TracerProvider()
+    tracer = provider.get_tracer("test")
+    with tracer.start_as_current_span("outer") as span:
+        trace_id = format(span.get_span_context().trace_id, "032x")
+        async with Session(options(tmp_path, script(record_path=str(record)), initialize=True)):
+            pass
+    first = json.loads(record.read_text().splitlines()[0])
+    env = first["env"]
+    assert "CLAUDECODE" not in env
+    assert trace_id in env["TRACEPARENT"]
+    assert "-p" in first["argv"] and "stream-json" in first["argv"]
