@@ -36,6 +36,7 @@ from claudecode import (
     encode_message,
 )
 from claudecode._log import get_logger
+from claudecode._tasks import TaskSet
 
 from .config import SessionConfig
 from .events import Complete, Event, PermissionCancelled, PermissionRequest, encode_event
@@ -96,6 +97,7 @@ class AgentSession:
         self._timers: dict[str, anyio.CancelScope] = {}
         self._stack: contextlib.AsyncExitStack | None = None
         self._tg: anyio.abc.TaskGroup | None = None
+        self._tasks: TaskSet | None = None
         self._done = anyio.Event()
         self._plan_grace: anyio.CancelScope | None = None
         self._turns = 0
@@ -120,7 +122,8 @@ class AgentSession:
             self._set_status("connected")
             if self._client.initialize_result is not None:
                 self._publish(self._translator.initialized(self._client.initialize_result))
-            self._tg.start_soon(self._pump, name=f"adapter pump {self.id}")
+            self._tasks = TaskSet(self._tg)
+            self._tasks.spawn(self._pump, name=f"adapter pump {self.id}")
         except BaseException as exc:
             self._set_status("errored", f"{type(exc).__name__}: {exc}")
             self._hub.close(self.status_reason)
@@ -151,8 +154,8 @@ class AgentSession:
                 await self._client.close()
             with anyio.move_on_after(5):
                 await self._done.wait()
-            if self._tg is not None:
-                self._tg.cancel_scope.cancel()
+            if self._tasks is not None:
+                self._tasks.cancel_all()
             await stack.__aexit__(None, None, None)
         self._finish("terminated" if self.status != "errored" else "errored", None)
 
@@ -237,7 +240,9 @@ class AgentSession:
         for message in batch:
             if debug is not None:
                 with contextlib.suppress(Exception):
-                    debug.write(b'{"dir":"from_cli","msg":' + encode_message(message).rstrip() + b"}\n")
+                    debug.write(
+                        b'{"dir":"from_cli","msg":' + encode_message(message).rstrip() + b"}\n"
+                    )
             if type(message) is InboundControlRequest and isinstance(
                 message.request, CanUseToolRequest
             ):
@@ -257,14 +262,13 @@ class AgentSession:
     def _permission(self, req: InboundControlRequest) -> list[Event]:
         event = self._translator.permission_request(req)
         policy = self.config.policy
-        assert self._tg is not None
         if policy.name == "autonomous" or (
             policy.name == "plan" and event.tool_name != "ExitPlanMode"
         ):
-            self._tg.start_soon(self._respond, req, PermissionDecision("allow"))
+            self._spawn(self._respond, req, PermissionDecision("allow"))
             return []
         if policy.name == "custom":
-            self._tg.start_soon(self._ask_custom, req, event)
+            self._spawn(self._ask_custom, req, event)
             return []
         return self._open_pending(req, event)
 
@@ -275,7 +279,7 @@ class AgentSession:
             scope = anyio.CancelScope()
             self._timers[req.request_id] = scope
             assert self._tg is not None
-            self._tg.start_soon(self._expire, req.request_id, scope, timeout)
+            self._spawn(self._expire, req.request_id, scope, timeout)
         return [event]
 
     async def _ask_custom(self, req: InboundControlRequest, event: PermissionRequest) -> None:
@@ -312,6 +316,10 @@ class AgentSession:
         if req is not None:
             self._publish([PermissionCancelled(pending_id=pending_id, reason=reason)])
         return req
+
+    def _spawn(self, fn: Any, *args: Any) -> None:
+        assert self._tasks is not None
+        self._tasks.spawn(fn, *args)
 
     # -- publishing ----------------------------------------------------------------------
 
@@ -363,7 +371,9 @@ class AgentSession:
         """Sequence number of the newest event."""
         return self._hub.last_seq
 
-    def subscribe(self, after_seq: int | None = None, *, max_pending: int | None = None) -> Subscription:
+    def subscribe(
+        self, after_seq: int | None = None, *, max_pending: int | None = None
+    ) -> Subscription:
         """Receive this session's events: live ones, after replaying history past ``after_seq``.
 
         ``after_seq=0`` replays everything still in the history; ``None`` gives live events only.
@@ -440,7 +450,7 @@ class AgentSession:
             await client.respond(response)
         if body.tool_name == "ExitPlanMode" and decision.behavior != "deny":
             assert self._tg is not None
-            self._tg.start_soon(self._plan_exit_watch)
+            self._spawn(self._plan_exit_watch)
 
     async def _plan_exit_watch(self) -> None:
         # After ExitPlanMode is approved the CLI may end the turn without a result; if
@@ -477,5 +487,3 @@ class AgentSession:
         client = self._require_client()
         with self._tracer.control("rewind_files", direction="outbound"):
             return await client.rewind_files(user_message_uuid, dry_run=dry_run)
-
-

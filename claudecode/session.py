@@ -35,6 +35,7 @@ from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStre
 from . import control as ctl
 from ._discovery import find_cli
 from ._log import get_logger
+from ._tasks import TaskSet
 from ._telemetry import trace_env
 from .callbacks import CanUseTool, HookCallback, HookMatcher
 from .errors import (
@@ -128,6 +129,7 @@ class Session(ControlRequests):
         self._handlers: dict[str, anyio.CancelScope] = {}
         self._stack: contextlib.AsyncExitStack | None = None
         self._tg: anyio.abc.TaskGroup | None = None
+        self._tasks: TaskSet | None = None
         self._first_write = anyio.Event()
         self._got_output = anyio.Event()
         self._exited = anyio.Event()
@@ -154,8 +156,9 @@ class Session(ControlRequests):
             self._tg = tg
             self._stack = stack
             await self._transport.start(tg)
-            tg.start_soon(self._reader, name="claudecode reader")
-            tg.start_soon(self._watchdog, name="claudecode spawn watchdog")
+            self._tasks = TaskSet(tg)
+            self._tasks.spawn(self._reader, name="claudecode reader")
+            self._tasks.spawn(self._watchdog, name="claudecode spawn watchdog")
             if self.options.initialize:
                 await self.initialize()
         except BaseException as exc:
@@ -211,8 +214,8 @@ class Session(ControlRequests):
                 await transport.aclose(force=force)
             with anyio.move_on_after(2):
                 await self._exited.wait()
-        if self._tg is not None:
-            self._tg.cancel_scope.cancel()
+        if self._tasks is not None:
+            self._tasks.cancel_all()
 
     def _build_transport(self) -> Transport:
         opts = self.options
@@ -326,11 +329,11 @@ class Session(ControlRequests):
     def _dispatch(self, req: InboundControlRequest) -> bool:
         """Run the callback for ``req`` in its own task; False when the consumer must answer."""
         body = req.request
-        assert self._tg is not None
         if isinstance(body, CanUseToolRequest):
             if self._can_use_tool is None:
                 if self.options.permission_timeout is not None:
-                    self._tg.start_soon(self._permission_timer, req)
+                    assert self._tasks is not None
+                    self._tasks.spawn(self._permission_timer, req)
                 return False
             self._spawn_handler(req, self._answer_permission(req, self._can_use_tool))
             return True
@@ -343,18 +346,17 @@ class Session(ControlRequests):
         return False
 
     def _spawn_handler(self, req: InboundControlRequest, coro: Any) -> None:
-        scope = anyio.CancelScope()
-        self._handlers[req.request_id] = scope
+        assert self._tasks is not None
 
         async def run() -> None:
             try:
-                with scope:
-                    await coro
+                await coro
             finally:
                 self._handlers.pop(req.request_id, None)
 
-        assert self._tg is not None
-        self._tg.start_soon(run, name=f"claudecode control {req.request_id}")
+        self._handlers[req.request_id] = self._tasks.spawn(
+            run, name=f"claudecode control {req.request_id}"
+        )
 
     async def _answer_permission(self, req: InboundControlRequest, callback: CanUseTool) -> None:
         try:
@@ -412,8 +414,8 @@ class Session(ControlRequests):
         response = ctl.error_response(
             request_id, f"Unsupported control request subtype: {message.subtype}"
         )
-        assert self._tg is not None
-        self._tg.start_soon(self._write_quietly, ctl.encode_raw(response))
+        assert self._tasks is not None
+        self._tasks.spawn(self._write_quietly, ctl.encode_raw(response))
 
     async def _respond_quietly(self, response: ctl.OutboundControlResponse) -> None:
         try:

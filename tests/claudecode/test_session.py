@@ -399,3 +399,18 @@ async def test_child_environment_drops_claudecode_and_carries_trace_context(
     assert "CLAUDECODE" not in env
     assert trace_id in env["TRACEPARENT"]
     assert "-p" in first["argv"] and "stream-json" in first["argv"]
+
+
+async def test_close_inside_the_block_does_not_cancel_the_caller(tmp_path: Path) -> None:
+    """close() stops the session's own tasks only; the caller's code goes on."""
+    with anyio.fail_after(20):
+        async with Session(options(tmp_path, script(text_turn("bye")))) as session:
+            await session.send("hello")
+            await turn_messages(session)
+            await session.close()
+            rest = [m async for m in session.messages()]
+            await anyio.sleep(0.01)  # a checkpoint: would raise if we had been cancelled
+            reached = True
+    assert reached
+    assert all(not isinstance(m, ResultMessage) for m in rest)
+    assert 0 == session.exit_code

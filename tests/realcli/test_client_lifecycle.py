@@ -17,11 +17,6 @@ from .script import text_turn, tool_turn
 pytestmark = [pytest.mark.realcli, pytest.mark.anyio]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="client bug: Session.close() inside `async with` cancels the caller's own body "
-    "(the task group's cancel scope) and the Cancelled escapes the `async with`",
-)
 async def test_close_inside_the_block_then_drain_the_rest(
     cli_options: Any, fake_api: FakeAnthropicAPI
 ) -> None:
