@@ -1,0 +1,725 @@
+"""The sans-IO translator: typed CLI messages in, normalized events out.
+
+:class:`Translator` is pure: no I/O, no clock, no anyio. The session feeds it every message
+it reads from the CLI (:meth:`Translator.feed`), asks it for the event of a permission prompt
+(:meth:`Translator.permission_request`) and tells it when the CLI answered ``initialize``
+(:meth:`Translator.initialized`) or went away (:meth:`Translator.close`). It returns events
+without ``seq``/``session_id``; the session stamps them. No method ever raises: an internal
+surprise becomes an :class:`~adapter.events.ErrorEvent` of kind ``internal`` and the stream
+goes on.
+
+Theory of operation
+-------------------
+**Turns.** A turn opens with ``system/init`` (sent once per turn) or any message of model
+activity (``system/status`` requesting, ``stream_event``, ``assistant``, a non-replayed
+``user``, ``tool_progress``, a permission prompt) and closes with its ``result``. A ``result``
+with no open turn (a background sub-agent that finished and started a turn by itself) is just
+another turn. :meth:`~Translator.finish_turn` closes a turn that gets no ``result`` (after an
+``ExitPlanMode`` approval) with a synthetic :class:`~adapter.events.Complete`.
+
+**Text.** Text streams token by token from ``stream_event`` deltas (``message_id`` is the
+``message_start`` id). The per-block ``assistant`` lines repeat it and are de-duplicated
+against what streamed (see :mod:`adapter._turn_state`); without partial messages the
+``assistant`` line is the text, emitted once. ``result.result`` is emitted only when no
+main-chain text at all was emitted in the turn (Kandev's rule), under the message id
+``result:<result uuid>``.
+
+**Tool calls.** The :class:`~adapter.events.ToolCall` is emitted when the ``assistant`` line
+with the complete ``tool_use`` block arrives (it comes before the block's
+``content_block_stop``), so ``normalized`` is built from the real input.
+:class:`~adapter.events.ToolInputDelta` events that stream before it already carry the
+``tool_use`` id from ``content_block_start``. If a block stops and no ``assistant`` line
+announced it, the ToolCall is emitted at ``content_block_stop`` from the streamed JSON.
+Results (``tool_result`` blocks of ``user`` lines) complete the call with the payload
+enriched by :func:`normalize.normalize_tool_result`; calls still pending when the ``result``
+arrives are completed synthetically (``error`` when the turn failed), before the
+:class:`~adapter.events.Complete`. Sub-agent activity carries ``parent_tool_call_id``.
+
+**Order on ``result``.** Pending tool calls completed, then the result text (if no text was
+emitted), the :class:`~adapter.events.ContextWindow` (when changed), the
+:class:`~adapter.events.Complete`, and last an :class:`~adapter.events.ErrorEvent` when the
+result is an error ("complete before error", as Kandev).
+
+**Message UUIDs.** Main-chain ``user`` UUIDs are committed at once; ``assistant`` UUIDs only
+when a successful ``result`` confirms them. The last committed UUID is
+``Complete.last_message_uuid`` (usable as ``--resume-session-at``).
+
+**Duplicates.** Every line the CLI writes has its own ``uuid``; a line whose ``uuid`` was
+already seen is dropped.
+
+**Nothing to show.** ``keep_alive``, ``system/thinking_tokens``, ``system/status``
+without a permission mode, ``system/hook_*``, ``command_lifecycle``, signature and citation
+deltas, ``ping``, and control requests/responses (the session's business) give no event.
+Messages that are modelled by :mod:`claudecode` but have no event of their own
+(``tool_use_summary``, ``prompt_suggestion``, ``auth_status``, ``system/files_persisted``,
+``system/elicitation_complete``, ``system/local_command_output``, an SSE ``error`` the CLI
+recovers from) and unknown messages pass through as :class:`~adapter.events.Raw`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, Final
+
+from claudecode._log import get_logger
+from claudecode.content import (
+    ServerToolUseBlock,
+    TextBlock,
+    ThinkingBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+    UnknownBlock,
+    WebSearchToolResultBlock,
+)
+from claudecode.control import InitializeResult
+from claudecode.messages import (
+    AssistantMessage,
+    AuthStatus,
+    ControlCancelRequest,
+    InboundControlRequest,
+    InboundMessage,
+    MalformedLine,
+    PromptSuggestion,
+    RateLimitEvent,
+    ResultMessage,
+    StreamEvent,
+    SystemApiRetry,
+    SystemBackgroundTasksChanged,
+    SystemCompactBoundary,
+    SystemElicitationComplete,
+    SystemFilesPersisted,
+    SystemInit,
+    SystemLocalCommandOutput,
+    SystemMessage,
+    SystemPermissionDenied,
+    SystemStatus,
+    SystemTaskNotification,
+    SystemTaskProgress,
+    SystemTaskStarted,
+    SystemTaskUpdated,
+    ToolProgress,
+    ToolUseSummary,
+    UnknownMessage,
+    UserMessage,
+)
+from claudecode.messages import RateLimit as LegacyRateLimit
+from claudecode.stream_events import (
+    ContentBlockDelta,
+    ContentBlockStart,
+    ContentBlockStop,
+    InputJsonDelta,
+    MessageDelta,
+    MessageStart,
+    TextDelta,
+    ThinkingDelta,
+)
+from claudecode.stream_events import ErrorEvent as SseError
+from normalize import (
+    NormalizedPayload,
+    action_type_for,
+    normalize_tool_result,
+    normalize_tool_use,
+    title_for,
+)
+
+from . import _plain as plain
+from ._context import DEFAULT_CONTEXT_WINDOW, ContextTracker
+from ._turn_state import (
+    BoundedMap,
+    BoundedSet,
+    PendingTool,
+    TextLedger,
+    ToolRegistry,
+    partial_input,
+)
+from .events import (
+    AvailableCommands,
+    Command,
+    Complete,
+    ErrorEvent,
+    Event,
+    McpServer,
+    MessageChunk,
+    ModeChanged,
+    PermissionCancelled,
+    PermissionRequest,
+    Raw,
+    Reasoning,
+    SessionStatus,
+    ToolCall,
+    ToolInputDelta,
+    ToolUpdate,
+)
+from .events import ToolProgress as ToolProgressEvent
+
+__all__ = ("Translator",)
+
+_log = get_logger(__name__)
+
+_SYNTHETIC_MODEL: Final = "<synthetic>"
+#: Messages with a ``type`` of their own that carry nothing to show but are kept as ``raw``.
+_RAW_TYPES: Final[tuple[type[Any], ...]] = (
+    ToolUseSummary,
+    PromptSuggestion,
+    AuthStatus,
+    SystemFilesPersisted,
+    SystemElicitationComplete,
+    SystemLocalCommandOutput,
+)
+
+
+class Translator:
+    """Turns the CLI's typed messages into normalized events. Pure; never raises.
+
+    Args:
+        resumed: the session resumes an earlier CLI session (``SessionStatus.status`` is
+            ``"resumed"`` instead of ``"new"``).
+        work_dir: shorten paths under this directory in tool titles (defaults to the ``cwd``
+            of ``system/init``).
+        default_context_window: the window size assumed until a result reports one.
+    """
+
+    def __init__(
+        self,
+        *,
+        resumed: bool = False,
+        work_dir: str | None = None,
+        default_context_window: int = DEFAULT_CONTEXT_WINDOW,
+    ) -> None:
+        self._resumed = resumed
+        self._work_dir = work_dir
+        self._announced = False
+        self._closed = False
+        self._session_id: str | None = None
+        self._model: str | None = None
+        self._mode: str | None = None
+        self._cli_version: str | None = None
+        self._cwd: str | None = None
+        self._tools: list[str] = []
+        self._mcp: list[McpServer] = []
+        # turn state
+        self._turn_open = False
+        self._text_in_turn = False
+        self._turn_model: str | None = None
+        self._pending_assistant_uuid: str | None = None
+        self._last_committed: str | None = None
+        self._permissions: dict[str, str | None] = {}
+        # per-message / per-id memories
+        self._ledger = TextLedger()
+        self._calls = ToolRegistry()
+        self._context = ContextTracker(default_context_window)
+        self._seen: BoundedSet[str] = BoundedSet(8192)
+        self._current_message: BoundedMap[str | None, str] = BoundedMap(64)
+        self._agents: BoundedMap[str, str] = BoundedMap(256)
+        self._task_tools: BoundedMap[str, str] = BoundedMap(256)
+        self._results = 0
+
+    # ----------------------------------------------------------------- properties
+
+    @property
+    def turn_open(self) -> bool:
+        """Whether a turn started and has not ended yet."""
+        return self._turn_open
+
+    @property
+    def pending_tool_calls(self) -> tuple[str, ...]:
+        """The ids of announced tool calls without a result, oldest first."""
+        return tuple(self._calls.pending)
+
+    @property
+    def last_committed_uuid(self) -> str | None:
+        """The UUID of the last message that is safe to resume at."""
+        return self._last_committed
+
+    @property
+    def session_id(self) -> str | None:
+        """The CLI's session id (from ``system/init``)."""
+        return self._session_id
+
+    @property
+    def model(self) -> str | None:
+        """The model the CLI reports in ``system/init``."""
+        return self._model
+
+    # ------------------------------------------------------------------ public API
+
+    def feed(self, message: InboundMessage) -> list[Event]:
+        """Translate one message from the CLI into zero or more events."""
+        try:
+            uuid = getattr(message, "uuid", None)
+            if isinstance(uuid, str) and uuid and not self._seen.add(uuid):
+                return []
+            handler = _HANDLERS.get(type(message))
+            if handler is not None:
+                return handler(self, message)
+            convert = _STATELESS.get(type(message))
+            if convert is not None:
+                return convert(message)
+            if isinstance(message, _RAW_TYPES):
+                return [plain.raw_of(message)]
+            return []
+        except Exception as exc:
+            return [self._internal(exc, message)]
+
+    def initialized(self, result: InitializeResult) -> list[Event]:
+        """The CLI answered ``initialize``: its slash commands as :class:`AvailableCommands`."""
+        try:
+            self._cli_version = result.claude_code_version or self._cli_version
+            if not self._announced and result.current_permission_mode:
+                self._mode = result.current_permission_mode
+            commands = [
+                Command(name=c.name, description=c.description, argument_hint=c.argument_hint)
+                for c in result.commands
+                if c.name
+            ]
+            return [AvailableCommands(commands=commands)]
+        except Exception as exc:
+            return [self._internal(exc, result)]
+
+    def permission_request(self, req: InboundControlRequest) -> PermissionRequest:
+        """The :class:`PermissionRequest` event of a ``can_use_tool`` control request.
+
+        ``pending_id`` is the control ``request_id``: answer through the session with it.
+        A request of another subtype gives a best-effort event (the tool named in a hook's
+        input, or an empty name); this method never raises.
+        """
+        try:
+            self._open()
+            event = plain.permission_event(req, self._parent_of, self._work_dir or self._cwd)
+            self._permissions[req.request_id] = event.tool_call_id
+            return event
+        except Exception as exc:
+            _log.warning("translator.internal_error", error=repr(exc), exc_info=True)
+            payload = normalize_tool_use("", {})
+            return PermissionRequest(
+                pending_id=getattr(req, "request_id", ""),
+                tool_name="",
+                input={},
+                normalized=payload,
+                title=title_for(payload),
+                options=[plain.ALLOW, plain.DENY],
+            )
+
+    def finish_turn(self, reason: str = "completed") -> list[Event]:
+        """End the open turn without a ``result`` (e.g. after an ``ExitPlanMode`` approval).
+
+        Completes every pending tool call (synthetic :class:`ToolUpdate`) and emits a
+        synthetic :class:`Complete` whose ``terminal_reason`` is ``reason``. Nothing when
+        no turn is open.
+        """
+        try:
+            return self._finish(reason, error=None)
+        except Exception as exc:
+            return [self._internal(exc, None)]
+
+    def close(self, error: str | None = None) -> list[Event]:
+        """The CLI went away: end the open turn, plus an ``ErrorEvent(kind="cli_exited")``.
+
+        With ``error`` the synthetic :class:`Complete` is an error and pending tool calls end
+        as ``error``. Calling it again gives nothing.
+        """
+        if self._closed:
+            return []
+        self._closed = True
+        try:
+            events = self._finish("cli_exited", error=error)
+            if error is not None:
+                events.append(ErrorEvent(message=error, kind="cli_exited"))
+            return events
+        except Exception as exc:
+            return [self._internal(exc, None)]
+
+    # ------------------------------------------------------------------- helpers
+
+    def _internal(self, exc: Exception, message: object) -> ErrorEvent:
+        _log.warning(
+            "translator.internal_error",
+            error=repr(exc),
+            message_type=type(message).__name__,
+            exc_info=True,
+        )
+        return ErrorEvent(
+            message=f"internal error translating {type(message).__name__}: {exc!r}",
+            kind="internal",
+        )
+
+    def _title(self, payload: NormalizedPayload) -> str:
+        return title_for(payload, work_dir=self._work_dir or self._cwd)
+
+    def _open(self) -> None:
+        self._turn_open = True
+
+    def _note_agent(self, agent_id: str | None, parent: str | None) -> None:
+        if agent_id and parent:
+            self._agents.set(agent_id, parent)
+
+    def _status(self) -> SessionStatus:
+        return SessionStatus(
+            status="resumed" if self._resumed else "new",
+            cli_session_id=self._session_id,
+            cli_version=self._cli_version,
+            model=self._model,
+            permission_mode=self._mode,
+            cwd=self._cwd,
+            tools=list(self._tools),
+            mcp_servers=list(self._mcp),
+        )
+
+    # -------------------------------------------------------------- system lines
+
+    def _on_init(self, msg: SystemInit) -> list[Event]:
+        self._open()
+        self._cli_version = msg.claude_code_version or self._cli_version
+        self._cwd = msg.cwd or self._cwd
+        self._tools = list(msg.tools)
+        self._mcp = [McpServer(name=s.name, status=s.status) for s in msg.mcp_servers]
+        self._context.use_model(msg.model)
+        if not self._announced:
+            self._announced = True
+            self._session_id = msg.session_id or self._session_id
+            self._model = msg.model or self._model
+            self._mode = msg.permission_mode or self._mode
+            return [self._status()]
+        events: list[Event] = []
+        changed_session = bool(msg.session_id) and msg.session_id != self._session_id
+        changed_model = bool(msg.model) and msg.model != self._model
+        self._session_id = msg.session_id or self._session_id
+        self._model = msg.model or self._model
+        if changed_model or changed_session:
+            events.append(self._status())
+        if msg.permission_mode and msg.permission_mode != self._mode:
+            self._mode = msg.permission_mode
+            events.append(ModeChanged(mode=msg.permission_mode))
+        return events
+
+    def _on_status(self, msg: SystemStatus) -> list[Event]:
+        if msg.status == "requesting":
+            self._open()
+        if msg.permission_mode and msg.permission_mode != self._mode:
+            self._mode = msg.permission_mode
+            return [ModeChanged(mode=msg.permission_mode)]
+        return []
+
+    def _on_task(self, msg: SystemMessage) -> list[Event]:
+        if isinstance(msg, SystemTaskStarted) and msg.task_id and msg.tool_use_id:
+            self._task_tools.set(msg.task_id, msg.tool_use_id)
+            self._agents.set(msg.task_id, msg.tool_use_id)
+        task_id = getattr(msg, "task_id", None)
+        known = self._task_tools.get(task_id) if isinstance(task_id, str) else None
+        return [plain.task_event(msg, known)]
+
+    # ------------------------------------------------------------- stream events
+
+    def _on_stream(self, msg: StreamEvent) -> list[Event]:
+        self._open()
+        event = msg.event
+        parent = msg.parent_tool_use_id
+        if isinstance(event, MessageStart):
+            message_id = event.message.id or msg.api_message_id or ""
+            self._current_message.set(parent, message_id)
+            if parent is None:
+                self._note_model(event.message.model)
+                self._context.start(message_id, event.message.usage)
+            return []
+        message_id = msg.api_message_id or self._current_message.get(parent) or ""
+        if isinstance(event, ContentBlockDelta):
+            return self._on_delta(event, message_id, parent)
+        if isinstance(event, ContentBlockStart):
+            block = event.content_block
+            if isinstance(block, ToolUseBlock | ServerToolUseBlock):
+                self._calls.begin_stream(message_id, event.index, block.id, block.name, parent)
+            return []
+        if isinstance(event, ContentBlockStop):
+            streamed = self._calls.end_stream(message_id, event.index)
+            if streamed is None:
+                return []
+            return self._announce(
+                streamed.tool_id, streamed.name, partial_input(streamed.parts), streamed.parent
+            )
+        if isinstance(event, MessageDelta):
+            if parent is None:
+                self._context.update(event.usage)
+                window = self._context.snapshot()
+                return [window] if window is not None else []
+            return []
+        if isinstance(event, SseError):
+            return [Raw(message_type="stream_event", subtype="error", data=dict(event.error))]
+        return []
+
+    def _on_delta(
+        self, event: ContentBlockDelta, message_id: str, parent: str | None
+    ) -> list[Event]:
+        delta = event.delta
+        if isinstance(delta, TextDelta):
+            text = self._ledger.streamed(message_id, "text", delta.text)
+            if not text:
+                return []
+            if parent is None:
+                self._text_in_turn = True
+            return [MessageChunk(message_id=message_id, text=text, parent_tool_call_id=parent)]
+        if isinstance(delta, ThinkingDelta):
+            text = self._ledger.streamed(message_id, "thinking", delta.thinking)
+            return (
+                [Reasoning(message_id=message_id, text=text, parent_tool_call_id=parent)]
+                if text
+                else []
+            )
+        if isinstance(delta, InputJsonDelta):
+            tool_id = self._calls.stream_delta(message_id, event.index, delta.partial_json)
+            if tool_id is None or not delta.partial_json:
+                return []
+            return [
+                ToolInputDelta(
+                    tool_call_id=tool_id,
+                    partial_json=delta.partial_json,
+                    parent_tool_call_id=parent,
+                )
+            ]
+        return []
+
+    def _note_model(self, model: str | None) -> None:
+        if model and model != _SYNTHETIC_MODEL:
+            self._turn_model = model
+            self._context.use_model(model)
+
+    # ---------------------------------------------------------- assistant / user
+
+    def _on_assistant(self, msg: AssistantMessage) -> list[Event]:
+        self._open()
+        parent = msg.parent_tool_use_id
+        self._note_agent(msg.agent_id, parent)
+        message = msg.message
+        message_id = message.id
+        if parent is None:
+            if msg.uuid:
+                self._pending_assistant_uuid = msg.uuid
+            if message.model != _SYNTHETIC_MODEL:
+                self._note_model(message.model)
+                self._context.observe(message_id, message.usage)
+        events: list[Event] = []
+        for block in message.content:
+            if isinstance(block, TextBlock):
+                text = self._ledger.delivered(message_id, "text", block.text)
+                if text:
+                    if parent is None:
+                        self._text_in_turn = True
+                    events.append(
+                        MessageChunk(message_id=message_id, text=text, parent_tool_call_id=parent)
+                    )
+            elif isinstance(block, ThinkingBlock):
+                text = self._ledger.delivered(message_id, "thinking", block.thinking)
+                if text:
+                    events.append(
+                        Reasoning(message_id=message_id, text=text, parent_tool_call_id=parent)
+                    )
+            elif isinstance(block, ToolUseBlock | ServerToolUseBlock):
+                events += self._announce(block.id, block.name, block.input, parent)
+            elif isinstance(block, WebSearchToolResultBlock):
+                events += self._tool_result(block.tool_use_id, block.content, False, None, parent)
+            elif isinstance(block, UnknownBlock):
+                events.append(
+                    Raw(message_type="assistant", subtype=block.block_type, data=block.data)
+                )
+        return events
+
+    def _announce(
+        self, tool_id: str, name: str, tool_input: Any, parent: str | None
+    ) -> list[Event]:
+        if not tool_id or self._calls.known(tool_id):
+            return []
+        payload = normalize_tool_use(name, tool_input)
+        self._calls.add(tool_id, PendingTool(name=name, payload=payload, parent=parent))
+        return [
+            ToolCall(
+                tool_call_id=tool_id,
+                tool_name=name,
+                title=self._title(payload),
+                normalized=payload,
+                action_type=action_type_for(payload),
+                parent_tool_call_id=parent,
+            )
+        ]
+
+    def _on_user(self, msg: UserMessage) -> list[Event]:
+        if msg.is_replay:
+            return []
+        self._open()
+        parent = msg.parent_tool_use_id
+        self._note_agent(msg.agent_id, parent)
+        if parent is None and msg.uuid:
+            self._last_committed = msg.uuid
+            self._pending_assistant_uuid = None
+        content = msg.message.content
+        if isinstance(content, str):
+            return []
+        results = [b for b in content if isinstance(b, ToolResultBlock)]
+        if not results:
+            return []
+        structured: Any = None
+        if len(results) == 1:
+            try:
+                structured = msg.tool_use_result_value()
+            except Exception:
+                structured = None
+        events: list[Event] = []
+        for block in results:
+            events += self._tool_result(
+                block.tool_use_id, block.content, block.is_error is True, structured, parent
+            )
+        return events
+
+    def _tool_result(
+        self,
+        tool_id: str,
+        content: Any,
+        is_error: bool,
+        structured: Any,
+        parent: str | None,
+    ) -> list[Event]:
+        emit, pending = self._calls.finish(tool_id)
+        if not emit:
+            return []
+        self._drop_permissions_of(tool_id)
+        if pending is None:
+            pending = PendingTool(name="", payload=normalize_tool_use("", {}), parent=parent)
+        payload = normalize_tool_result(
+            pending.payload, content=content, is_error=is_error, tool_use_result=structured
+        )
+        return [
+            ToolUpdate(
+                tool_call_id=tool_id,
+                status="error" if is_error else "complete",
+                title=self._title(payload),
+                normalized=payload,
+                tool_name=pending.name,
+                action_type=action_type_for(payload),
+                parent_tool_call_id=pending.parent,
+            )
+        ]
+
+    def _complete_pending(self, status: str) -> list[Event]:
+        events: list[Event] = []
+        for tool_id in list(self._calls.pending):
+            emit, pending = self._calls.finish(tool_id)
+            if not emit or pending is None:
+                continue
+            events.append(
+                ToolUpdate(
+                    tool_call_id=tool_id,
+                    status="error" if status == "error" else "complete",
+                    title=self._title(pending.payload),
+                    normalized=pending.payload,
+                    tool_name=pending.name,
+                    action_type=action_type_for(pending.payload),
+                    parent_tool_call_id=pending.parent,
+                    synthetic=True,
+                )
+            )
+        return events
+
+    def _drop_permissions_of(self, tool_id: str) -> None:
+        for request_id, tool in list(self._permissions.items()):
+            if tool == tool_id:
+                del self._permissions[request_id]
+
+    # -------------------------------------------------------------------- result
+
+    def _on_result(self, msg: ResultMessage) -> list[Event]:
+        self._results += 1
+        events = self._complete_pending("error" if msg.is_error else "complete")
+        if not self._text_in_turn and msg.result:
+            message_id = f"result:{msg.uuid or self._results}"
+            events.append(MessageChunk(message_id=message_id, text=msg.result))
+        self._context.learn_sizes(msg.model_usage)
+        window = self._context.snapshot()
+        if window is not None:
+            events.append(window)
+        if not msg.is_error and self._pending_assistant_uuid:
+            self._last_committed = self._pending_assistant_uuid
+        events.append(plain.complete_of(msg, self._turn_model or self._model, self._last_committed))
+        if msg.is_error:
+            events.append(plain.result_error(msg))
+        self._end_turn()
+        return events
+
+    def _end_turn(self) -> None:
+        self._turn_open = False
+        self._text_in_turn = False
+        self._pending_assistant_uuid = None
+        self._permissions.clear()
+
+    def _finish(self, reason: str, error: str | None) -> list[Event]:
+        if not self._turn_open:
+            return []
+        events = self._complete_pending("error" if error is not None else "complete")
+        if error is None and self._pending_assistant_uuid:
+            self._last_committed = self._pending_assistant_uuid
+        events.append(
+            Complete(
+                is_error=error is not None,
+                subtype="success" if error is None else "error_during_execution",
+                terminal_reason=reason,
+                model=self._turn_model or self._model,
+                last_message_uuid=self._last_committed,
+                synthetic=True,
+            )
+        )
+        self._end_turn()
+        return events
+
+    # ------------------------------------------------------------- control plane
+
+    def _parent_of(self, tool_use_id: str | None, agent_id: str | None) -> str | None:
+        parent = self._calls.parent_of(tool_use_id)
+        if parent is None and agent_id:
+            parent = self._agents.get(agent_id)
+        return parent
+
+    def _on_cancel(self, msg: ControlCancelRequest) -> list[Event]:
+        if msg.request_id not in self._permissions:
+            return []
+        del self._permissions[msg.request_id]
+        return [PermissionCancelled(pending_id=msg.request_id, reason="cancelled_by_cli")]
+
+    def _on_tool_progress(self, msg: ToolProgress) -> list[Event]:
+        self._open()
+        return [
+            ToolProgressEvent(
+                tool_call_id=msg.tool_use_id or "",
+                tool_name=msg.tool_name,
+                elapsed_seconds=msg.elapsed_time_seconds,
+                parent_tool_call_id=msg.parent_tool_use_id,
+            )
+        ]
+
+
+_Handler = Callable[[Translator, Any], list[Event]]
+_Plain = Callable[[Any], list[Event]]
+
+_STATELESS: Final[dict[type[Any], _Plain]] = {
+    SystemApiRetry: plain.api_retry,
+    SystemCompactBoundary: plain.compact_boundary,
+    SystemPermissionDenied: plain.permission_denied,
+    RateLimitEvent: plain.rate_limit,
+    LegacyRateLimit: plain.rate_limit,
+    UnknownMessage: plain.unknown,
+    MalformedLine: plain.malformed,
+}
+"""Messages whose events depend on nothing but the message."""
+
+_HANDLERS: Final[dict[type[Any], _Handler]] = {
+    SystemInit: Translator._on_init,
+    SystemStatus: Translator._on_status,
+    SystemTaskStarted: Translator._on_task,
+    SystemTaskProgress: Translator._on_task,
+    SystemTaskUpdated: Translator._on_task,
+    SystemTaskNotification: Translator._on_task,
+    SystemBackgroundTasksChanged: Translator._on_task,
+    StreamEvent: Translator._on_stream,
+    AssistantMessage: Translator._on_assistant,
+    UserMessage: Translator._on_user,
+    ResultMessage: Translator._on_result,
+    ToolProgress: Translator._on_tool_progress,
+    ControlCancelRequest: Translator._on_cancel,
+}
+"""Dispatch by exact message class; classes not listed give nothing (or ``raw``)."""

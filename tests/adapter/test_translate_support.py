@@ -1,0 +1,232 @@
+"""Shared harness of the translator tests (no tests here): replay recorded transcripts.
+
+A transcript may record several CLI processes (``exit_code`` spawns three); each process gets
+its own :class:`~adapter.translate.Translator`, as each real session would. Lines go in the
+order the CLI printed them, and the replay does what the session does: ``can_use_tool``
+requests go through :meth:`Translator.permission_request`, the answer to our ``initialize``
+goes through :meth:`Translator.initialized`, other control requests and responses are the
+session's business and are skipped, everything else is fed.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from adapter.events import (
+    Complete,
+    ErrorEvent,
+    Event,
+    MessageChunk,
+    Reasoning,
+    ToolCall,
+    ToolUpdate,
+    decode_event,
+    encode_event,
+)
+from adapter.translate import Translator
+from claudecode._codec import decode_line
+from claudecode.content import TextBlock, ThinkingBlock
+from claudecode.control import InitializeResult, parse_result
+from claudecode.messages import (
+    AssistantMessage,
+    CanUseToolRequest,
+    ControlSuccess,
+    InboundControlRequest,
+    InboundControlResponse,
+    InboundMessage,
+    ResultMessage,
+    StreamEvent,
+)
+from claudecode.stream_events import ContentBlockDelta, MessageStart, TextDelta, ThinkingDelta
+
+TRANSCRIPTS = Path(__file__).resolve().parent.parent / "fixtures" / "transcripts"
+PATHS = sorted(
+    p
+    for p in [*TRANSCRIPTS.glob("*.jsonl"), *TRANSCRIPTS.glob("v2.1.197/*.jsonl")]
+    if not p.name.endswith(".api.jsonl")
+)
+NAMES = [str(p.relative_to(TRANSCRIPTS)) for p in PATHS]
+
+
+@dataclass
+class Process:
+    """One CLI process of a transcript: what it printed, and our initialize request ids."""
+
+    messages: list[InboundMessage] = field(default_factory=list)
+    initialize_ids: set[str] = field(default_factory=set)
+
+
+def processes(name: str) -> list[Process]:
+    """The CLI processes recorded in transcript ``name`` (e.g. ``"basic.jsonl"``)."""
+    out: list[Process] = []
+    current = Process()
+    number = 0
+    for text in (TRANSCRIPTS / name).read_text().splitlines():
+        record = json.loads(text)
+        if record["dir"] == "note" and str(record.get("note", "")).startswith("spawn"):
+            if current.messages or current.initialize_ids:
+                out.append(current)
+            current = Process()
+        elif record["dir"] == "to_cli":
+            msg = record["msg"]
+            if msg.get("type") == "control_request" and msg["request"]["subtype"] == "initialize":
+                current.initialize_ids.add(msg["request_id"])
+        elif record["dir"] == "from_cli":
+            number += 1
+            current.messages.append(decode_line(json.dumps(record["msg"]).encode(), number))
+    if current.messages:
+        out.append(current)
+    return out
+
+
+def step(translator: Translator, message: InboundMessage, initialize_ids: set[str]) -> list[Event]:
+    """Give one message to the translator the way the session does."""
+    if isinstance(message, InboundControlRequest):
+        if isinstance(message.request, CanUseToolRequest):
+            return [translator.permission_request(message)]
+        return []
+    if isinstance(message, InboundControlResponse):
+        body = message.response
+        if isinstance(body, ControlSuccess) and body.request_id in initialize_ids:
+            return translator.initialized(parse_result(InitializeResult, body.response))
+        return []
+    return translator.feed(message)
+
+
+def replay(process: Process, translator: Translator | None = None) -> list[Event]:
+    """Every event of one process, in order."""
+    translator = translator or Translator()
+    events: list[Event] = []
+    for message in process.messages:
+        events += step(translator, message, process.initialize_ids)
+    return events
+
+
+def replay_all(name: str) -> list[list[Event]]:
+    """The events of every process of transcript ``name``."""
+    return [replay(p) for p in processes(name)]
+
+
+# ----------------------------------------------------------------------- expectations
+
+
+def assistant_texts(messages: list[InboundMessage]) -> dict[tuple[str, str], str]:
+    """``(message id, kind) -> text`` as the ``assistant`` lines tell it (kind text/thinking)."""
+    texts: dict[tuple[str, str], str] = defaultdict(str)
+    for msg in messages:
+        if isinstance(msg, AssistantMessage):
+            for block in msg.message.content:
+                if isinstance(block, TextBlock):
+                    texts[msg.message.id, "text"] += block.text
+                elif isinstance(block, ThinkingBlock):
+                    texts[msg.message.id, "thinking"] += block.thinking
+    return dict(texts)
+
+
+def emitted_texts(events: list[Event]) -> dict[tuple[str, str], str]:
+    """``(message id, kind) -> text`` as the events tell it."""
+    texts: dict[tuple[str, str], str] = defaultdict(str)
+    for event in events:
+        if isinstance(event, MessageChunk):
+            texts[event.message_id, "text"] += event.text
+        elif isinstance(event, Reasoning):
+            texts[event.message_id, "thinking"] += event.text
+    return dict(texts)
+
+
+def text_bounds(messages: list[InboundMessage]) -> dict[tuple[str, str], int]:
+    """The most text each ``(message id, kind)`` can rightly show: its longest account.
+
+    Counts every distinct line (by ``uuid``) once: the streamed deltas of the message, or its
+    ``assistant`` blocks, whichever is longer; a result's own text under ``result:<uuid>``.
+    """
+    streamed: dict[tuple[str, str], int] = defaultdict(int)
+    delivered: dict[tuple[str, str], int] = defaultdict(int)
+    seen: set[str] = set()
+    current: dict[str | None, str] = {}
+    for msg in messages:
+        uuid = getattr(msg, "uuid", None)
+        if uuid is not None:
+            if uuid in seen:
+                continue
+            seen.add(uuid)
+        if isinstance(msg, StreamEvent):
+            event = msg.event
+            if isinstance(event, MessageStart):
+                current[msg.parent_tool_use_id] = event.message.id
+                continue
+            if isinstance(event, ContentBlockDelta):
+                mid = msg.api_message_id or current.get(msg.parent_tool_use_id, "")
+                if isinstance(event.delta, TextDelta):
+                    streamed[mid, "text"] += len(event.delta.text)
+                elif isinstance(event.delta, ThinkingDelta):
+                    streamed[mid, "thinking"] += len(event.delta.thinking)
+        elif isinstance(msg, AssistantMessage):
+            for block in msg.message.content:
+                if isinstance(block, TextBlock):
+                    delivered[msg.message.id, "text"] += len(block.text)
+                elif isinstance(block, ThinkingBlock):
+                    delivered[msg.message.id, "thinking"] += len(block.thinking)
+        elif isinstance(msg, ResultMessage) and msg.result:
+            delivered[f"result:{msg.uuid}", "text"] += len(msg.result)
+    keys = set(streamed) | set(delivered)
+    return {k: max(streamed.get(k, 0), delivered.get(k, 0)) for k in keys}
+
+
+def check_tool_lifecycle(events: list[Event]) -> None:
+    """Each ToolCall once, then exactly one ToolUpdate; none open at any Complete."""
+    called: set[str] = set()
+    updated: set[str] = set()
+    for event in events:
+        if isinstance(event, ToolCall):
+            assert event.tool_call_id not in called, f"second ToolCall {event.tool_call_id}"
+            assert event.tool_call_id not in updated, f"ToolCall after update {event.tool_call_id}"
+            called.add(event.tool_call_id)
+        elif isinstance(event, ToolUpdate):
+            assert event.tool_call_id not in updated, f"second ToolUpdate {event.tool_call_id}"
+            updated.add(event.tool_call_id)
+        elif isinstance(event, Complete):
+            assert called <= updated, f"open at Complete: {sorted(called - updated)}"
+
+
+def check_round_trip(events: list[Event]) -> None:
+    """Every event survives the public JSON form unchanged."""
+    for event in events:
+        assert decode_event(encode_event(event)) == event
+
+
+def turns(events: list[Event]) -> list[list[Event]]:
+    """Events split into turns: each ends with its Complete (and the ErrorEvent right after).
+
+    A trailing part without a Complete is dropped.
+    """
+    out: list[list[Event]] = []
+    current: list[Event] = []
+    for event in events:
+        after_complete = bool(current) and isinstance(current[-1], Complete)
+        if after_complete and not isinstance(event, ErrorEvent):
+            out.append(current)
+            current = []
+        current.append(event)
+        if after_complete and isinstance(event, ErrorEvent):
+            out.append(current)
+            current = []
+    if current and any(isinstance(e, Complete) for e in current):
+        out.append(current)
+    return out
+
+
+def main_text(events: list[Event]) -> str:
+    """The main-chain (not sub-agent) assistant text among ``events``."""
+    return "".join(
+        e.text for e in events if isinstance(e, MessageChunk) and e.parent_tool_call_id is None
+    )
+
+
+def of_type(events: list[Event], cls: type[Any]) -> list[Any]:
+    """The events of class ``cls``."""
+    return [e for e in events if isinstance(e, cls)]
