@@ -2,6 +2,8 @@
 
 This is an entry point, so (unlike the libraries) it may configure logging. Sub-commands:
 
+* ``run`` — one prompt, one turn: a readable terminal rendering, or ``--json`` events;
+  ``--demo`` runs against a built-in scripted stand-in for the CLI.
 * ``doctor`` — find the Claude Code CLI, print its path and version, and check that it
   speaks stream-json (spawn, initialize, close). Exit 0 when usable, 1 otherwise.
 """
@@ -13,6 +15,8 @@ import sys
 
 import anyio
 
+from .cli_run import add_run_arguments, run_command
+
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
@@ -20,6 +24,8 @@ def _parser() -> argparse.ArgumentParser:
         description="Put the Claude Code CLI to work inside other programs.",
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    run = sub.add_parser("run", help="run one prompt and show what the agent does")
+    add_run_arguments(run)
     doctor = sub.add_parser("doctor", help="check that the Claude Code CLI is usable")
     doctor.add_argument("--cli", help="path of the claude executable (default: discovered)")
     doctor.add_argument("--timeout", type=float, default=30.0, help="seconds to wait (30)")
@@ -41,6 +47,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.command == "doctor":
         return _doctor(args)
+    if args.command == "run":
+        return run_command(args)
     parser.print_help(sys.stderr)
     return 2
 

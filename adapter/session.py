@@ -128,8 +128,9 @@ class AgentSession:
             self._set_status("errored", f"{type(exc).__name__}: {exc}")
             self._hub.close(self.status_reason)
             self._done.set()
-            with anyio.CancelScope(shield=True):
-                await stack.__aexit__(None, None, None)
+            # Not inside a shielded scope: the task group's scope must be the innermost one
+            # when it exits.
+            await stack.__aexit__(None, None, None)
             raise
         self._stack = stack
         return self
@@ -156,7 +157,7 @@ class AgentSession:
                 await self._done.wait()
             if self._tasks is not None:
                 self._tasks.cancel_all()
-            await stack.__aexit__(None, None, None)
+        await stack.__aexit__(None, None, None)
         self._finish("terminated" if self.status != "errored" else "errored", None)
 
     async def wait_closed(self) -> None:

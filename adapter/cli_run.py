@@ -1,0 +1,192 @@
+"""``claudecode-bridge run``: one prompt, one turn, rendered for a person or as JSON lines.
+
+Exit status: 0 when the turn succeeded, 1 when it ended in error (or the CLI failed),
+2 for usage errors (handled by argparse and by :func:`run_command`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any, TextIO
+
+import anyio
+
+from claudecode import ClaudeCodeError, CLINotFoundError, find_cli
+from claudecode._discovery import INSTALL_HINT
+
+from .config import SessionConfig
+from .events import (
+    Complete,
+    ErrorEvent,
+    Event,
+    PermissionRequest,
+    encode_event,
+)
+from .policies import PermissionDecision, PermissionPolicy
+from .session import AgentSession
+from .terminal import TerminalRenderer
+
+__all__ = ("add_run_arguments", "run_command")
+
+
+def add_run_arguments(parser: argparse.ArgumentParser) -> None:
+    """The ``run`` sub-command's arguments."""
+    parser.add_argument("prompt", nargs="?", help="what to ask (default for --demo: a tour)")
+    parser.add_argument("--cwd", help="working directory of the CLI (default: here)")
+    parser.add_argument("--model", help="model to use")
+    parser.add_argument("--permission-mode", help="the CLI's permission mode (default, plan, ...)")
+    parser.add_argument(
+        "--approve",
+        choices=("ask", "all", "none"),
+        help="tool approval: ask at the terminal (default on a terminal), allow all, or deny all "
+        "(default without a terminal; --demo defaults to all)",
+    )
+    parser.add_argument("--resume", metavar="ID", help="resume the CLI session ID")
+    parser.add_argument("--json", action="store_true", help="print one event per line (JSON)")
+    parser.add_argument("--demo", action="store_true", help="use the built-in scripted stand-in")
+    parser.add_argument("--cli", help="path of the claude executable (default: discovered)")
+    parser.add_argument(
+        "--otlp",
+        nargs="?",
+        const="http://localhost:4318",
+        metavar="URL",
+        help="export the run's trace over OTLP/HTTP (default URL http://localhost:4318; "
+        "OTEL_EXPORTER_OTLP_ENDPOINT also switches it on)",
+    )
+    parser.add_argument("--debug-dir", help="write protocol messages and events as JSONL here")
+    parser.add_argument("-v", "--verbose", action="count", default=0, help="log more (to stderr)")
+
+
+class _Prompter:
+    """Asks y / n / always for permission requests on the controlling terminal."""
+
+    def __init__(self, out: TextIO) -> None:
+        self.out = out
+
+    async def ask(self, event: PermissionRequest) -> PermissionDecision:
+        question = f"\nAllow {event.title}? [y]es / [n]o / [a]lways: "
+        answer = await anyio.to_thread.run_sync(self._read, question)
+        if answer in ("a", "always"):
+            return PermissionDecision("allow_always")
+        if answer in ("y", "yes"):
+            return PermissionDecision("allow")
+        return PermissionDecision("deny", "the user said no")
+
+    def _read(self, question: str) -> str:
+        self.out.write(question)
+        self.out.flush()
+        try:
+            with open("/dev/tty", encoding="utf-8") as tty:
+                line = tty.readline()
+        except OSError:
+            line = sys.stdin.readline()
+        return line.strip().lower()
+
+
+def _policy(approve: str) -> PermissionPolicy:
+    if approve == "all":
+        return PermissionPolicy("autonomous")
+    if approve == "none":
+
+        async def deny_all(_: PermissionRequest) -> PermissionDecision:
+            return PermissionDecision(
+                "deny", "tool use is not approved in this run (--approve none)"
+            )
+
+        return PermissionPolicy("custom", deny_all)
+    return PermissionPolicy("supervised")
+
+
+async def _run(args: argparse.Namespace, cli_path: str, prompt: str, tracer_provider: Any) -> int:
+    approve = args.approve
+    config = SessionConfig(
+        cli_path=cli_path,
+        cwd=args.cwd,
+        model=args.model,
+        permission_mode=args.permission_mode,
+        policy=_policy(approve),
+        resume=args.resume,
+        debug_dir=args.debug_dir,
+        tracer_provider=tracer_provider,
+    )
+    renderer = None if args.json else TerminalRenderer()
+    prompter = _Prompter(sys.stderr if args.json else sys.stdout)
+    failed = False
+    async with AgentSession(config) as session:
+        with session.subscribe(after_seq=0) as events:
+            await session.prompt(prompt)
+            async for event in events:
+                _emit(event, renderer)
+                if isinstance(event, PermissionRequest):
+                    decision = await prompter.ask(event)
+                    await session.answer_permission(event.pending_id, decision)
+                elif isinstance(event, ErrorEvent):
+                    failed = True
+                elif isinstance(event, Complete):
+                    failed = failed or event.is_error
+                    break
+            else:
+                failed = True
+    return 1 if failed else 0
+
+
+def _emit(event: Event, renderer: TerminalRenderer | None) -> None:
+    if renderer is None:
+        sys.stdout.buffer.write(encode_event(event) + b"\n")
+        sys.stdout.buffer.flush()
+    else:
+        renderer.render(event)
+
+
+def run_command(args: argparse.Namespace) -> int:
+    """Carry out ``claudecode-bridge run``; returns the exit status."""
+    from ._setup import configure_logging, configure_tracing
+
+    configure_logging(args.verbose)
+    interactive = sys.stdin.isatty()
+    if args.approve is None:
+        args.approve = "all" if args.demo else ("ask" if interactive else "none")
+        if not args.demo and not interactive:
+            print(
+                "note: no terminal to ask on; tool use is denied (--approve all to allow)",
+                file=sys.stderr,
+            )
+    prompt = args.prompt or ("Give me a tour of what you can do." if args.demo else None)
+    if not prompt:
+        print("claudecode-bridge run: a PROMPT is required (or use --demo)", file=sys.stderr)
+        return 2
+    tracer_provider = configure_tracing(args.otlp)
+    try:
+        with tempfile.TemporaryDirectory(prefix="claudecode-demo-") as scratch:
+            if args.demo:
+                from .demo import demo_cli
+
+                cli_path = str(demo_cli(scratch))
+                if args.cwd is None:
+                    args.cwd = os.path.join(scratch, "work")
+                    Path(args.cwd).mkdir()
+            else:
+                try:
+                    cli_path = find_cli(args.cli)
+                except CLINotFoundError as exc:
+                    print(f"claudecode-bridge: {exc}", file=sys.stderr)
+                    print(
+                        "Try `claudecode-bridge run --demo` to see the bridge work without it. "
+                        + INSTALL_HINT,
+                        file=sys.stderr,
+                    )
+                    return 1
+            try:
+                return anyio.run(_run, args, cli_path, prompt, tracer_provider)
+            except ClaudeCodeError as exc:
+                print(f"claudecode-bridge: {exc}", file=sys.stderr)
+                return 1
+            except KeyboardInterrupt:
+                return 130
+    finally:
+        if tracer_provider is not None:
+            tracer_provider.shutdown()

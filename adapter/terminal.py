@@ -1,0 +1,140 @@
+"""Readable terminal rendering of the event stream (``claudecode-bridge run``)."""
+
+from __future__ import annotations
+
+import sys
+from typing import TextIO
+
+from normalize import ModifyFile, ShellExec
+
+from .events import (
+    ApiRetry,
+    Complete,
+    ErrorEvent,
+    Event,
+    MessageChunk,
+    ModeChanged,
+    PermissionCancelled,
+    PermissionDenied,
+    RateLimit,
+    Reasoning,
+    SessionStatus,
+    ToolCall,
+    ToolUpdate,
+)
+
+__all__ = ("TerminalRenderer",)
+
+_DIFF_LINES = 40
+
+
+class TerminalRenderer:
+    """Writes events as a person would like to read them: streamed text, tool lines with
+    their outcome, diffs of file edits, and a cost / token summary per turn.
+
+    Args:
+        out: where to write (stdout by default).
+        color: ANSI colours; by default when ``out`` is a terminal.
+    """
+
+    def __init__(self, out: TextIO | None = None, *, color: bool | None = None) -> None:
+        self.out = out or sys.stdout
+        self.color = self.out.isatty() if color is None else color
+        self._in_text = False
+        self._in_reasoning = False
+        self._running: dict[str, str] = {}
+
+    def _c(self, code: str, text: str) -> str:
+        return f"\x1b[{code}m{text}\x1b[0m" if self.color else text
+
+    def _line(self, text: str = "") -> None:
+        self._break()
+        self.out.write(text + "\n")
+
+    def _break(self) -> None:
+        if self._in_text or self._in_reasoning:
+            self.out.write("\n")
+            self._in_text = self._in_reasoning = False
+
+    def render(self, event: Event) -> None:
+        """Write one event."""
+        match event:
+            case MessageChunk(text=text):
+                if self._in_reasoning:
+                    self._break()
+                self._in_text = True
+                self.out.write(text)
+            case Reasoning(text=text):
+                if not self._in_reasoning:
+                    self._break()
+                    self.out.write(self._c("2;3", "thinking: "))
+                    self._in_reasoning = True
+                self.out.write(self._c("2;3", text))
+            case ToolCall():
+                self._running[event.tool_call_id] = event.title
+                self._line(self._c("36", f"⏺ {event.title}") + self._c("2", "  … running"))
+            case ToolUpdate():
+                self._running.pop(event.tool_call_id, None)
+                ok = event.status == "complete"
+                mark = self._c("32", "✓") if ok else self._c("31", "✗")
+                self._line(f"{mark} {event.title}")
+                self._details(event)
+            case PermissionCancelled(pending_id=pending_id, reason=reason):
+                self._line(self._c("33", f"  permission request {pending_id} withdrawn ({reason})"))
+            case PermissionDenied(tool_name=tool, message=message):
+                self._line(self._c("33", f"  {tool} denied: {message}"))
+            case SessionStatus():
+                model = event.model or "default model"
+                mode = event.permission_mode or "default"
+                session = event.cli_session_id or "?"
+                self._line(self._c("2", f"● session {session} · {model} · mode {mode}"))
+            case ModeChanged(mode=mode):
+                self._line(self._c("2", f"● permission mode: {mode}"))
+            case ApiRetry():
+                self._line(
+                    self._c(
+                        "33", f"  API retry {event.attempt}: {event.error or event.error_status}"
+                    )
+                )
+            case RateLimit(status=status):
+                self._line(self._c("33", f"  rate limit: {status}"))
+            case ErrorEvent(message=message, kind=kind):
+                self._line(self._c("31", f"error ({kind}): {message}"))
+            case Complete():
+                self._summary(event)
+            case _:
+                pass
+        self.out.flush()
+
+    def _details(self, event: ToolUpdate) -> None:
+        payload = event.normalized
+        if isinstance(payload, ModifyFile):
+            for mutation in payload.mutations:
+                if mutation.diff:
+                    lines = mutation.diff.splitlines()
+                    for raw in lines[:_DIFF_LINES]:
+                        code = "32" if raw.startswith("+") else "31" if raw.startswith("-") else "2"
+                        self.out.write("    " + self._c(code, raw) + "\n")
+                    if len(lines) > _DIFF_LINES:
+                        self.out.write(
+                            self._c("2", f"    … {len(lines) - _DIFF_LINES} more lines\n")
+                        )
+        elif isinstance(payload, ShellExec) and payload.output is not None:
+            text = (payload.output.stdout or "") + (payload.output.stderr or "")
+            lines = text.rstrip("\n").splitlines()
+            for raw in lines[:8]:
+                self.out.write(self._c("2", "    " + raw) + "\n")
+            if len(lines) > 8:
+                self.out.write(self._c("2", f"    … {len(lines) - 8} more lines\n"))
+        elif payload.error:
+            self.out.write(self._c("31", f"    {payload.error}") + "\n")
+
+    def _summary(self, event: Complete) -> None:
+        tokens = event.tokens
+        seconds = event.duration_ms / 1000
+        outcome = self._c("31", "failed") if event.is_error else self._c("32", "done")
+        tokens_in = tokens.input + tokens.cache_read + tokens.cache_creation
+        self._line(
+            f"{outcome} · ${event.cost_usd:.4f} · {tokens_in} in / {tokens.output} out tokens"
+            f" · {seconds:.1f}s · {event.num_turns} turns"
+        )
