@@ -192,3 +192,84 @@ async def test_write_read_edit_of_a_file(
     result = seen[-1]
     assert isinstance(result, m.ResultMessage)
     assert ("success", "edited") == (result.subtype, result.result)
+
+
+async def test_unanswered_permission_request_times_out_as_a_denial(
+    cli_options: Any, fake_api: FakeAnthropicAPI, cli_env: Any
+) -> None:
+    """``permission_timeout``: nobody answers, the session denies with ``interrupt=True``."""
+    fake_api.add_main(tool_turn("Bash", _bash("touch too_slow.txt")), text_turn("unused"))
+    session, stdout = open_recorded(cli_options(permission_timeout=0.5))
+    seen: list[Any] = []
+    with anyio.fail_after(60):
+        async with session:
+            await session.send("create a file")
+            async for message in session.receive_response():
+                seen.append(message)
+    assert_every_line_typed(stdout, seen)
+    assert [x for x in seen if isinstance(x, m.InboundControlRequest)]
+    assert not (cli_env.cwd / "too_slow.txt").exists()
+    [(_, block)] = tool_results(seen)
+    assert block.is_error
+    result = seen[-1]
+    assert isinstance(result, m.ResultMessage)
+    assert 1 == len(fake_api.main_requests()), "interrupt=True ends the turn"
+    assert ["Bash"] == [d.tool_name for d in result.permission_denials]
+
+
+async def test_allow_with_updated_permissions_stops_further_prompts(
+    cli_options: Any, fake_api: FakeAnthropicAPI, cli_env: Any
+) -> None:
+    """Allow the Write with its ``setMode acceptEdits`` suggestion: the Edit is not asked."""
+    path = str(cli_env.cwd / "notes.txt")
+    fake_api.add_main(
+        tool_turn("Write", {"file_path": path, "content": "one\n"}),
+        tool_turn("Edit", {"file_path": path, "old_string": "one", "new_string": "two"}),
+        text_turn("done"),
+    )
+
+    def allow_with_suggestions(req: m.InboundControlRequest) -> OutboundControlResponse:
+        assert isinstance(req.request, m.CanUseToolRequest)
+        suggestions = req.request.permission_suggestions or []
+        return req.allow(updated_permissions=suggestions)
+
+    callback = Recorder(allow_with_suggestions)
+    session, stdout = open_recorded(cli_options(), can_use_tool=callback)
+    seen: list[Any] = []
+    with anyio.fail_after(60):
+        async with session:
+            await session.send("write then edit")
+            async for message in session.receive_response():
+                seen.append(message)
+    assert_every_line_typed(stdout, seen)
+    [asked] = callback.requests
+    assert "Write" == asked.tool_name
+    assert asked.permission_suggestions and any(
+        s.get("mode") == "acceptEdits" for s in asked.permission_suggestions
+    )
+    assert "two\n" == (cli_env.cwd / "notes.txt").read_text()
+    result = seen[-1]
+    assert isinstance(result, m.ResultMessage) and "done" == result.result
+
+
+async def test_failing_permission_callback_denies(
+    cli_options: Any, fake_api: FakeAnthropicAPI, cli_env: Any
+) -> None:
+    """A ``can_use_tool`` callback that raises becomes a denial; the turn completes."""
+    fake_api.add_main(tool_turn("Bash", _bash("touch not_after_crash.txt")), text_turn("ok"))
+
+    async def broken(req: m.InboundControlRequest) -> OutboundControlResponse:
+        raise RuntimeError("callback exploded")
+
+    session, stdout = open_recorded(cli_options(), can_use_tool=broken)
+    with anyio.fail_after(60):
+        async with session:
+            await session.send("create a file")
+            seen = [message async for message in session.receive_response()]
+    assert_every_line_typed(stdout, seen)
+    assert not (cli_env.cwd / "not_after_crash.txt").exists()
+    [(_, block)] = tool_results(seen)
+    assert block.is_error and "callback exploded" in result_text(block)
+    result = seen[-1]
+    assert isinstance(result, m.ResultMessage) and "ok" == result.result
+    assert ["Bash"] == [d.tool_name for d in result.permission_denials]
