@@ -1,0 +1,226 @@
+"""AgentSession and SessionManager against the fake CLI subprocess."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+from adapter.config import SessionConfig
+from adapter.events import (
+    AvailableCommands,
+    Complete,
+    Event,
+    MessageChunk,
+    PermissionCancelled,
+    PermissionRequest,
+    SessionStatus,
+    ToolCall,
+    ToolUpdate,
+)
+from adapter.fanout import SubscriberDropped
+from adapter.manager import SessionManager, TooManySessionsError, UnknownSessionError
+from adapter.policies import PermissionDecision, PermissionPolicy
+from adapter.session import AgentSession, UnknownPermissionError
+from claudecode.testing import fake_cli_command, script, text_turn, tool_turn
+
+pytestmark = pytest.mark.anyio
+
+
+def config(tmp_path: Path, body: Any, **kwargs: Any) -> SessionConfig:
+    cli = fake_cli_command(body, tmp_path / "fake")
+    work = tmp_path / "work"
+    work.mkdir(exist_ok=True)
+    kwargs.setdefault("policy", PermissionPolicy("supervised"))
+    return SessionConfig(cli_path=cli, cwd=work, **kwargs)
+
+
+async def until_complete(events: Any) -> list[Event]:
+    seen: list[Event] = []
+    async for event in events:
+        seen.append(event)
+        if isinstance(event, Complete):
+            break
+    return seen
+
+
+async def test_turn_events_and_status_lifecycle(tmp_path: Path) -> None:
+    """connected -> active -> idle -> terminated; the turn's events arrive in order."""
+    with anyio.fail_after(20):
+        async with AgentSession(config(tmp_path, script(text_turn("Hi!")))) as session:
+            assert "connected" == session.status
+            with session.subscribe(after_seq=0) as events:
+                await session.prompt("hello")
+                assert "active" == session.status
+                seen = await until_complete(events)
+            assert "idle" == session.status
+            assert session.cli_session_id
+    assert "terminated" == session.status
+    kinds = [type(e) for e in seen]
+    assert AvailableCommands == kinds[0]
+    assert SessionStatus in kinds
+    assert "Hi!" == "".join(e.text for e in seen if isinstance(e, MessageChunk))
+    assert list(range(1, len(seen) + 1)) == [e.seq for e in seen]
+    assert {session.id} == {e.session_id for e in seen}
+
+
+async def test_supervised_permission_request_answered(tmp_path: Path) -> None:
+    """A permission_request event is answered through the session; the tool runs."""
+    body = script(tool_turn("Bash", {"command": "touch ok.txt"}, permission=True))
+    cfg = config(tmp_path, body)
+    with anyio.fail_after(20):
+        async with AgentSession(cfg) as session:
+            with session.subscribe() as events:
+                await session.prompt("go")
+                seen: list[Event] = []
+                async for event in events:
+                    seen.append(event)
+                    if isinstance(event, PermissionRequest):
+                        assert [event.pending_id] == session.pending_permissions
+                        assert {"allow", "deny"} <= {o.id for o in event.options}
+                        await session.answer_permission(
+                            event.pending_id, PermissionDecision("allow")
+                        )
+                        with pytest.raises(UnknownPermissionError):
+                            await session.answer_permission(
+                                event.pending_id, PermissionDecision("deny")
+                            )
+                    if isinstance(event, Complete):
+                        break
+    assert (Path(str(cfg.cwd)) / "ok.txt").exists()
+    updates = [e for e in seen if isinstance(e, ToolUpdate)]
+    assert ["complete"] == [u.status for u in updates]
+
+
+async def test_autonomous_policy_never_asks(tmp_path: Path) -> None:
+    """autonomous: no permission_request events; the tool runs."""
+    body = script(tool_turn("Bash", {"command": "touch auto.txt"}, permission=True))
+    cfg = config(tmp_path, body, policy=PermissionPolicy("autonomous"))
+    with anyio.fail_after(20):
+        async with AgentSession(cfg) as session:
+            with session.subscribe() as events:
+                await session.prompt("go")
+                seen = await until_complete(events)
+    assert not [e for e in seen if isinstance(e, PermissionRequest)]
+    assert (Path(str(cfg.cwd)) / "auto.txt").exists()
+
+
+async def test_custom_policy_decides(tmp_path: Path) -> None:
+    """custom: the callback's deny is applied without asking a person."""
+    asked: list[str] = []
+
+    async def decide(request: PermissionRequest) -> PermissionDecision | None:
+        asked.append(request.tool_name)
+        return PermissionDecision("deny", "policy says no")
+
+    body = script(tool_turn("Bash", {"command": "touch no.txt"}, permission=True))
+    cfg = config(tmp_path, body, policy=PermissionPolicy("custom", decide))
+    with anyio.fail_after(20):
+        async with AgentSession(cfg) as session:
+            with session.subscribe() as events:
+                await session.prompt("go")
+                seen = await until_complete(events)
+    assert ["Bash"] == asked
+    assert not (Path(str(cfg.cwd)) / "no.txt").exists()
+    complete = seen[-1]
+    assert isinstance(complete, Complete)
+    assert complete.permission_denials
+
+
+async def test_unanswered_permission_times_out(tmp_path: Path) -> None:
+    """No answer within permission_timeout: permission_cancelled, then a denial."""
+    body = script(tool_turn("Bash", {"command": "touch late.txt"}, permission=True))
+    cfg = config(tmp_path, body, permission_timeout=0.3)
+    with anyio.fail_after(20):
+        async with AgentSession(cfg) as session:
+            with session.subscribe() as events:
+                await session.prompt("go")
+                seen = await until_complete(events)
+    cancelled = [e for e in seen if isinstance(e, PermissionCancelled)]
+    assert ["timeout"] == [c.reason for c in cancelled]
+    assert not (Path(str(cfg.cwd)) / "late.txt").exists()
+
+
+async def test_closing_with_a_pending_request_cancels_it(tmp_path: Path) -> None:
+    """Closing the session denies what is pending and says so."""
+    body = script(tool_turn("Bash", {"command": "touch never.txt"}, permission=True))
+    cfg = config(tmp_path, body)
+    with anyio.fail_after(20):
+        async with AgentSession(cfg) as session:
+            events = session.subscribe(after_seq=0)
+            await session.prompt("go")
+            async for event in events:
+                if isinstance(event, PermissionRequest):
+                    break
+        rest = [e async for e in events]
+    assert any(
+        isinstance(e, PermissionCancelled) and e.reason == "session_closed" for e in rest
+    )
+    assert not (Path(str(cfg.cwd)) / "never.txt").exists()
+
+
+async def test_slow_subscriber_is_dropped_and_can_catch_up(tmp_path: Path) -> None:
+    """A subscriber with a tiny buffer is dropped; resubscribing from its seq catches up."""
+    body = script(text_turn("word " * 300, chunk=3))
+    with anyio.fail_after(20):
+        async with AgentSession(config(tmp_path, body)) as session:
+            slow = session.subscribe(max_pending=5)
+            fast = session.subscribe()
+            await session.prompt("go")
+            seen = await until_complete(fast)
+            with pytest.raises(SubscriberDropped) as info:
+                while True:
+                    await slow.receive_batch()
+            again = session.subscribe(after_seq=info.value.last_seq)
+            replay = await until_complete(again)
+    assert seen[-1].seq == replay[-1].seq
+    assert replay[0].seq == info.value.last_seq + 1
+
+
+async def test_cli_crash_ends_the_stream_with_an_error(tmp_path: Path) -> None:
+    """The CLI dies mid-turn: pending tools are closed, an error event, status errored."""
+    body = script(
+        tool_turn("Bash", {"command": "true"}, permission=True),
+        crash_after_type="can_use_tool",
+        crash_exit_code=9,
+    )
+    with anyio.fail_after(20):
+        async with AgentSession(config(tmp_path, body)) as session:
+            with session.subscribe() as events:
+                await session.prompt("go")
+                seen = [e async for e in events]
+            assert "errored" == session.status
+    tool_calls = {e.tool_call_id for e in seen if isinstance(e, ToolCall)}
+    closed = {e.tool_call_id for e in seen if isinstance(e, ToolUpdate)}
+    assert tool_calls <= closed
+    assert any(type(e).__name__ == "ErrorEvent" for e in seen)
+
+
+async def test_manager_runs_sessions_with_a_cap(tmp_path: Path) -> None:
+    """Sessions are kept by id, capped, and closed individually or all at exit."""
+    with anyio.fail_after(30):
+        async with SessionManager(config(tmp_path, script("one")), max_sessions=2) as manager:
+            a = await manager.create()
+            b = await manager.create(session_id="bee")
+            assert {a.id, "bee"} == {s.id for s in manager.sessions()}
+            assert b is manager.get("bee")
+            with pytest.raises(TooManySessionsError):
+                await manager.create()
+            await manager.close(a.id)
+            with pytest.raises(UnknownSessionError):
+                manager.get(a.id)
+            c = await manager.create()
+            assert "connected" == c.status
+        assert "terminated" == b.status and "terminated" == c.status
+
+
+async def test_manager_reaps_idle_sessions(tmp_path: Path) -> None:
+    """A session idle past idle_timeout is closed."""
+    with anyio.fail_after(30):
+        async with SessionManager(config(tmp_path, script()), idle_timeout=0.2) as manager:
+            session = await manager.create()
+            with anyio.fail_after(10):
+                await session.wait_closed()
+            assert [] == manager.sessions()
