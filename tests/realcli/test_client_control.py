@@ -115,3 +115,22 @@ async def test_mcp_status_thinking_budget_and_unknown_subtype(
     result = seen[-1]
     assert isinstance(result, m.ResultMessage) and "still fine" == result.result
     assert 1 == len(fake_api.main_requests())
+
+
+async def test_interrupt_when_idle_and_back_to_the_default_model(
+    cli_options: Any, fake_api: FakeAnthropicAPI
+) -> None:
+    """An interrupt with no turn running is acknowledged; ``set_model(None)`` resets."""
+    fake_api.add_main(text_turn("one"), text_turn("two"))
+    session, stdout = open_recorded(cli_options(model="claude-haiku-4-5"))
+    with anyio.fail_after(60):
+        async with session:
+            await session.interrupt()
+            first = await _turn(session, "first")
+            await session.set_model(None)
+            second = await _turn(session, "second")
+    assert_every_line_typed(stdout, [*first, *second])
+    before, after = fake_api.main_requests()
+    assert "claude-haiku-4-5" == before.body["model"]
+    assert "claude-haiku-4-5" != after.body["model"]
+    assert [False, False] == [t[-1].is_error for t in (first, second)]

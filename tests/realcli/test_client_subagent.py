@@ -133,3 +133,26 @@ async def test_background_subagent_starts_a_second_turn(
     [launched] = api_tool_results(requests[1].body)
     assert agent_id == launched["tool_use_id"]
     assert REPORT in json.dumps(requests[2].body["messages"])
+
+
+async def test_stop_task_stops_a_background_subagent(
+    cli_options: Any, fake_api: FakeAnthropicAPI
+) -> None:
+    fake_api.add_main(_agent(), text_turn("launched"), text_turn("noted the stop"))
+    fake_api.add_subagent(Turn(blocks=[Text("a very slow sub-agent " * 20)], chunk=2, delay=0.05))
+    session, stdout = open_recorded(cli_options())
+    with anyio.fail_after(60):
+        async with session:
+            await session.send("use a subagent")
+            first = [message async for message in session.receive_response()]
+            [started] = [x for x in first if isinstance(x, m.SystemTaskStarted)]
+            assert started.task_id
+            await session.stop_task(started.task_id)
+            rest: list[Any] = []
+            async for message in session.messages():
+                rest.append(message)
+                if isinstance(message, m.SystemTaskNotification):
+                    break
+    assert_every_line_typed(stdout, [*first, *rest])
+    [done] = [x for x in rest if isinstance(x, m.SystemTaskNotification)]
+    assert (started.task_id, "stopped") == (done.task_id, done.status)
