@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
 import tempfile
 from pathlib import Path
@@ -116,22 +117,53 @@ async def _run(args: argparse.Namespace, cli_path: str, prompt: str, tracer_prov
     renderer = None if args.json else TerminalRenderer()
     prompter = _Prompter(sys.stderr if args.json else sys.stdout)
     failed = False
-    async with AgentSession(config) as session:
+    quit_requested = anyio.Event()
+    async with AgentSession(config) as session, anyio.create_task_group() as tg:
+        tg.start_soon(_interrupt_on_sigint, session, tg.cancel_scope, quit_requested)
         with session.subscribe(after_seq=0) as events:
             await session.prompt(prompt)
-            async for event in events:
-                _emit(event, renderer)
-                if isinstance(event, PermissionRequest):
-                    decision = await prompter.ask(event)
-                    await session.answer_permission(event.pending_id, decision)
-                elif isinstance(event, ErrorEvent):
-                    failed = True
-                elif isinstance(event, Complete):
-                    failed = failed or event.is_error
+            completed = False
+            while not completed:
+                try:
+                    batch = await events.receive_batch()
+                except anyio.EndOfStream:
+                    failed = True  # the session ended without completing the turn
                     break
-            else:
-                failed = True
+                # Whole batches: the error that follows a failed turn's `complete` is
+                # published together with it.
+                for event in batch:
+                    _emit(event, renderer)
+                    if isinstance(event, PermissionRequest):
+                        decision = await prompter.ask(event)
+                        await session.answer_permission(event.pending_id, decision)
+                    elif isinstance(event, ErrorEvent):
+                        failed = True
+                    elif isinstance(event, Complete):
+                        failed = failed or event.is_error
+                        completed = True
+        tg.cancel_scope.cancel()
+    if quit_requested.is_set():
+        return 130
     return 1 if failed else 0
+
+
+async def _interrupt_on_sigint(
+    session: AgentSession, scope: anyio.CancelScope, quit_requested: anyio.Event
+) -> None:
+    """First Ctrl-C interrupts the turn (it then ends in error); a second one quits."""
+    with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+        count = 0
+        async for signum in signals:
+            count += 1
+            if count > 1 or signum == signal.SIGTERM:
+                quit_requested.set()
+                scope.cancel()
+                return
+            print("\ninterrupting… (Ctrl-C again to quit)", file=sys.stderr)
+            try:
+                await session.interrupt()
+            except ClaudeCodeError as exc:
+                print(f"claudecode-bridge: interrupt failed: {exc}", file=sys.stderr)
 
 
 def _emit(event: Event, renderer: TerminalRenderer | None) -> None:
