@@ -39,7 +39,12 @@ def events_of(stdout: bytes) -> list[dict[str, Any]]:
 
 
 def run(
-    cli_command: str, cli_env: CLIEnv, prompt: str, *args: str, stdin: bytes = b"", **env: str | None
+    cli_command: str,
+    cli_env: CLIEnv,
+    prompt: str,
+    *args: str,
+    stdin: bytes = b"",
+    **env: str | None,
 ) -> tuple[int, list[dict[str, Any]], str]:
     proc = start_run(cli_command, cli_env, prompt, *args, **env)
     out, err = proc.communicate(stdin, timeout=90)
@@ -144,9 +149,7 @@ def test_run_interrupted_by_sigint(
 def test_run_api_error(cli_command: str, cli_env: CLIEnv, fake_api: FakeAnthropicAPI) -> None:
     """A sticky HTTP 500 ends the turn in error with the status; exit 1."""
     fake_api.add_rule(Rule("break please", error_turn(500, "fake internal error")))
-    code, events, err = run(
-        cli_command, cli_env, "break please", CLAUDE_CODE_MAX_RETRIES="1"
-    )
+    code, events, err = run(cli_command, cli_env, "break please", CLAUDE_CODE_MAX_RETRIES="1")
     assert 1 == code, err
     [complete] = of_type(events, "complete")
     assert complete["is_error"]
