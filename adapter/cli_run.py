@@ -7,6 +7,7 @@ Exit status: 0 when the turn succeeded, 1 when it ended in error (or the CLI fai
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import signal
 import sys
@@ -116,6 +117,26 @@ async def _run(args: argparse.Namespace, cli_path: str, prompt: str, tracer_prov
     )
     renderer = None if args.json else TerminalRenderer()
     prompter = _Prompter(sys.stderr if args.json else sys.stdout)
+    # With tracing on, one root span holds the whole run: the CLI is spawned inside it (so
+    # its TRACEPARENT points there and its own spans join the trace) and the turn's
+    # invoke_agent span is its child.
+    root = (
+        contextlib.nullcontext()
+        if tracer_provider is None
+        else tracer_provider.get_tracer("claudecode-bridge").start_as_current_span(
+            "claudecode-bridge run"
+        )
+    )
+    with root:
+        return await _run_session(config, renderer, prompter, prompt)
+
+
+async def _run_session(
+    config: SessionConfig,
+    renderer: TerminalRenderer | None,
+    prompter: _Prompter,
+    prompt: str,
+) -> int:
     failed = False
     quit_requested = anyio.Event()
     async with AgentSession(config) as session, anyio.create_task_group() as tg:
