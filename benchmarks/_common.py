@@ -1,0 +1,148 @@
+"""Helpers shared by the benchmark modules: the emitter wrapper, statistics, RSS, machine."""
+
+from __future__ import annotations
+
+import os
+import platform
+import statistics
+import sys
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+from .corpus import CACHE_DIR
+
+__all__ = (
+    "Countdown",
+    "emitter_path",
+    "machine",
+    "peak_rss_bytes",
+    "percentile",
+    "reset_peak_rss",
+    "rss_bytes",
+    "spread",
+)
+
+
+class Countdown:
+    """An event set once :meth:`done` was called ``count`` times (sessions ready, ...)."""
+
+    def __init__(self, count: int) -> None:
+        self.count = count
+        self.event = anyio.Event()
+        if count <= 0:
+            self.event.set()
+
+    def done(self) -> None:
+        """Count one down."""
+        self.count -= 1
+        if self.count <= 0:
+            self.event.set()
+
+    async def wait(self) -> None:
+        """Wait until the count reaches zero."""
+        await self.event.wait()
+
+
+EMITTER = Path(__file__).resolve().parent / "emitter.py"
+
+
+def emitter_path(cache_dir: Path = CACHE_DIR) -> str:
+    """An executable that runs the emitter with this interpreter (usable as ``cli_path``)."""
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    path = cache_dir / "fake-claude"
+    script = f'#!/bin/sh\nexec "{sys.executable}" -S "{EMITTER}" "$@"\n'
+    if not path.exists() or path.read_text() != script:
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(script)
+        tmp.chmod(0o755)
+        tmp.replace(path)
+    return str(path)
+
+
+def spread(values: Sequence[float]) -> dict[str, float]:
+    """``{"min", "median", "max"}`` of ``values``."""
+    return {
+        "min": min(values),
+        "median": statistics.median(values),
+        "max": max(values),
+    }
+
+
+def percentile(sorted_values: Sequence[float], q: float) -> float:
+    """The ``q`` quantile (0..1) of already sorted values, nearest-rank."""
+    if not sorted_values:
+        return float("nan")
+    index = min(len(sorted_values) - 1, max(0, round(q * len(sorted_values) + 0.5) - 1))
+    return sorted_values[index]
+
+
+def rss_bytes() -> int:
+    """This process's resident set size now (Linux ``/proc/self/statm``)."""
+    with open("/proc/self/statm") as fh:
+        pages = int(fh.read().split()[1])
+    return pages * os.sysconf("SC_PAGE_SIZE")
+
+
+def reset_peak_rss() -> bool:
+    """Reset this process's RSS high-water mark (``VmHWM``); False when the kernel refuses."""
+    try:
+        with open("/proc/self/clear_refs", "w") as fh:
+            fh.write("5")
+    except OSError:
+        return False
+    return True
+
+
+def peak_rss_bytes() -> int:
+    """This process's RSS high-water mark (``VmHWM``) since start or :func:`reset_peak_rss`."""
+    with open("/proc/self/status") as fh:
+        for line in fh:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) * 1024
+    import resource
+
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+
+
+def _cpu_model() -> str:
+    try:
+        with open("/proc/cpuinfo") as fh:
+            for line in fh:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
+
+
+def _versions() -> Mapping[str, str]:
+    from importlib.metadata import PackageNotFoundError, version
+
+    out: dict[str, str] = {}
+    for name in ("msgspec", "anyio", "claude-agent-sdk", "claudecode-bridge"):
+        try:
+            out[name] = version(name)
+        except PackageNotFoundError:
+            out[name] = "not installed"
+    return out
+
+
+def machine() -> dict[str, Any]:
+    """nproc, CPU model, memory, OS, Python and package versions."""
+    try:
+        with open("/proc/meminfo") as fh:
+            mem_kb = int(fh.readline().split()[1])
+    except (OSError, ValueError, IndexError):
+        mem_kb = 0
+    return {
+        "nproc": os.cpu_count(),
+        "cpu": _cpu_model(),
+        "memory_gib": round(mem_kb / 1024 / 1024, 1),
+        "os": f"{platform.system()} {platform.release()}",
+        "python": platform.python_version(),
+        "implementation": platform.python_implementation(),
+        "packages": dict(_versions()),
+    }

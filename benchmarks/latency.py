@@ -1,0 +1,145 @@
+"""Latency: from the emitter writing a line to a subscriber receiving the matching event.
+
+Each session's emitter (``BENCH_MODE=paced``) writes text deltas one per write at a steady
+rate, the delta's text being ``t<CLOCK_MONOTONIC ns>`` read just before the write. The
+subscriber stamps each :class:`~adapter.events.MessageChunk` on receipt (``time.monotonic_ns``
+is the same clock in every process on Linux) and the difference is the latency: pipe, read,
+framing, decode, translation, fan-out and the task switch to the subscriber. All sessions
+stream at once, on the same event loop, as a server would run them; their emitters compete
+for the same two cores.
+
+The ``client`` level measures the same thing one layer down (typed ``StreamEvent`` from
+:meth:`claudecode.Session.receive_batch`), to tell the adapter's share from the client's.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Literal
+
+import anyio
+
+from ._common import Countdown, percentile
+
+__all__ = ("measure_latency",)
+
+Level = Literal["adapter", "client"]
+
+
+def _env(lines: int, rate: float) -> dict[str, str]:
+    return {"BENCH_MODE": "paced", "BENCH_LINES": str(lines), "BENCH_RATE": str(rate)}
+
+
+def _stamp(text: str) -> int | None:
+    text = text.strip()
+    if text.startswith("t") and text[1:].isdigit():
+        return int(text[1:])
+    return None
+
+
+async def _adapter_session(
+    cli: str, env: dict[str, str], ready: Countdown, go: anyio.Event, out: list[int]
+) -> None:
+    from adapter.config import SessionConfig
+    from adapter.events import Complete, MessageChunk
+    from adapter.policies import PermissionPolicy
+    from adapter.session import AgentSession
+
+    config = SessionConfig(
+        cli_path=cli,
+        env=env,
+        policy=PermissionPolicy("autonomous"),
+        client_options={"close_grace": 2, "kill_after": 2},
+    )
+    async with AgentSession(config) as session:
+        sub = session.subscribe(after_seq=0)
+        ready.done()
+        await go.wait()
+        await session.prompt("go")
+        done = False
+        while not done:
+            batch = await sub.receive_batch()
+            now = time.monotonic_ns()
+            for event in batch:
+                kind = type(event)
+                if kind is MessageChunk:
+                    assert isinstance(event, MessageChunk)
+                    sent = _stamp(event.text)
+                    if sent is not None:
+                        out.append(now - sent)
+                elif kind is Complete:
+                    done = True
+
+
+async def _client_session(
+    cli: str, env: dict[str, str], ready: Countdown, go: anyio.Event, out: list[int]
+) -> None:
+    from claudecode import ClaudeCodeOptions, ResultMessage, Session, StreamEvent
+    from claudecode.stream_events import ContentBlockDelta, TextDelta
+
+    options = ClaudeCodeOptions(cli_path=cli, env=env, close_grace=2, kill_after=2)
+    async with Session(options) as session:
+        ready.done()
+        await go.wait()
+        await session.send("go")
+        done = False
+        while not done:
+            batch = await session.receive_batch()
+            now = time.monotonic_ns()
+            for message in batch:
+                if type(message) is StreamEvent:
+                    assert isinstance(message, StreamEvent)
+                    event = message.event
+                    if type(event) is ContentBlockDelta and type(event.delta) is TextDelta:
+                        sent = _stamp(event.delta.text)
+                        if sent is not None:
+                            out.append(now - sent)
+                elif type(message) is ResultMessage:
+                    done = True
+
+
+async def _run(cli: str, sessions: int, lines: int, rate: float, level: Level) -> list[int]:
+    samples: list[int] = []
+    ready = Countdown(sessions)
+    go = anyio.Event()
+    env = _env(lines, rate)
+    body = _adapter_session if level == "adapter" else _client_session
+    async with anyio.create_task_group() as tg:
+        for _ in range(sessions):
+            tg.start_soon(body, cli, env, ready, go, samples)
+        await ready.wait()
+        await anyio.sleep(0.2)  # let the spawn storm settle
+        go.set()
+    return samples
+
+
+def measure_latency(
+    cli: str,
+    *,
+    session_counts: tuple[int, ...] = (1, 10, 50),
+    lines: int = 300,
+    rate: float = 100.0,
+    levels: tuple[Level, ...] = ("adapter", "client"),
+    backend: str = "asyncio",
+    log: Any = print,
+) -> dict[str, Any]:
+    """p50 / p99 / max latency (ms) per level and concurrency."""
+    out: dict[str, Any] = {"lines_per_session": lines, "rate_per_session": rate, "runs": []}
+    for level in levels:
+        for count in session_counts:
+            samples = anyio.run(_run, cli, count, lines, rate, level, backend=backend)
+            samples.sort()
+            row = {
+                "level": level,
+                "sessions": count,
+                "samples": len(samples),
+                "p50_ms": percentile(samples, 0.50) / 1e6,
+                "p99_ms": percentile(samples, 0.99) / 1e6,
+                "max_ms": (samples[-1] if samples else float("nan")) / 1e6,
+            }
+            out["runs"].append(row)
+            log(
+                f"  latency {level:7} x{count:<3}: p50 {row['p50_ms']:.3f} ms  "
+                f"p99 {row['p99_ms']:.3f} ms  max {row['max_ms']:.3f} ms  (n={len(samples)})"
+            )
+    return out

@@ -1,0 +1,219 @@
+"""The Markdown form of a benchmark run, with the targets of issue 6 checked."""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ("markdown", "targets")
+
+_MIB = 1 << 20
+
+
+def _n(value: float) -> str:
+    return f"{value:,.0f}"
+
+
+def _ok(met: bool | None) -> str:
+    return "n/a" if met is None else ("met" if met else "**missed**")
+
+
+def targets(results: dict[str, Any]) -> list[tuple[str, str, bool | None]]:
+    """(target, measured, met) for every target of issue 6 the run covers."""
+    rows: list[tuple[str, str, bool | None]] = []
+    tp = results.get("throughput")
+    if tp:
+        ratios = tp["ratios"]
+        if ratios.get("c/f") is not None:
+            rows.append(
+                ("(c) >= 8x official SDK (c)/(f)", f"{ratios['c/f']:.1f}x", ratios["c/f"] >= 8)
+            )
+        if ratios.get("c/a") is not None:
+            rows.append(
+                (
+                    "(c) >= 50% of msgspec limit (c)/(a)",
+                    f"{ratios['c/a']:.0%}",
+                    ratios["c/a"] >= 0.5,
+                )
+            )
+        if ratios.get("d/c") is not None:
+            rows.append(("(d) >= 60% of (c)", f"{ratios['d/c']:.0%}", ratios["d/c"] >= 0.6))
+    lat = results.get("latency")
+    if lat:
+        for run in lat["runs"]:
+            if run["level"] == "adapter" and run["sessions"] == max(
+                r["sessions"] for r in lat["runs"]
+            ):
+                rows.append(
+                    (
+                        f"p99 latency < 2 ms with {run['sessions']} sessions",
+                        f"{run['p99_ms']:.2f} ms",
+                        run["p99_ms"] < 2.0,
+                    )
+                )
+    mem = results.get("memory")
+    if mem:
+        for row in mem["sessions"]:
+            if row["level"] == "adapter":
+                kib = row["per_idle_session"] / 1024
+                rows.append(
+                    (
+                        "< 1 MB own RSS per idle session (adapter)",
+                        f"{kib:,.0f} KiB",
+                        row["per_idle_session"] < 1_000_000,
+                    )
+                )
+        big = [b for b in mem["bigline"] if b["level"] == "adapter"] or mem["bigline"]
+        if big:
+            largest = max(big, key=lambda b: b["size"])
+            worst = max(max(b["peak_rss_x_line"], b["peak_traced_x_line"]) for b in big)
+            smallest = min(big, key=lambda b: b["size"])
+            growth = largest["seconds_per_mib"] / smallest["seconds_per_mib"]
+            rows.append(
+                (
+                    f"big line: peak memory < 3x the line ({largest['level']})",
+                    f"{worst:.2f}x",
+                    worst < 3,
+                )
+            )
+            rows.append(
+                (
+                    "big line: time linear in size (s/MiB at the largest / at the smallest "
+                    f"size; quadratic would be {largest['size'] / smallest['size']:.0f})",
+                    f"{growth:.2f}",
+                    growth < 1.5,
+                )
+            )
+    sc = results.get("scale")
+    if sc:
+        rows.append(
+            (
+                f"{sc['sessions']} sessions: no session below half the mean rate",
+                f"slowest {sc['slowest_share_of_mean']:.0%}",
+                sc["slowest_share_of_mean"] >= 0.5,
+            )
+        )
+        bounded = (
+            sc["peak_client_batches"] <= sc["client_batches_bound"]
+            and sc["peak_subscriber_events"] <= sc["subscriber_events_bound"]
+        )
+        rows.append(
+            (
+                f"{sc['sessions']} sessions: every channel bounded",
+                f"{sc['peak_client_batches']} batches, {sc['peak_subscriber_events']} "
+                f"events, {sc['subscribers_dropped']} dropped",
+                bounded,
+            )
+        )
+    return rows
+
+
+def markdown(results: dict[str, Any]) -> str:
+    """The results as Markdown tables (machine, command, targets, then each section)."""
+    m = results["machine"]
+    out = [
+        f"Run {results['started']} with `{results['command']}` ({results['elapsed_s']:.0f} s).",
+        "",
+        f"Machine: {m['nproc']} CPUs ({m['cpu']}), {m['memory_gib']} GiB, {m['os']}, "
+        f"{m['implementation']} {m['python']}; load average at start "
+        f"{results['loadavg_start']}, at end {results['loadavg_end']}. Packages: "
+        + ", ".join(f"{k} {v}" for k, v in m["packages"].items())
+        + ".",
+        "",
+        "### Targets (issue 6)",
+        "",
+        "| target | measured | |",
+        "|---|---|---|",
+    ]
+    out += [f"| {t} | {v} | {_ok(ok)} |" for t, v, ok in targets(results)]
+    tp = results.get("throughput")
+    if tp:
+        c = tp["corpus"]
+        out += [
+            "",
+            f"### Throughput ({c['lines']:,} lines, {c['bytes'] / 1e6:.1f} MB, {c['turns']} turns;"
+            f" {tp['repeats']} repeats, {tp['backend']})",
+            "",
+            "| | path | lines/s min | median | max | MB/s median |",
+            "|---|---|---:|---:|---:|---:|",
+        ]
+        for key in "abcdef":
+            if key in tp:
+                row = tp[key]
+                lps = row["lines_per_s"]
+                out.append(
+                    f"| ({key}) | {row['name']} | {_n(lps['min'])} | {_n(lps['median'])} | "
+                    f"{_n(lps['max'])} | {row['mb_per_s']['median']:.1f} |"
+                )
+        ratios = ", ".join(f"{k} = {v:.2f}" for k, v in tp["ratios"].items() if v is not None)
+        out += ["", f"Ratios of medians: {ratios}."]
+        counts = tp.get("counts", {})
+        if counts:
+            out += [
+                "",
+                f"Messages / events per run: (c) {_n(counts.get('c', 0))} messages, "
+                f"(d) {_n(counts.get('d', 0))} events, (e) {_n(counts.get('e_bytes', 0) / 1e6)}"
+                f" MB of event JSON, (f) {_n(counts.get('f', 0))} messages.",
+            ]
+    lat = results.get("latency")
+    if lat:
+        out += [
+            "",
+            f"### Latency (emitter write -> receipt; {lat['lines_per_session']} text deltas per "
+            f"session at {lat['rate_per_session']:g} lines/s)",
+            "",
+            "| level | sessions | samples | p50 ms | p99 ms | max ms |",
+            "|---|---:|---:|---:|---:|---:|",
+        ]
+        out += [
+            f"| {r['level']} | {r['sessions']} | {r['samples']:,} | {r['p50_ms']:.3f} | "
+            f"{r['p99_ms']:.3f} | {r['max_ms']:.3f} |"
+            for r in lat["runs"]
+        ]
+    mem = results.get("memory")
+    if mem:
+        out += [
+            "",
+            "### Memory (our process only)",
+            "",
+            "| level | sessions | KiB per idle session | KiB per streaming session |",
+            "|---|---:|---:|---:|",
+        ]
+        out += [
+            f"| {r['level']} | {r['sessions']} | {r['per_idle_session'] / 1024:,.0f} | "
+            f"{r['per_streaming_session'] / 1024:,.0f} |"
+            for r in mem["sessions"]
+        ]
+        out += [
+            "",
+            "| level | line MiB | seconds | ms per MiB | peak RSS above start | x line | "
+            "peak traced | x line |",
+            "|---|---:|---:|---:|---:|---:|---:|---:|",
+        ]
+        out += [
+            f"| {b['level']} | {b['size'] / _MIB:.0f} | {b['seconds']:.3f} | "
+            f"{b['seconds_per_mib'] * 1000:.2f} | {b['peak_rss_above_before'] / _MIB:,.0f} MiB | "
+            f"{b['peak_rss_x_line']:.2f} | {b['peak_traced'] / _MIB:,.0f} MiB | "
+            f"{b['peak_traced_x_line']:.2f} |"
+            for b in mem["bigline"]
+        ]
+    sc = results.get("scale")
+    if sc:
+        rate = sc["session_rate"]
+        out += [
+            "",
+            f"### Scale ({sc['sessions']} adapter sessions at once, {sc['lines_per_session']:,} "
+            "corpus lines each)",
+            "",
+            "| aggregate lines/s | MB/s | wall s | session lines/s min / mean / max "
+            "| slowest / mean | peak client backlog (bound) "
+            "| peak subscriber backlog (bound) | dropped | RSS idle -> peak |",
+            "|---:|---:|---:|---|---:|---|---|---:|---|",
+            f"| {_n(sc['aggregate_lines_per_s'])} | {sc['aggregate_mb_per_s']:.1f} | "
+            f"{sc['wall_seconds']:.2f} | {_n(rate['min'])} / {_n(rate['mean'])} / "
+            f"{_n(rate['max'])} | {sc['slowest_share_of_mean']:.0%} | "
+            f"{sc['peak_client_batches']} batches ({sc['client_batches_bound']}) | "
+            f"{sc['peak_subscriber_events']} events ({sc['subscriber_events_bound']}) | "
+            f"{sc['subscribers_dropped']} | {sc['rss_idle_sessions'] / _MIB:,.0f} -> "
+            f"{sc['rss_peak_streaming'] / _MIB:,.0f} MiB |",
+        ]
+    return "\n".join(out) + "\n"

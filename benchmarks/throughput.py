@@ -1,0 +1,224 @@
+"""Throughput figures (a)-(f) of issue 6, each in lines/s and MB/s of the corpus.
+
+(a) ``msgspec.json.decode`` of every corpus line, untyped: the limit.
+(b) our sans-IO layer: ``ClaudeCodeProtocol.receive_data`` over 64 KiB chunks (framing +
+    one typed decode per line).
+(c) our client end to end: emitter subprocess -> :class:`claudecode.Session` -> typed
+    messages, consumed with ``receive_batch``.
+(d) (c) + the adapter (translation, normalization, fan-out) -> events delivered to one
+    subscriber of an :class:`adapter.session.AgentSession`.
+(e) (d) + ``encode_event`` of every event, as a UI front end would send it.
+(f) the official ``claude-agent-sdk`` ``query()`` on the same emitter.
+
+End-to-end timings start when the prompt is sent ((c)-(e)) and stop when the final result
+(or its ``Complete`` event) is received; spawn and ``initialize`` are outside. For (f), whose
+``query()`` spawns and initializes inside the generator, the start is the moment the emitter
+began writing (it reports it in the final result; ``CLOCK_MONOTONIC`` is shared between
+processes), which is later than the prompt write and so flatters the SDK slightly.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import anyio
+import msgspec
+
+from ._common import spread
+from .corpus import END_UUID, Corpus
+
+__all__ = (
+    "CHUNK",
+    "bench_msgspec",
+    "bench_protocol",
+    "measure_throughput",
+    "run_adapter",
+    "run_client",
+    "run_sdk",
+)
+
+#: Chunk size for (b): what one pipe read typically returns.
+CHUNK = 64 * 1024
+
+
+def bench_msgspec(lines: list[bytes]) -> float:
+    """(a): seconds to ``msgspec.json.decode`` every line."""
+    decode = msgspec.json.decode
+    start = time.perf_counter()
+    for line in lines:
+        decode(line)
+    return time.perf_counter() - start
+
+
+def bench_protocol(data: bytes, chunk: int = CHUNK) -> tuple[float, int]:
+    """(b): seconds to frame and decode ``data`` in ``chunk``-sized pieces; message count."""
+    from claudecode import ClaudeCodeProtocol
+
+    protocol = ClaudeCodeProtocol()
+    view = memoryview(data)
+    count = 0
+    start = time.perf_counter()
+    receive = protocol.receive_data
+    for offset in range(0, len(data), chunk):
+        count += len(receive(bytes(view[offset : offset + chunk])))
+    count += len(receive(b""))
+    return time.perf_counter() - start, count
+
+
+def _env(corpus: Corpus) -> dict[str, str]:
+    return {"BENCH_MODE": "corpus", "BENCH_CORPUS": str(corpus.path)}
+
+
+async def run_client(corpus: Corpus, cli: str) -> tuple[float, int]:
+    """(c): seconds from prompt to the final result through :class:`claudecode.Session`."""
+    from claudecode import ClaudeCodeOptions, ResultMessage, Session
+
+    options = ClaudeCodeOptions(cli_path=cli, env=_env(corpus), close_grace=2, kill_after=2)
+    count = 0
+    async with Session(options) as session:
+        start = time.monotonic()
+        await session.send("go")
+        while True:
+            batch = await session.receive_batch()
+            count += len(batch)
+            last = batch[-1]
+            if type(last) is ResultMessage and last.uuid == END_UUID:
+                break
+        elapsed = time.monotonic() - start
+    return elapsed, count
+
+
+async def run_adapter(corpus: Corpus, cli: str, *, encode: bool) -> tuple[float, int, int]:
+    """(d)/(e): seconds from prompt to the last turn's ``Complete`` at a subscriber.
+
+    Returns (seconds, events received, bytes encoded when ``encode``).
+    """
+    from adapter.config import SessionConfig
+    from adapter.events import Complete, encode_event
+    from adapter.policies import PermissionPolicy
+    from adapter.session import AgentSession
+
+    config = SessionConfig(
+        cli_path=cli,
+        env=_env(corpus),
+        policy=PermissionPolicy("autonomous"),
+        client_options={"close_grace": 2, "kill_after": 2},
+    )
+    turns = corpus.turns + 1
+    completes = events = encoded = 0
+    async with AgentSession(config) as session:
+        sub = session.subscribe(after_seq=0)
+        start = time.monotonic()
+        await session.prompt("go")
+        while completes < turns:
+            batch = await sub.receive_batch()
+            events += len(batch)
+            if encode:
+                for event in batch:
+                    encoded += len(encode_event(event))
+            for event in batch:
+                if type(event) is Complete:
+                    completes += 1
+        elapsed = time.monotonic() - start
+    return elapsed, events, encoded
+
+
+async def run_sdk(corpus: Corpus, cli: str) -> tuple[float, int]:
+    """(f): seconds from the emitter's first write to the final result through ``query()``."""
+    from claude_agent_sdk import ClaudeAgentOptions, ResultMessage, query
+
+    options = ClaudeAgentOptions(cli_path=cli, env=_env(corpus), include_partial_messages=True)
+    count = 0
+    last: Any = None
+    async for message in query(prompt="go", options=options):
+        count += 1
+        last = message
+        if isinstance(message, ResultMessage) and message.uuid == END_UUID:
+            end = time.monotonic()
+    assert isinstance(last, ResultMessage) and last.result is not None
+    started = int(last.result.removeprefix("bench-start=")) / 1e9
+    return end - started, count
+
+
+def _figures(corpus: Corpus, seconds: list[float]) -> dict[str, Any]:
+    lines = len(corpus.lines)
+    mb = corpus.nbytes / 1e6
+    return {
+        "seconds": seconds,
+        "lines_per_s": spread([lines / s for s in seconds]),
+        "mb_per_s": spread([mb / s for s in seconds]),
+    }
+
+
+def _sdk_available() -> bool:
+    try:
+        import claude_agent_sdk  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def measure_throughput(
+    corpus: Corpus,
+    cli: str,
+    *,
+    repeats: int,
+    backend: str = "asyncio",
+    log: Callable[[str], None] = print,
+) -> dict[str, Any]:
+    """Run (a)-(f) ``repeats`` times each; return figures and the ratios of medians."""
+    results: dict[str, Any] = {"repeats": repeats, "backend": backend}
+    data = corpus.data
+
+    def run(coro: Callable[[], Awaitable[Any]]) -> Any:
+        return anyio.run(coro, backend=backend)
+
+    seconds: dict[str, list[float]] = {k: [] for k in "abcdef"}
+    counts: dict[str, int] = {}
+    sdk = _sdk_available()
+    bench_msgspec(corpus.lines)  # warm-up: page in the corpus, grow the allocator's arenas
+    bench_protocol(data)
+    for i in range(repeats):
+        seconds["a"].append(bench_msgspec(corpus.lines))
+        t, counts["b"] = bench_protocol(data)
+        seconds["b"].append(t)
+        t, counts["c"] = run(lambda: run_client(corpus, cli))
+        seconds["c"].append(t)
+        t, counts["d"], _ = run(lambda: run_adapter(corpus, cli, encode=False))
+        seconds["d"].append(t)
+        t, counts["e"], counts["e_bytes"] = run(lambda: run_adapter(corpus, cli, encode=True))
+        seconds["e"].append(t)
+        if sdk:
+            t, counts["f"] = anyio.run(run_sdk, corpus, cli)
+            seconds["f"].append(t)
+        log(
+            f"  repeat {i + 1}/{repeats}: "
+            + " ".join(f"({k}) {len(corpus.lines) / v[-1]:,.0f}/s" for k, v in seconds.items() if v)
+        )
+    names = {
+        "a": "msgspec.json.decode alone (the limit)",
+        "b": "sans-IO framing + typed decode",
+        "c": "client end to end (subprocess -> Session -> typed messages)",
+        "d": "(c) + adapter -> events at a subscriber",
+        "e": "(d) + encode_event per event",
+        "f": "official claude-agent-sdk query()",
+    }
+    for key, values in seconds.items():
+        if values:
+            results[key] = {"name": names[key], **_figures(corpus, values)}
+    results["counts"] = counts
+    med = {k: results[k]["lines_per_s"]["median"] for k in seconds if k in results}
+
+    def ratio(x: str, y: str) -> float | None:
+        return med[x] / med[y] if x in med and y in med else None
+
+    results["ratios"] = {
+        "c/f": ratio("c", "f"),
+        "c/a": ratio("c", "a"),
+        "d/c": ratio("d", "c"),
+        "e/d": ratio("e", "d"),
+        "b/a": ratio("b", "a"),
+    }
+    return results

@@ -1,0 +1,68 @@
+"""Smoke test of the benchmark code (``python -m benchmarks``), so it cannot rot unnoticed.
+
+Runs the corpus generator and figures (a) and (b) on a tiny corpus, in-process. No timing is
+asserted: only that the figures come out, positive, and that every line was decoded.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from benchmarks.corpus import END_UUID, final_result_line, generate_lines, load_corpus
+from benchmarks.report import markdown
+from benchmarks.throughput import _figures, bench_msgspec, bench_protocol
+from claudecode import ResultMessage, decode_line
+from claudecode.messages import MalformedLine, UnknownMessage
+
+
+def test_corpus_is_deterministic_and_typed(tmp_path: Path) -> None:
+    corpus = load_corpus(400, seed=3, cache_dir=tmp_path)
+    again = load_corpus(400, seed=3, cache_dir=tmp_path)  # from the cache this time
+    assert corpus.lines == again.lines == generate_lines(400, seed=3)[0]
+    assert len(corpus.lines) >= 400 and corpus.turns >= 1
+    assert corpus.path.read_bytes() == corpus.data
+    kinds = {json.loads(line)["type"] for line in corpus.lines}
+    assert {"system", "stream_event", "assistant", "user", "result"} <= kinds
+    for number, line in enumerate(corpus.lines, 1):
+        message = decode_line(line, number)
+        assert not isinstance(message, MalformedLine | UnknownMessage), message
+    end = decode_line(final_result_line(123).rstrip(b"\n"))
+    assert isinstance(end, ResultMessage) and end.uuid == END_UUID
+    assert end.result == "bench-start=123"
+
+
+def test_figures_a_and_b(tmp_path: Path) -> None:
+    corpus = load_corpus(300, seed=1, cache_dir=tmp_path)
+    a = bench_msgspec(corpus.lines)
+    b, messages = bench_protocol(corpus.data, chunk=4096)
+    assert a > 0 and b > 0
+    assert messages == len(corpus.lines)
+    figures = {key: _figures(corpus, [seconds]) for key, seconds in (("a", a), ("b", b))}
+    for figure in figures.values():
+        assert figure["lines_per_s"]["median"] > 0 and figure["mb_per_s"]["median"] > 0
+    results = {
+        "started": "now",
+        "command": "python -m benchmarks",
+        "elapsed_s": 0.0,
+        "loadavg_start": "0",
+        "loadavg_end": "0",
+        "machine": {
+            "nproc": 2,
+            "cpu": "cpu",
+            "memory_gib": 1,
+            "os": "Linux",
+            "python": "3.11",
+            "implementation": "CPython",
+            "packages": {},
+        },
+        "throughput": {
+            "repeats": 1,
+            "backend": "asyncio",
+            "corpus": {"lines": len(corpus.lines), "bytes": corpus.nbytes, "turns": corpus.turns},
+            "ratios": {"b/a": a / b},
+            **{k: {"name": k, **v} for k, v in figures.items()},
+        },
+    }
+    table = markdown(results)
+    assert "| (a) |" in table and "| (b) |" in table
