@@ -58,6 +58,8 @@ class Process:
 
     messages: list[InboundMessage] = field(default_factory=list)
     initialize_ids: set[str] = field(default_factory=set)
+    #: The same lines as plain JSON objects.
+    raw: list[dict[str, Any]] = field(default_factory=list)
 
 
 def processes(name: str) -> list[Process]:
@@ -78,6 +80,7 @@ def processes(name: str) -> list[Process]:
         elif record["dir"] == "from_cli":
             number += 1
             current.messages.append(decode_line(json.dumps(record["msg"]).encode(), number))
+            current.raw.append(record["msg"])
     if current.messages:
         out.append(current)
     return out
