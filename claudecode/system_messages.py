@@ -30,6 +30,7 @@ __all__ = (
     "SystemHookProgress",
     "SystemHookResponse",
     "SystemHookStarted",
+    "SystemInformational",
     "SystemInit",
     "SystemLocalCommandOutput",
     "SystemMessage",
@@ -246,6 +247,18 @@ class SystemLocalCommandOutput(SystemMessage, frozen=True, tag="local_command_ou
     content: str | None = None
 
 
+class SystemInformational(SystemMessage, frozen=True, tag="informational"):
+    """A notice from the CLI, e.g. a hook callback whose answer was treated as empty.
+
+    Seen from 2.1.332: ``{"subtype": "informational", "content": "PreToolUse: Hook callback
+    hook_0 failed: ...", "level": "warning", "tag": "hook_callback_failed"}``.
+    """
+
+    content: str | None = None
+    level: str | None = None
+    tag: str | None = None
+
+
 #: Every known ``system`` line, tagged by ``"subtype"``.
 SystemMessageUnion: TypeAlias = (
     SystemInit
@@ -265,6 +278,7 @@ SystemMessageUnion: TypeAlias = (
     | SystemThinkingTokens
     | SystemElicitationComplete
     | SystemLocalCommandOutput
+    | SystemInformational
 )
 
 _SUBTYPES: Final = frozenset(
@@ -286,6 +300,7 @@ _SUBTYPES: Final = frozenset(
         "thinking_tokens",
         "elicitation_complete",
         "local_command_output",
+        "informational",
     )
 )
 

@@ -8,7 +8,7 @@ import anyio
 import pytest
 
 from claudecode import messages as m
-from claudecode._codec import decode_line  # noqa: F401
+from claudecode.content import TextBlock
 from claudecode.session import Session
 from claudecode.stream_events import ContentBlockDelta, TextDelta
 
@@ -47,7 +47,7 @@ async def test_plain_text_turn_streams_deltas_then_result(
         for x in seen
         if isinstance(x, m.AssistantMessage)
         for block in x.message.content
-        if getattr(block, "type", None) == "text" or type(block).__name__ == "TextBlock"
+        if isinstance(block, TextBlock)
     ]
     assert [answer] == texts
     result = seen[-1]

@@ -163,11 +163,6 @@ async def test_post_tool_use_hook_sees_the_tool_response(
     assert isinstance(result, m.ResultMessage) and "ok" == result.result
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="client bug: system/informational (2.1.332, e.g. hook_callback_failed) decodes "
-    "as UnknownMessage",
-)
 async def test_failing_hook_callback_does_not_break_the_session(
     cli_options: Any, fake_api: FakeAnthropicAPI, cli_env: Any
 ) -> None:
