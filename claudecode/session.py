@@ -161,7 +161,7 @@ class Session(ControlRequests):
             self._tasks.spawn(self._watchdog, name="claudecode spawn watchdog")
             if self.options.initialize:
                 await self.initialize()
-        except BaseException as exc:
+        except BaseException:
             await self._shutdown(force=True)
             self._stack = None
             try:

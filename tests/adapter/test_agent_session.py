@@ -170,9 +170,13 @@ async def test_slow_subscriber_is_dropped_and_can_catch_up(tmp_path: Path) -> No
             fast = session.subscribe()
             await session.prompt("go")
             seen = await until_complete(fast)
-            with pytest.raises(SubscriberDropped) as info:
+
+            async def drain() -> None:
                 while True:
                     await slow.receive_batch()
+
+            with pytest.raises(SubscriberDropped) as info:
+                await drain()
             again = session.subscribe(after_seq=info.value.last_seq)
             replay = await until_complete(again)
     assert seen[-1].seq == replay[-1].seq

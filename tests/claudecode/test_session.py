@@ -371,10 +371,14 @@ async def test_kill_from_outside_is_reported_with_signal(tmp_path: Path) -> None
     with anyio.fail_after(20):
         async with Session(options(tmp_path, body)) as session:
             await session.send("go")
-            with pytest.raises(CLIExitedError) as info:
+
+            async def kill_on_first_delta() -> None:
                 async for message in session.messages():
                     if isinstance(message, StreamEvent) and session.pid:
                         os.kill(session.pid, signal.SIGKILL)
+
+            with pytest.raises(CLIExitedError) as info:
+                await kill_on_first_delta()
             assert -9 == info.value.exit_code
 
 
