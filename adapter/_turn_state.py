@@ -1,4 +1,4 @@
-"""The translator's bookkeeping: text de-duplication, tool calls by id, bounded memories.
+"""The translator's bookkeeping: text de-duplication and bounded memories.
 
 Rules (all of the translator's de-duplication lives here):
 
@@ -15,12 +15,7 @@ Rules (all of the translator's de-duplication lives here):
      once;
    * any order, duplicates, drops: a message never emits more text than its longest account.
 
-2. **Tool calls are announced once and completed once.** A ``tool_use`` id gets one
-   :class:`~adapter.events.ToolCall` and one :class:`~adapter.events.ToolUpdate`; ids that
-   were completed are remembered (bounded) so a late or repeated result or ``tool_use`` is
-   ignored instead of reopening the call.
-
-3. **Every memory is bounded** (least recently used entries are forgotten), so a long
+2. **Every memory is bounded** (least recently used entries are forgotten), so a long
    session does not grow without limit.
 """
 
@@ -28,21 +23,10 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Hashable
-from dataclasses import dataclass, field
-from typing import Any, Generic, Literal, TypeVar
+from dataclasses import dataclass
+from typing import Generic, Literal, TypeVar
 
-import msgspec
-
-from normalize import NormalizedPayload
-
-__all__ = (
-    "BoundedMap",
-    "BoundedSet",
-    "partial_input",
-    "PendingTool",
-    "TextLedger",
-    "ToolRegistry",
-)
+__all__ = ("BoundedMap", "BoundedSet", "TextLedger")
 
 K = TypeVar("K", bound=Hashable)
 V = TypeVar("V")
@@ -140,87 +124,3 @@ class TextLedger:
         before = counts.emitted
         counts.delivered += len(text)
         return _tail(text, counts.emitted - before)
-
-
-@dataclass
-class PendingTool:
-    """A tool call that was announced and has no result yet."""
-
-    name: str
-    payload: NormalizedPayload
-    parent: str | None = None
-
-
-@dataclass
-class _Streaming:
-    """A ``tool_use`` block whose input is still streaming (``content_block_start`` seen)."""
-
-    tool_id: str
-    name: str
-    parent: str | None
-    parts: list[str] = field(default_factory=list)
-
-
-class ToolRegistry:
-    """Rule 2: tool calls by id, from announcement to result."""
-
-    def __init__(self, limit: int = 4096) -> None:
-        self.pending: dict[str, PendingTool] = {}
-        self._done: BoundedSet[str] = BoundedSet(limit)
-        self._streaming: BoundedMap[tuple[str, int], _Streaming] = BoundedMap(256)
-
-    def known(self, tool_id: str) -> bool:
-        """Whether ``tool_id`` was announced (pending or already completed)."""
-        return tool_id in self.pending or tool_id in self._done
-
-    def begin_stream(
-        self, message_id: str, index: int, tool_id: str, name: str, parent: str | None
-    ) -> None:
-        """A ``content_block_start`` of a ``tool_use`` block at ``index`` of ``message_id``."""
-        self._streaming.set((message_id, index), _Streaming(tool_id, name, parent))
-
-    def stream_delta(self, message_id: str, index: int, partial_json: str) -> str | None:
-        """An ``input_json_delta``: the tool call id it belongs to, or ``None`` if unknown."""
-        block = self._streaming.get((message_id, index))
-        if block is None:
-            return None
-        block.parts.append(partial_json)
-        return block.tool_id
-
-    def end_stream(self, message_id: str, index: int) -> _Streaming | None:
-        """A ``content_block_stop``: the streamed block, if it was a ``tool_use``."""
-        return self._streaming.pop((message_id, index))
-
-    def add(self, tool_id: str, pending: PendingTool) -> bool:
-        """Announce ``tool_id``; ``False`` if it was known already (nothing to emit)."""
-        if self.known(tool_id):
-            return False
-        self.pending[tool_id] = pending
-        return True
-
-    def finish(self, tool_id: str) -> tuple[bool, PendingTool | None]:
-        """A result for ``tool_id``: ``(emit?, the pending call or None if never announced)``.
-
-        A second result for a completed call gives ``(False, None)``.
-        """
-        pending = self.pending.pop(tool_id, None)
-        if pending is None and tool_id in self._done:
-            return False, None
-        self._done.add(tool_id)
-        return True, pending
-
-    def parent_of(self, tool_id: str | None) -> str | None:
-        """The parent (sub-agent) tool call of a pending call."""
-        if tool_id is None:
-            return None
-        pending = self.pending.get(tool_id)
-        return pending.parent if pending is not None else None
-
-
-def partial_input(parts: list[str]) -> dict[str, Any]:
-    """Parse the concatenated ``input_json_delta`` fragments; ``{}`` if not a JSON object."""
-    try:
-        value = msgspec.json.decode("".join(parts).encode())
-    except Exception:
-        return {}
-    return value if isinstance(value, dict) else {}

@@ -114,24 +114,12 @@ from claudecode.stream_events import (
     ThinkingDelta,
 )
 from claudecode.stream_events import ErrorEvent as SseError
-from normalize import (
-    NormalizedPayload,
-    action_type_for,
-    normalize_tool_result,
-    normalize_tool_use,
-    title_for,
-)
+from normalize import normalize_tool_use, title_for
 
 from . import _plain as plain
 from ._context import DEFAULT_CONTEXT_WINDOW, ContextTracker
-from ._turn_state import (
-    BoundedMap,
-    BoundedSet,
-    PendingTool,
-    TextLedger,
-    ToolRegistry,
-    partial_input,
-)
+from ._tools import ToolCalls
+from ._turn_state import BoundedMap, BoundedSet, TextLedger
 from .events import (
     AvailableCommands,
     Command,
@@ -146,9 +134,7 @@ from .events import (
     Raw,
     Reasoning,
     SessionStatus,
-    ToolCall,
     ToolInputDelta,
-    ToolUpdate,
 )
 from .events import ToolProgress as ToolProgressEvent
 
@@ -206,7 +192,7 @@ class Translator:
         self._permissions: dict[str, str | None] = {}
         # per-message / per-id memories
         self._ledger = TextLedger()
-        self._calls = ToolRegistry()
+        self._calls = ToolCalls(lambda: self._work_dir or self._cwd)
         self._context = ContextTracker(default_context_window)
         self._seen: BoundedSet[str] = BoundedSet(8192)
         self._current_message: BoundedMap[str | None, str] = BoundedMap(64)
@@ -343,9 +329,6 @@ class Translator:
             kind="internal",
         )
 
-    def _title(self, payload: NormalizedPayload) -> str:
-        return title_for(payload, work_dir=self._work_dir or self._cwd)
-
     def _open(self) -> None:
         self._turn_open = True
 
@@ -430,12 +413,7 @@ class Translator:
                 self._calls.begin_stream(message_id, event.index, block.id, block.name, parent)
             return []
         if isinstance(event, ContentBlockStop):
-            streamed = self._calls.end_stream(message_id, event.index)
-            if streamed is None:
-                return []
-            return self._announce(
-                streamed.tool_id, streamed.name, partial_input(streamed.parts), streamed.parent
-            )
+            return list(self._calls.end_stream(message_id, event.index))
         if isinstance(event, MessageDelta):
             if parent is None:
                 self._context.update(event.usage)
@@ -513,32 +491,14 @@ class Translator:
                         Reasoning(message_id=message_id, text=text, parent_tool_call_id=parent)
                     )
             elif isinstance(block, ToolUseBlock | ServerToolUseBlock):
-                events += self._announce(block.id, block.name, block.input, parent)
+                events += self._calls.announce(block.id, block.name, block.input, parent)
             elif isinstance(block, WebSearchToolResultBlock):
-                events += self._tool_result(block.tool_use_id, block.content, False, None, parent)
+                events += self._calls.result(block.tool_use_id, block.content, False, None, parent)
             elif isinstance(block, UnknownBlock):
                 events.append(
                     Raw(message_type="assistant", subtype=block.block_type, data=block.data)
                 )
         return events
-
-    def _announce(
-        self, tool_id: str, name: str, tool_input: Any, parent: str | None
-    ) -> list[Event]:
-        if not tool_id or self._calls.known(tool_id):
-            return []
-        payload = normalize_tool_use(name, tool_input)
-        self._calls.add(tool_id, PendingTool(name=name, payload=payload, parent=parent))
-        return [
-            ToolCall(
-                tool_call_id=tool_id,
-                tool_name=name,
-                title=self._title(payload),
-                normalized=payload,
-                action_type=action_type_for(payload),
-                parent_tool_call_id=parent,
-            )
-        ]
 
     def _on_user(self, msg: UserMessage) -> list[Event]:
         if msg.is_replay:
@@ -563,57 +523,9 @@ class Translator:
                 structured = None
         events: list[Event] = []
         for block in results:
-            events += self._tool_result(
+            self._drop_permissions_of(block.tool_use_id)
+            events += self._calls.result(
                 block.tool_use_id, block.content, block.is_error is True, structured, parent
-            )
-        return events
-
-    def _tool_result(
-        self,
-        tool_id: str,
-        content: Any,
-        is_error: bool,
-        structured: Any,
-        parent: str | None,
-    ) -> list[Event]:
-        emit, pending = self._calls.finish(tool_id)
-        if not emit:
-            return []
-        self._drop_permissions_of(tool_id)
-        if pending is None:
-            pending = PendingTool(name="", payload=normalize_tool_use("", {}), parent=parent)
-        payload = normalize_tool_result(
-            pending.payload, content=content, is_error=is_error, tool_use_result=structured
-        )
-        return [
-            ToolUpdate(
-                tool_call_id=tool_id,
-                status="error" if is_error else "complete",
-                title=self._title(payload),
-                normalized=payload,
-                tool_name=pending.name,
-                action_type=action_type_for(payload),
-                parent_tool_call_id=pending.parent,
-            )
-        ]
-
-    def _complete_pending(self, status: str) -> list[Event]:
-        events: list[Event] = []
-        for tool_id in list(self._calls.pending):
-            emit, pending = self._calls.finish(tool_id)
-            if not emit or pending is None:
-                continue
-            events.append(
-                ToolUpdate(
-                    tool_call_id=tool_id,
-                    status="error" if status == "error" else "complete",
-                    title=self._title(pending.payload),
-                    normalized=pending.payload,
-                    tool_name=pending.name,
-                    action_type=action_type_for(pending.payload),
-                    parent_tool_call_id=pending.parent,
-                    synthetic=True,
-                )
             )
         return events
 
@@ -626,7 +538,8 @@ class Translator:
 
     def _on_result(self, msg: ResultMessage) -> list[Event]:
         self._results += 1
-        events = self._complete_pending("error" if msg.is_error else "complete")
+        events: list[Event] = []
+        events += self._calls.complete_all("error" if msg.is_error else "complete")
         if not self._text_in_turn and msg.result:
             message_id = f"result:{msg.uuid or self._results}"
             events.append(MessageChunk(message_id=message_id, text=msg.result))
@@ -651,7 +564,8 @@ class Translator:
     def _finish(self, reason: str, error: str | None) -> list[Event]:
         if not self._turn_open:
             return []
-        events = self._complete_pending("error" if error is not None else "complete")
+        events: list[Event] = []
+        events += self._calls.complete_all("error" if error is not None else "complete")
         if error is None and self._pending_assistant_uuid:
             self._last_committed = self._pending_assistant_uuid
         events.append(

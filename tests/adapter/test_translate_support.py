@@ -160,7 +160,7 @@ def text_bounds(messages: list[InboundMessage]) -> dict[tuple[str, str], int]:
         if isinstance(msg, StreamEvent):
             event = msg.event
             if isinstance(event, MessageStart):
-                current[msg.parent_tool_use_id] = event.message.id
+                current[msg.parent_tool_use_id] = event.message.id or msg.api_message_id or ""
                 continue
             if isinstance(event, ContentBlockDelta):
                 mid = msg.api_message_id or current.get(msg.parent_tool_use_id, "")
