@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 from collections import defaultdict
 from dataclasses import dataclass, field
+from itertools import count
 from pathlib import Path
 from typing import Any
 
@@ -38,8 +39,10 @@ from claudecode.messages import (
     InboundControlRequest,
     InboundControlResponse,
     InboundMessage,
+    MalformedLine,
     ResultMessage,
     StreamEvent,
+    UnknownMessage,
 )
 from claudecode.stream_events import ContentBlockDelta, MessageStart, TextDelta, ThinkingDelta
 
@@ -233,3 +236,110 @@ def main_text(events: list[Event]) -> str:
 def of_type(events: list[Event], cls: type[Any]) -> list[Any]:
     """The events of class ``cls``."""
     return [e for e in events if isinstance(e, cls)]
+
+
+# ----------------------------------------------------------- hand-built wire messages
+
+_ids = count(1)
+
+
+def line(obj: dict[str, Any]) -> InboundMessage:
+    """Decode one wire object; a fresh ``uuid`` unless the object has one (or ``uuid=None``)."""
+    obj = dict(obj)
+    if "uuid" not in obj:
+        obj["uuid"] = f"u-{next(_ids)}"
+    elif obj["uuid"] is None:
+        del obj["uuid"]
+    msg = decode_line(json.dumps(obj).encode())
+    assert not isinstance(msg, MalformedLine | UnknownMessage), msg
+    return msg
+
+
+def feed(t: Translator, *objs: dict[str, Any]) -> list[Event]:
+    out: list[Event] = []
+    for obj in objs:
+        out += t.feed(line(obj))
+    return out
+
+
+def init(model: str = "claude-opus-5-5", mode: str = "default", sid: str = "S") -> dict[str, Any]:
+    return {
+        "type": "system",
+        "subtype": "init",
+        "session_id": sid,
+        "cwd": "/w",
+        "model": model,
+        "permissionMode": mode,
+        "tools": ["Bash"],
+        "mcp_servers": [{"name": "fe", "status": "connected", "source": "sdk"}],
+        "claude_code_version": "2.1.332",
+    }
+
+
+def assistant(
+    mid: str, *blocks: dict[str, Any], parent: str | None = None, **kw: Any
+) -> dict[str, Any]:
+    usage = {"input_tokens": 10, "output_tokens": 1}
+    return {
+        "type": "assistant",
+        "message": {"id": mid, "model": "claude-opus-5-5", "content": list(blocks), "usage": usage},
+        "parent_tool_use_id": parent,
+        **kw,
+    }
+
+
+def text(t: str) -> dict[str, Any]:
+    return {"type": "text", "text": t}
+
+
+def tool_use(tid: str, name: str = "Bash", **inp: Any) -> dict[str, Any]:
+    return {"type": "tool_use", "id": tid, "name": name, "input": inp or {"command": "ls"}}
+
+
+def tool_result(tid: str, content: Any = "ok", is_error: bool = False, **kw: Any) -> dict[str, Any]:
+    block = {"type": "tool_result", "tool_use_id": tid, "content": content, "is_error": is_error}
+    return {"type": "user", "message": {"role": "user", "content": [block]}, **kw}
+
+
+def stream(
+    event: dict[str, Any], mid: str | None = None, parent: str | None = None
+) -> dict[str, Any]:
+    obj: dict[str, Any] = {"type": "stream_event", "event": event, "parent_tool_use_id": parent}
+    if mid is not None:
+        obj["api_message_id"] = mid
+    return obj
+
+
+def start(mid: str, input_tokens: int = 100, model: str = "claude-opus-5-5") -> dict[str, Any]:
+    usage = {"input_tokens": input_tokens, "output_tokens": 1}
+    return stream(
+        {
+            "type": "message_start",
+            "message": {"id": mid, "model": model, "content": [], "usage": usage},
+        }
+    )
+
+
+def text_delta(t: str, mid: str | None = None, index: int = 0) -> dict[str, Any]:
+    return stream(
+        {"type": "content_block_delta", "index": index, "delta": {"type": "text_delta", "text": t}},
+        mid,
+    )
+
+
+def result(**kw: Any) -> dict[str, Any]:
+    obj: dict[str, Any] = {
+        "type": "result",
+        "subtype": "success",
+        "is_error": False,
+        "result": "done",
+    }
+    obj.update(kw)
+    return obj
+
+
+def can_use_tool(rid: str, **body: Any) -> InboundControlRequest:
+    request = {"subtype": "can_use_tool", "tool_name": "Bash", "input": {"command": "rm x"}, **body}
+    msg = line({"type": "control_request", "request_id": rid, "request": request, "uuid": None})
+    assert isinstance(msg, InboundControlRequest)
+    return msg
