@@ -1,1 +1,85 @@
-"""adapter: normalized event stream, sessions, tracing and front ends."""
+"""adapter: Claude Code sessions as one normalized event stream, for UIs and orchestrators.
+
+:class:`AgentSession` runs one CLI session (through :mod:`claudecode`), turns every message
+into the events of :mod:`adapter.events` (a tagged union, the public wire schema), publishes
+them to any number of subscribers, applies a permission policy and traces each turn with
+OpenTelemetry. :class:`SessionManager` runs many at once. :class:`Translator` is the pure
+message -> event translation, usable on its own. ``claudecode-bridge run`` is a terminal front
+end on the same channel.
+"""
+
+from .config import SessionConfig
+from .events import (
+    AnyEvent,
+    ApiRetry,
+    AvailableCommands,
+    CompactBoundary,
+    Complete,
+    ContextWindow,
+    ErrorEvent,
+    Event,
+    MessageChunk,
+    ModeChanged,
+    PermissionCancelled,
+    PermissionDenied,
+    PermissionRequest,
+    RateLimit,
+    Raw,
+    Reasoning,
+    SessionStatus,
+    TaskEvent,
+    ToolCall,
+    ToolInputDelta,
+    ToolProgress,
+    ToolUpdate,
+    decode_event,
+    encode_event,
+    event_schema,
+)
+from .fanout import EventHub, SubscriberDropped, Subscription
+from .manager import SessionManager, TooManySessionsError, UnknownSessionError
+from .policies import PermissionDecision, PermissionPolicy
+from .session import AgentSession, UnknownPermissionError
+from .telemetry import TurnTracer
+from .translate import Translator
+
+__all__ = (
+    "AgentSession",
+    "AnyEvent",
+    "ApiRetry",
+    "AvailableCommands",
+    "CompactBoundary",
+    "Complete",
+    "ContextWindow",
+    "decode_event",
+    "encode_event",
+    "ErrorEvent",
+    "Event",
+    "event_schema",
+    "EventHub",
+    "MessageChunk",
+    "ModeChanged",
+    "PermissionCancelled",
+    "PermissionDecision",
+    "PermissionDenied",
+    "PermissionPolicy",
+    "PermissionRequest",
+    "RateLimit",
+    "Raw",
+    "Reasoning",
+    "SessionConfig",
+    "SessionManager",
+    "SessionStatus",
+    "SubscriberDropped",
+    "Subscription",
+    "TaskEvent",
+    "ToolCall",
+    "ToolInputDelta",
+    "ToolProgress",
+    "ToolUpdate",
+    "TooManySessionsError",
+    "Translator",
+    "TurnTracer",
+    "UnknownPermissionError",
+    "UnknownSessionError",
+)
