@@ -4,6 +4,7 @@ This is an entry point, so (unlike the libraries) it may configure logging. Sub-
 
 * ``run`` — one prompt, one turn: a readable terminal rendering, or ``--json`` events;
   ``--demo`` runs against a built-in scripted stand-in for the CLI.
+* ``schema`` — print the JSON Schema of the event stream (``docs/event-schema.json``).
 * ``doctor`` — find the Claude Code CLI, print its path and version, and check that it
   speaks stream-json (spawn, initialize, close). Exit 0 when usable, 1 otherwise.
 """
@@ -26,6 +27,7 @@ def _parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     run = sub.add_parser("run", help="run one prompt and show what the agent does")
     add_run_arguments(run)
+    sub.add_parser("schema", help="print the JSON Schema of the event stream")
     doctor = sub.add_parser("doctor", help="check that the Claude Code CLI is usable")
     doctor.add_argument("--cli", help="path of the claude executable (default: discovered)")
     doctor.add_argument("--timeout", type=float, default=30.0, help="seconds to wait (30)")
@@ -49,6 +51,13 @@ def main(argv: list[str] | None = None) -> int:
         return _doctor(args)
     if args.command == "run":
         return run_command(args)
+    if args.command == "schema":
+        import json
+
+        from .events import event_schema
+
+        print(json.dumps(event_schema(), indent=2, sort_keys=True))
+        return 0
     parser.print_help(sys.stderr)
     return 2
 
