@@ -104,7 +104,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             cli,
             lines=60 if quick else 300,
             rate=100.0,
-            levels=("adapter",) if quick else ("adapter", "client"),
+            levels=("adapter",) if quick else ("adapter", "client", "raw"),
             backend=args.backend,
             log=_log,
         )

@@ -9,11 +9,17 @@ stream at once, on the same event loop, as a server would run them; their emitte
 for the same two cores.
 
 The ``client`` level measures the same thing one layer down (typed ``StreamEvent`` from
-:meth:`claudecode.Session.receive_batch`), to tell the adapter's share from the client's.
+:meth:`claudecode.Session.receive_batch`), to tell the adapter's share from the client's;
+the ``raw`` level is the floor: the same pipes read with plain anyio, stamps found by a
+regex, nothing decoded. CPU use of our process and of the emitters is reported with each run:
+on two cores, 50 emitters and the readers compete for the same CPUs.
 """
 
 from __future__ import annotations
 
+import os
+import re
+import resource
 import time
 from typing import Any, Literal
 
@@ -23,7 +29,9 @@ from ._common import Countdown, percentile
 
 __all__ = ("measure_latency",)
 
-Level = Literal["adapter", "client"]
+Level = Literal["adapter", "client", "raw"]
+
+_STAMP = re.compile(rb'"text":"t(\d+) "')
 
 
 def _env(lines: int, rate: float) -> dict[str, str]:
@@ -38,7 +46,12 @@ def _stamp(text: str) -> int | None:
 
 
 async def _adapter_session(
-    cli: str, env: dict[str, str], ready: Countdown, go: anyio.Event, out: list[int]
+    cli: str,
+    env: dict[str, str],
+    ready: Countdown,
+    go: anyio.Event,
+    out: list[int],
+    finished: _Finished,
 ) -> None:
     from adapter.config import SessionConfig
     from adapter.events import Complete, MessageChunk
@@ -69,10 +82,16 @@ async def _adapter_session(
                         out.append(now - sent)
                 elif kind is Complete:
                     done = True
+        finished.done(getattr(getattr(session, "_client", None), "pid", None))
 
 
 async def _client_session(
-    cli: str, env: dict[str, str], ready: Countdown, go: anyio.Event, out: list[int]
+    cli: str,
+    env: dict[str, str],
+    ready: Countdown,
+    go: anyio.Event,
+    out: list[int],
+    finished: _Finished,
 ) -> None:
     from claudecode import ClaudeCodeOptions, ResultMessage, Session, StreamEvent
     from claudecode.stream_events import ContentBlockDelta, TextDelta
@@ -96,21 +115,113 @@ async def _client_session(
                             out.append(now - sent)
                 elif type(message) is ResultMessage:
                     done = True
+        finished.done(session.pid)
 
 
-async def _run(cli: str, sessions: int, lines: int, rate: float, level: Level) -> list[int]:
+def _cpu_ours() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+def _proc_cpu(pid: int) -> float:
+    """CPU seconds used so far by process ``pid`` (0 when it is gone)."""
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            fields = fh.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime + stime
+
+
+def _cpu_children() -> float:
+    """CPU seconds used so far by our live child processes (the emitters), from /proc."""
+    me = str(os.getpid())
+    total = 0.0
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as fh:
+                    ppid = fh.read().rsplit(")", 1)[1].split()[1]
+            except OSError:
+                continue
+            if ppid == me:
+                total += _proc_cpu(int(entry))
+    return total
+
+
+class _Finished(Countdown):
+    """Counts finished streams and notes each emitter's CPU time while it is still alive."""
+
+    def __init__(self, count: int) -> None:
+        super().__init__(count)
+        self.emitter_cpu = 0.0
+
+    def done(self, pid: int | None = None) -> None:
+        if pid is not None:
+            self.emitter_cpu += _proc_cpu(pid)
+        super().done()
+
+
+async def _raw_session(
+    cli: str,
+    env: dict[str, str],
+    ready: Countdown,
+    go: anyio.Event,
+    out: list[int],
+    finished: _Finished,
+) -> None:
+    """The floor: the same pipe read with anyio, stamps found by a regex, no decoding."""
+    import subprocess
+
+    async with await anyio.open_process(
+        [cli], stdin=subprocess.PIPE, stdout=subprocess.PIPE, env={**os.environ, **env}
+    ) as process:
+        assert process.stdin is not None and process.stdout is not None
+        ready.done()
+        await go.wait()
+        await process.stdin.send(b'{"type":"user","message":{"role":"user","content":"go"}}\n')
+        tail = b""
+        while True:
+            chunk = await process.stdout.receive()
+            now = time.monotonic_ns()
+            data = tail + chunk
+            out.extend(now - int(m.group(1)) for m in _STAMP.finditer(data))
+            if b'"type":"result"' in data:
+                break
+            tail = data[data.rfind(b"\n") + 1 :]
+        finished.done(process.pid)
+        await process.stdin.aclose()
+
+
+async def _run(
+    cli: str, sessions: int, lines: int, rate: float, level: Level
+) -> tuple[list[int], dict[str, float]]:
+    """Stream ``sessions`` paced turns at once; latency samples (ns) and CPU use while streaming.
+
+    CPU: seconds of ours and of the emitters from the go signal until every stream ended
+    (before the sessions close), and the wall time of that window.
+    """
     samples: list[int] = []
     ready = Countdown(sessions)
+    finished = _Finished(sessions)
     go = anyio.Event()
     env = _env(lines, rate)
-    body = _adapter_session if level == "adapter" else _client_session
+    body = {"adapter": _adapter_session, "client": _client_session, "raw": _raw_session}[level]
     async with anyio.create_task_group() as tg:
         for _ in range(sessions):
-            tg.start_soon(body, cli, env, ready, go, samples)
+            tg.start_soon(body, cli, env, ready, go, samples, finished)
         await ready.wait()
         await anyio.sleep(0.2)  # let the spawn storm settle
+        ours, theirs = _cpu_ours(), _cpu_children()
+        start = time.monotonic()
         go.set()
-    return samples
+        await finished.wait()
+        cpu = {
+            "wall_s": time.monotonic() - start,
+            "cpu_ours_s": _cpu_ours() - ours,
+            "cpu_emitters_s": finished.emitter_cpu - theirs,
+        }
+    return samples, cpu
 
 
 def measure_latency(
@@ -127,7 +238,7 @@ def measure_latency(
     out: dict[str, Any] = {"lines_per_session": lines, "rate_per_session": rate, "runs": []}
     for level in levels:
         for count in session_counts:
-            samples = anyio.run(_run, cli, count, lines, rate, level, backend=backend)
+            samples, cpu = anyio.run(_run, cli, count, lines, rate, level, backend=backend)
             samples.sort()
             row = {
                 "level": level,
@@ -136,10 +247,15 @@ def measure_latency(
                 "p50_ms": percentile(samples, 0.50) / 1e6,
                 "p99_ms": percentile(samples, 0.99) / 1e6,
                 "max_ms": (samples[-1] if samples else float("nan")) / 1e6,
+                "cpu_ours": cpu["cpu_ours_s"] / cpu["wall_s"],
+                "cpu_emitters": cpu["cpu_emitters_s"] / cpu["wall_s"],
+                "cpu_us_per_line": cpu["cpu_ours_s"] / max(1, len(samples)) * 1e6,
             }
             out["runs"].append(row)
             log(
                 f"  latency {level:7} x{count:<3}: p50 {row['p50_ms']:.3f} ms  "
-                f"p99 {row['p99_ms']:.3f} ms  max {row['max_ms']:.3f} ms  (n={len(samples)})"
+                f"p99 {row['p99_ms']:.3f} ms  max {row['max_ms']:.3f} ms  (n={len(samples)}; "
+                f"CPU ours {row['cpu_ours']:.0%} = {row['cpu_us_per_line']:.0f} us/line, "
+                f"emitters {row['cpu_emitters']:.0%})"
             )
     return out

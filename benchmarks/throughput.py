@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 import anyio
 import msgspec
@@ -34,6 +34,7 @@ __all__ = (
     "bench_msgspec",
     "bench_protocol",
     "measure_throughput",
+    "Run",
     "run_adapter",
     "run_client",
     "run_sdk",
@@ -71,14 +72,23 @@ def _env(corpus: Corpus) -> dict[str, str]:
     return {"BENCH_MODE": "corpus", "BENCH_CORPUS": str(corpus.path)}
 
 
-async def run_client(corpus: Corpus, cli: str) -> tuple[float, int]:
+class Run(NamedTuple):
+    """One end-to-end run: wall seconds, our CPU seconds in that window, items received."""
+
+    seconds: float
+    cpu: float
+    items: int
+    encoded: int = 0
+
+
+async def run_client(corpus: Corpus, cli: str) -> Run:
     """(c): seconds from prompt to the final result through :class:`claudecode.Session`."""
     from claudecode import ClaudeCodeOptions, ResultMessage, Session
 
     options = ClaudeCodeOptions(cli_path=cli, env=_env(corpus), close_grace=2, kill_after=2)
     count = 0
     async with Session(options) as session:
-        start = time.monotonic()
+        start, cpu = time.monotonic(), time.process_time()
         await session.send("go")
         while True:
             batch = await session.receive_batch()
@@ -86,14 +96,14 @@ async def run_client(corpus: Corpus, cli: str) -> tuple[float, int]:
             last = batch[-1]
             if type(last) is ResultMessage and last.uuid == END_UUID:
                 break
-        elapsed = time.monotonic() - start
-    return elapsed, count
+        elapsed, cpu = time.monotonic() - start, time.process_time() - cpu
+    return Run(elapsed, cpu, count)
 
 
-async def run_adapter(corpus: Corpus, cli: str, *, encode: bool) -> tuple[float, int, int]:
+async def run_adapter(corpus: Corpus, cli: str, *, encode: bool) -> Run:
     """(d)/(e): seconds from prompt to the last turn's ``Complete`` at a subscriber.
 
-    Returns (seconds, events received, bytes encoded when ``encode``).
+    ``items`` is the number of events received, ``encoded`` the JSON bytes when ``encode``.
     """
     from adapter.config import SessionConfig
     from adapter.events import Complete, encode_event
@@ -110,7 +120,7 @@ async def run_adapter(corpus: Corpus, cli: str, *, encode: bool) -> tuple[float,
     completes = events = encoded = 0
     async with AgentSession(config) as session:
         sub = session.subscribe(after_seq=0)
-        start = time.monotonic()
+        start, cpu = time.monotonic(), time.process_time()
         await session.prompt("go")
         while completes < turns:
             batch = await sub.receive_batch()
@@ -121,40 +131,55 @@ async def run_adapter(corpus: Corpus, cli: str, *, encode: bool) -> tuple[float,
             for event in batch:
                 if type(event) is Complete:
                     completes += 1
-        elapsed = time.monotonic() - start
-    return elapsed, events, encoded
+        elapsed, cpu = time.monotonic() - start, time.process_time() - cpu
+    return Run(elapsed, cpu, events, encoded)
 
 
-async def run_sdk(corpus: Corpus, cli: str) -> tuple[float, int]:
-    """(f): seconds from the emitter's first write to the final result through ``query()``."""
-    from claude_agent_sdk import ClaudeAgentOptions, ResultMessage, query
+async def run_sdk(corpus: Corpus, cli: str) -> Run:
+    """(f): seconds from the emitter's first write to the final result through ``query()``.
+
+    Its CPU time runs from the call of ``query()`` (spawn and initialize included).
+    """
+    from claude_agent_sdk import (  # type: ignore[import-not-found, unused-ignore]
+        ClaudeAgentOptions,
+        ResultMessage,
+        query,
+    )
 
     options = ClaudeAgentOptions(cli_path=cli, env=_env(corpus), include_partial_messages=True)
     count = 0
     last: Any = None
+    end = 0.0
+    cpu = time.process_time()
     async for message in query(prompt="go", options=options):
         count += 1
         last = message
         if isinstance(message, ResultMessage) and message.uuid == END_UUID:
             end = time.monotonic()
-    assert isinstance(last, ResultMessage) and last.result is not None
+            cpu = time.process_time() - cpu
+    assert isinstance(last, ResultMessage) and last.result is not None and end
     started = int(last.result.removeprefix("bench-start=")) / 1e9
-    return end - started, count
+    return Run(end - started, cpu, count)
 
 
-def _figures(corpus: Corpus, seconds: list[float]) -> dict[str, Any]:
+def _figures(
+    corpus: Corpus, seconds: list[float], cpu: list[float] | None = None
+) -> dict[str, Any]:
     lines = len(corpus.lines)
     mb = corpus.nbytes / 1e6
+    cpu = cpu or seconds
     return {
         "seconds": seconds,
+        "cpu_seconds": cpu,
         "lines_per_s": spread([lines / s for s in seconds]),
         "mb_per_s": spread([mb / s for s in seconds]),
+        "cpu_us_per_line": spread([c / lines * 1e6 for c in cpu]),
     }
 
 
 def _sdk_available() -> bool:
     try:
-        import claude_agent_sdk  # noqa: F401
+        import claude_agent_sdk  # type: ignore[import-not-found, unused-ignore]  # noqa: F401
     except ImportError:
         return False
     return True
@@ -176,23 +201,31 @@ def measure_throughput(
         return anyio.run(coro, backend=backend)
 
     seconds: dict[str, list[float]] = {k: [] for k in "abcdef"}
+    cpu: dict[str, list[float]] = {k: [] for k in "abcdef"}
     counts: dict[str, int] = {}
     sdk = _sdk_available()
     bench_msgspec(corpus.lines)  # warm-up: page in the corpus, grow the allocator's arenas
     bench_protocol(data)
+
+    def record(key: str, result: Run) -> None:
+        seconds[key].append(result.seconds)
+        cpu[key].append(result.cpu)
+        counts[key] = result.items
+
     for i in range(repeats):
-        seconds["a"].append(bench_msgspec(corpus.lines))
+        t = bench_msgspec(corpus.lines)
+        seconds["a"].append(t)
+        cpu["a"].append(t)
         t, counts["b"] = bench_protocol(data)
         seconds["b"].append(t)
-        t, counts["c"] = run(lambda: run_client(corpus, cli))
-        seconds["c"].append(t)
-        t, counts["d"], _ = run(lambda: run_adapter(corpus, cli, encode=False))
-        seconds["d"].append(t)
-        t, counts["e"], counts["e_bytes"] = run(lambda: run_adapter(corpus, cli, encode=True))
-        seconds["e"].append(t)
+        cpu["b"].append(t)
+        record("c", run(lambda: run_client(corpus, cli)))
+        record("d", run(lambda: run_adapter(corpus, cli, encode=False)))
+        e = run(lambda: run_adapter(corpus, cli, encode=True))
+        record("e", e)
+        counts["e_bytes"] = e.encoded
         if sdk:
-            t, counts["f"] = anyio.run(run_sdk, corpus, cli)
-            seconds["f"].append(t)
+            record("f", anyio.run(run_sdk, corpus, cli))
         log(
             f"  repeat {i + 1}/{repeats}: "
             + " ".join(f"({k}) {len(corpus.lines) / v[-1]:,.0f}/s" for k, v in seconds.items() if v)
@@ -207,7 +240,7 @@ def measure_throughput(
     }
     for key, values in seconds.items():
         if values:
-            results[key] = {"name": names[key], **_figures(corpus, values)}
+            results[key] = {"name": names[key], **_figures(corpus, values, cpu[key])}
     results["counts"] = counts
     med = {k: results[k]["lines_per_s"]["median"] for k in seconds if k in results}
 
@@ -220,5 +253,17 @@ def measure_throughput(
         "d/c": ratio("d", "c"),
         "e/d": ratio("e", "d"),
         "b/a": ratio("b", "a"),
+    }
+    cpu_med = {k: results[k]["cpu_us_per_line"]["median"] for k in seconds if k in results}
+
+    def cpu_ratio(x: str, y: str) -> float | None:
+        return cpu_med[y] / cpu_med[x] if x in cpu_med and y in cpu_med else None
+
+    # The same ratios from our process's CPU time per line (less sensitive to other load).
+    results["cpu_ratios"] = {
+        "c/f": cpu_ratio("c", "f"),
+        "c/a": cpu_ratio("c", "a"),
+        "d/c": cpu_ratio("d", "c"),
+        "e/d": cpu_ratio("e", "d"),
     }
     return results
