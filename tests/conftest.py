@@ -9,3 +9,11 @@ import pytest
 def anyio_backend(request: pytest.FixtureRequest) -> str:
     """Run each ``@pytest.mark.anyio`` test once per anyio backend."""
     return str(request.param)
+
+
+# No per-example deadlines: this suite runs on small, busy machines, and speed is measured
+# by the benchmarks, never by timed assertions in tests.
+from hypothesis import settings  # noqa: E402
+
+settings.register_profile("default", deadline=None)
+settings.load_profile("default")

@@ -641,6 +641,16 @@ def test_hang_before_init_and_ignore_sigterm(fake: Callable[..., Driver]) -> Non
     cli.control("req_init", "initialize")
     with pytest.raises(queue.Empty):
         cli.raw(timeout=0.3)
+    # On a busy machine the fake may still be starting: wait until SIGTERM is ignored.
+    deadline = time.monotonic() + TIMEOUT
+    while time.monotonic() < deadline:
+        status = Path(f"/proc/{cli.proc.pid}/status").read_text()
+        ignored = int(
+            next(ln for ln in status.splitlines() if ln.startswith("SigIgn:")).split()[1], 16
+        )
+        if ignored & (1 << (signal.SIGTERM - 1)):
+            break
+        time.sleep(0.01)
     cli.proc.terminate()
     with pytest.raises(subprocess.TimeoutExpired):
         cli.proc.wait(0.3)
