@@ -8,31 +8,8 @@ only** and never configures anything: with no SDK installed every call is a chea
 the spans go to whatever ``tracer_provider`` the application passes (the global one
 otherwise).
 
-Span shapes (GenAI semantic conventions, status Development):
-
-``invoke_agent claude-code``
-    One per turn, kind ``CLIENT`` (the agent runs in another process, the CLI).
-    ``gen_ai.operation.name=invoke_agent``, ``gen_ai.provider.name=anthropic``,
-    ``gen_ai.agent.name=claude-code``, ``gen_ai.conversation.id`` (our session id until the
-    CLI reports its own), ``gen_ai.request.model``; at the end ``gen_ai.response.model``,
-    the usage tokens (``gen_ai.usage.input_tokens`` is Anthropic's ``input + cache_read +
-    cache_creation``), ``gen_ai.response.finish_reasons``, ``claudecode.cost_usd``,
-    ``claudecode.num_turns``, ``claudecode.terminal_reason``. A failed turn has status
-    ``ERROR`` and ``error.type`` (the result subtype, else the error kind, else
-    ``api_error``); a successful one leaves the status unset.
-``execute_tool {tool name}``
-    One per tool call, kind ``INTERNAL``, from the ``tool_call`` event to its
-    ``tool_update``; parented explicitly to the turn span, or to the ``Agent``/``Task``
-    call's span for a sub-agent's tools. ``gen_ai.tool.name``, ``gen_ai.tool.call.id``,
-    ``gen_ai.tool.type`` (``function``, or ``extension`` for MCP tools) and
-    ``claudecode.tool.kind`` (the normalized payload's kind). A failed call has status
-    ``ERROR`` and ``error.type=tool_error``.
-``permission {tool name}``
-    A ``can_use_tool`` request, from the request to its answer or cancellation, kind
-    ``SERVER`` (the CLI asks us), ``claudecode.control.direction=inbound``.
-``control {name}``
-    Any other control message (interrupt, set_model, set_permission_mode, hook callbacks):
-    kind ``CLIENT`` when we send it, ``SERVER`` when the CLI sends it.
+Span names, kinds and attributes (GenAI semantic conventions) are listed in
+``docs/observability.md``.
 
 Content (prompts, tool arguments and results, the final text, the normalized events and the
 raw protocol lines as span events) is recorded **only** when content capture is on, because
@@ -53,12 +30,9 @@ and swallowed.
 from __future__ import annotations
 
 import contextlib
-import json
-import os
 import time
 from collections import deque
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import msgspec
@@ -74,22 +48,31 @@ from claudecode._version import __version__
 from normalize import NormalizedPayload, split_mcp_name
 
 from . import _semconv as sc
+from ._telemetry_state import (
+    _DELTAS,
+    _TURN_STARTERS,
+    CAPTURE_CONTENT_ENV,
+    _error_type,
+    _kind,
+    _messages,
+    _put,
+    _Queued,
+    _Turn,
+    capture_from_env,
+    log_turn,
+)
 from .events import (
     ApiRetry,
     CompactBoundary,
     Complete,
     ErrorEvent,
     Event,
-    MessageChunk,
     PermissionCancelled,
     PermissionDenied,
     PermissionRequest,
     RateLimit,
-    Reasoning,
     SessionStatus,
     ToolCall,
-    ToolInputDelta,
-    ToolProgress,
     ToolUpdate,
     encode_event,
 )
@@ -102,46 +85,9 @@ AGENT_NAME = "claude-code"
 TURN_SPAN_NAME = f"{sc.GEN_AI_OPERATION_INVOKE_AGENT} {AGENT_NAME}"
 """The name of the per-turn span: ``invoke_agent claude-code``."""
 
-CAPTURE_CONTENT_ENV = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"
-"""The environment variable that switches content capture on by default (``true``)."""
-
-Outcome = Literal["success", "error", "interrupted"]
-
-_CAPTURE_ON = frozenset({"true", "1", "yes", "on", "span_only", "span_and_event"})
-_DELTAS = (MessageChunk, Reasoning, ToolInputDelta, ToolProgress)
-_TURN_STARTERS = (MessageChunk, Reasoning, ToolCall, ToolInputDelta, PermissionRequest, Complete)
 _PROPAGATOR = TraceContextTextMapPropagator()
 
-
-def capture_from_env() -> bool:
-    """Whether ``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT`` asks for content capture.
-
-    ``true`` (any case), ``1``, ``span_only`` and ``span_and_event`` mean yes; anything
-    else, or nothing, means no.
-    """
-    return os.environ.get(CAPTURE_CONTENT_ENV, "").strip().lower() in _CAPTURE_ON
-
-
-@dataclass(eq=False)
-class _Turn:
-    span: Span
-    number: int
-    started_ns: int
-    model: str | None
-    tool_calls: int = 0
-    tool_errors: int = 0
-    error_kind: str | None = None
-    error_message: str | None = None
-    interrupt_requested: bool = False
-    tools: dict[str, Span] = field(default_factory=dict)
-    permissions: dict[str, Span] = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class _Queued:
-    prompt: str | None
-    model: str | None
-    parent_context: Context | None
+Outcome = Literal["success", "error", "interrupted"]
 
 
 class TurnTracer:
@@ -602,7 +548,15 @@ class TurnTracer:
         turn.tools.clear()
         turn.span.end()
         self._turn = None
-        self._log_turn(turn, outcome=outcome, complete=complete, error_type=error_type)
+        log_turn(
+            self._log,
+            turn,
+            session_id=self._session_id,
+            conversation_id=self._conversation_id,
+            outcome=outcome,
+            complete=complete,
+            error_type=error_type,
+        )
         if self._queued and not self._closed:
             queued = self._queued.popleft()
             self._open_turn(
@@ -611,34 +565,6 @@ class TurnTracer:
                 parent_context=queued.parent_context,
                 initiator="user",
             )
-
-    def _log_turn(
-        self, turn: _Turn, *, outcome: Outcome, complete: Complete | None, error_type: str | None
-    ) -> None:
-        tokens = complete.tokens if complete is not None else None
-        span_context = turn.span.get_span_context()
-        self._log.info(
-            "turn.completed",
-            session_id=self._session_id,
-            conversation_id=self._conversation_id,
-            turn=turn.number,
-            duration_ms=round((time.monotonic_ns() - turn.started_ns) / 1e6, 3),
-            cost_usd=complete.cost_usd if complete is not None else 0.0,
-            input_tokens=tokens.input if tokens is not None else 0,
-            output_tokens=tokens.output if tokens is not None else 0,
-            cache_read_tokens=tokens.cache_read if tokens is not None else 0,
-            cache_creation_tokens=tokens.cache_creation if tokens is not None else 0,
-            tool_calls=turn.tool_calls,
-            tool_errors=turn.tool_errors,
-            outcome=outcome,
-            error_type=error_type,
-            model=(complete.model if complete is not None else None) or turn.model,
-            num_turns=complete.num_turns if complete is not None else 0,
-            stop_reason=complete.stop_reason if complete is not None else None,
-            trace_id=(
-                trace.format_trace_id(span_context.trace_id) if span_context.is_valid else None
-            ),
-        )
 
     # ------------------------------------------------------------------ helpers
 
@@ -664,27 +590,3 @@ class TurnTracer:
 
     def _failed(self, where: str) -> None:
         self._log.warning("telemetry.failed", where=where, exc_info=True)
-
-
-def _kind(payload: NormalizedPayload) -> str:
-    return str(type(payload).__struct_config__.tag)
-
-
-def _put(attributes: dict[str, AttributeValue], key: str, value: AttributeValue | None) -> None:
-    if value is not None:
-        attributes[key] = value
-
-
-def _messages(role: str, text: str) -> str:
-    """One message in the conventions' ``gen_ai.*.messages`` JSON shape."""
-    return json.dumps([{"role": role, "parts": [{"type": "text", "content": text}]}])
-
-
-def _error_type(turn: _Turn, event: Complete) -> str:
-    if event.subtype != "success":
-        return event.subtype
-    if turn.error_kind is not None:
-        return turn.error_kind
-    if event.terminal_reason and event.terminal_reason != "completed":
-        return event.terminal_reason
-    return "api_error"
