@@ -52,6 +52,10 @@ Script format (a JSON object; unknown keys are an error, exit code 2)::
       "include_partial_messages": null,   # null = follow --include-partial-messages
       "record_path": "/tmp/rec.jsonl",    # JSONL: {argv, cwd, pid, env}, then one
                                           # {"received": msg} per stdin line
+      "handler": "/path/h.py:handle",     # or "module:function": called with every host
+                                          # message (a dict); a returned list of lines
+                                          # (dicts or raw strings) is written instead of the
+                                          # default behaviour; None keeps the default
 
       # faults
       "stderr_lines": ["..."],            # written to stderr at start

@@ -60,6 +60,7 @@ _TOP_KEYS = frozenset(
         "version",
         "session_id",
         "include_partial_messages",
+        "handler",
     }
 )
 
@@ -283,6 +284,7 @@ class FakeCLI:
         self.interrupt_requested = False
         self.last_turn_failed = False
         self.turn_index = 0
+        self.handler = _load_handler(script.get("handler"))
 
     # ---------------------------------------------------------------- inbox
 
@@ -316,7 +318,20 @@ class FakeCLI:
             pass
 
     def dispatch(self, msg: Json) -> None:
-        """Route one host message (control requests are answered right here)."""
+        """Route one host message (control requests are answered right here).
+
+        A script ``handler`` sees every message first; when it returns a list, those lines
+        (dicts, or raw strings) are written and the default behaviour is skipped.
+        """
+        if self.handler is not None:
+            answer = self.handler(msg)
+            if answer is not None:
+                for line in answer:
+                    if isinstance(line, str):
+                        self.out.send_raw(line)
+                    else:
+                        self.out.send(line)
+                return
         kind = msg.get("type")
         if kind == "control_request":
             self.handle_control(msg)
@@ -460,6 +475,25 @@ def _parse_hooks(raw: Any) -> dict[str, list[tuple[str | None, list[str]]]]:
                 ids = [str(i) for i in entry.get("hookCallbackIds") or []]
                 hooks.setdefault(str(event), []).append((entry.get("matcher"), ids))
     return hooks
+
+
+def _load_handler(spec: Any) -> Any:
+    """``"module:function"`` or ``"/path/file.py:function"`` -> the function (or ``None``)."""
+    if not spec:
+        return None
+    import importlib
+    import importlib.util
+
+    target, _, name = str(spec).rpartition(":")
+    if target.endswith(".py"):
+        loaded = importlib.util.spec_from_file_location("_fake_cli_handler", target)
+        if loaded is None or loaded.loader is None:
+            raise SystemExit(f"fake CLI: cannot load handler file {target}")
+        module = importlib.util.module_from_spec(loaded)
+        loaded.loader.exec_module(module)
+    else:
+        module = importlib.import_module(target)
+    return getattr(module, name)
 
 
 def load_script(path: str | None) -> Json:

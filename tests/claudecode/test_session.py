@@ -420,3 +420,24 @@ async def test_close_inside_the_block_does_not_cancel_the_caller(tmp_path: Path)
     assert reached
     assert all(not isinstance(m, ResultMessage) for m in rest)
     assert 0 == session.exit_code
+
+
+async def test_fake_cli_driven_by_a_handler_function(tmp_path: Path) -> None:
+    """A handler in the fake CLI answers prompts its own way; the client sees its lines."""
+    handler = tmp_path / "handler.py"
+    handler.write_text(
+        "def handle(msg):\n"
+        "    if msg.get('type') != 'user':\n"
+        "        return None\n"
+        "    text = msg['message']['content']\n"
+        "    return ['not json at all', {'type': 'result', 'subtype': 'success',\n"
+        "            'is_error': False, 'result': text.upper(), 'session_id': 'h1'}]\n"
+    )
+    body = script(handler=f"{handler}:handle")
+    with anyio.fail_after(20):
+        async with Session(options(tmp_path, body)) as session:
+            await session.send("shout")
+            got = await turn_messages(session)
+    assert [MalformedLine, ResultMessage] == [type(m) for m in got]
+    assert "SHOUT" == got[-1].result
+    assert "h1" == session.session_id
