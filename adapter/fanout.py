@@ -189,7 +189,9 @@ class EventHub:
             sub._push(stamped)
         return stamped
 
-    def subscribe(self, after_seq: int | None = None, *, max_pending: int | None = None) -> Subscription:
+    def subscribe(
+        self, after_seq: int | None = None, *, max_pending: int | None = None
+    ) -> Subscription:
         """A new subscription: live events, preceded by history newer than ``after_seq``.
 
         ``after_seq=None`` means live events only; ``0`` replays the whole history.

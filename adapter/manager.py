@@ -121,9 +121,7 @@ class SessionManager:
             self._starting -= 1
         return session
 
-    async def _run(
-        self, session: AgentSession, *, task_status: anyio.abc.TaskStatus[None]
-    ) -> None:
+    async def _run(self, session: AgentSession, *, task_status: anyio.abc.TaskStatus[None]) -> None:
         closer = anyio.Event()
         async with session:
             self._sessions[session.id] = session
