@@ -53,7 +53,8 @@ deltas, ``ping``, and control requests/responses (the session's business) give n
 Messages that are modelled by :mod:`claudecode` but have no event of their own
 (``tool_use_summary``, ``prompt_suggestion``, ``auth_status``, ``system/files_persisted``,
 ``system/elicitation_complete``, ``system/local_command_output``, ``system/informational``,
-an SSE ``error`` the CLI recovers from) and unknown messages pass through as :class:`~adapter.events.Raw`.
+an SSE ``error`` the CLI recovers from) and unknown messages pass through as
+:class:`~adapter.events.Raw`.
 """
 
 from __future__ import annotations
