@@ -70,7 +70,7 @@ class _Prompter:
         self.out = out
 
     async def ask(self, event: PermissionRequest) -> PermissionDecision:
-        question = f"\nAllow {event.title}? [y]es / [n]o / [a]lways: "
+        question = f"\nAllow: {event.title}? [y]es / [n]o / [a]lways for {event.tool_name}: "
         answer = await anyio.to_thread.run_sync(self._read, question)
         if answer in ("a", "always"):
             return PermissionDecision("allow_always")

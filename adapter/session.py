@@ -94,6 +94,7 @@ class AgentSession:
         )
         self._client: Session | None = None
         self._pending: dict[str, InboundControlRequest] = {}
+        self._always_allowed: set[str] = set()
         self._timers: dict[str, anyio.CancelScope] = {}
         self._stack: contextlib.AsyncExitStack | None = None
         self._tg: anyio.abc.TaskGroup | None = None
@@ -194,7 +195,10 @@ class AgentSession:
     async def _pre_tool_use(self, req: InboundControlRequest) -> OutboundControlResponse:
         tool_input = getattr(req.request, "input", None) or {}
         tool_name = tool_input.get("tool_name") if isinstance(tool_input, dict) else None
-        decision = hook_decision(self.config.policy, str(tool_name or ""))
+        name = str(tool_name or "")
+        decision = (
+            "allow" if name in self._always_allowed else hook_decision(self.config.policy, name)
+        )
         if decision is None:
             return req.success({})
         reason = f"{self.config.policy.name} policy"
@@ -263,8 +267,10 @@ class AgentSession:
     def _permission(self, req: InboundControlRequest) -> list[Event]:
         event = self._translator.permission_request(req)
         policy = self.config.policy
-        if policy.name == "autonomous" or (
-            policy.name == "plan" and event.tool_name != "ExitPlanMode"
+        if (
+            policy.name == "autonomous"
+            or (policy.name == "plan" and event.tool_name != "ExitPlanMode")
+            or event.tool_name in self._always_allowed
         ):
             self._spawn(self._respond, req, PermissionDecision("allow"))
             return []
@@ -437,6 +443,9 @@ class AgentSession:
         if decision.behavior == "deny":
             response = req.deny(decision.message or "denied", interrupt=decision.interrupt)
         elif decision.behavior == "allow_always":
+            # Remembered here too: under the supervised policy our own PreToolUse hook would
+            # otherwise keep asking, whatever rules the CLI adds.
+            self._always_allowed.add(body.tool_name)
             response = req.allow(
                 updated_input=decision.updated_input,
                 updated_permissions=list(body.permission_suggestions or []) or None,
@@ -450,7 +459,6 @@ class AgentSession:
         with contextlib.suppress(ClaudeCodeError):
             await client.respond(response)
         if body.tool_name == "ExitPlanMode" and decision.behavior != "deny":
-            assert self._tg is not None
             self._spawn(self._plan_exit_watch)
 
     async def _plan_exit_watch(self) -> None:

@@ -228,3 +228,32 @@ async def test_manager_reaps_idle_sessions(tmp_path: Path) -> None:
             with anyio.fail_after(10):
                 await session.wait_closed()
             assert [] == manager.sessions()
+
+
+async def test_allow_always_stops_asking_for_that_tool(tmp_path: Path) -> None:
+    """After allow_always for Bash, the next Bash call runs without a permission request."""
+    from claudecode.testing import tool_use_block, turn
+
+    body = script(
+        turn(
+            [tool_use_block("Bash", {"command": "touch one.txt"}, permission=True)],
+            [tool_use_block("Bash", {"command": "touch two.txt"}, permission=True)],
+            ["both done"],
+        )
+    )
+    cfg = config(tmp_path, body)
+    asked: list[str] = []
+    with anyio.fail_after(20):
+        async with AgentSession(cfg) as session:
+            with session.subscribe() as events:
+                await session.prompt("go")
+                async for event in events:
+                    if isinstance(event, PermissionRequest):
+                        asked.append(event.input.get("command", ""))
+                        await session.answer_permission(
+                            event.pending_id, PermissionDecision("allow_always")
+                        )
+                    if isinstance(event, Complete):
+                        break
+    assert ["touch one.txt"] == asked
+    assert (Path(str(cfg.cwd)) / "two.txt").exists()
