@@ -105,21 +105,11 @@ from claudecode.messages import (
     UserMessage,
 )
 from claudecode.messages import RateLimit as LegacyRateLimit
-from claudecode.stream_events import (
-    ContentBlockDelta,
-    ContentBlockStart,
-    ContentBlockStop,
-    InputJsonDelta,
-    MessageDelta,
-    MessageStart,
-    TextDelta,
-    ThinkingDelta,
-)
-from claudecode.stream_events import ErrorEvent as SseError
 from normalize import normalize_tool_use, title_for
 
 from . import _plain as plain
 from ._context import DEFAULT_CONTEXT_WINDOW, ContextTracker
+from ._stream_events import StreamEvents
 from ._tools import ToolCalls
 from ._turn_state import BoundedMap, BoundedSet, TextLedger
 from .events import (
@@ -136,7 +126,6 @@ from .events import (
     Raw,
     Reasoning,
     SessionStatus,
-    ToolInputDelta,
 )
 from .events import ToolProgress as ToolProgressEvent
 
@@ -157,7 +146,7 @@ _RAW_TYPES: Final[tuple[type[Any], ...]] = (
 )
 
 
-class Translator:
+class Translator(StreamEvents):
     """Turns the CLI's typed messages into normalized events. Pure; never raises.
 
     Args:
@@ -393,70 +382,6 @@ class Translator:
         task_id = getattr(msg, "task_id", None)
         known = self._task_tools.get(task_id) if isinstance(task_id, str) else None
         return [plain.task_event(msg, known)]
-
-    # ------------------------------------------------------------- stream events
-
-    def _on_stream(self, msg: StreamEvent) -> list[Event]:
-        self._open()
-        event = msg.event
-        parent = msg.parent_tool_use_id
-        if isinstance(event, MessageStart):
-            message_id = event.message.id or msg.api_message_id or ""
-            self._current_message.set(parent, message_id)
-            if parent is None:
-                self._note_model(event.message.model)
-                self._context.start(message_id, event.message.usage)
-            return []
-        message_id = msg.api_message_id or self._current_message.get(parent) or ""
-        if isinstance(event, ContentBlockDelta):
-            return self._on_delta(event, message_id, parent)
-        if isinstance(event, ContentBlockStart):
-            block = event.content_block
-            if isinstance(block, ToolUseBlock | ServerToolUseBlock):
-                self._calls.begin_stream(message_id, event.index, block.id, block.name, parent)
-            return []
-        if isinstance(event, ContentBlockStop):
-            return list(self._calls.end_stream(message_id, event.index))
-        if isinstance(event, MessageDelta):
-            if parent is None:
-                self._context.update(event.usage)
-                window = self._context.snapshot()
-                return [window] if window is not None else []
-            return []
-        if isinstance(event, SseError):
-            return [Raw(message_type="stream_event", subtype="error", data=dict(event.error))]
-        return []
-
-    def _on_delta(
-        self, event: ContentBlockDelta, message_id: str, parent: str | None
-    ) -> list[Event]:
-        delta = event.delta
-        if isinstance(delta, TextDelta):
-            text = self._ledger.streamed(message_id, "text", delta.text)
-            if not text:
-                return []
-            if parent is None:
-                self._text_in_turn = True
-            return [MessageChunk(message_id=message_id, text=text, parent_tool_call_id=parent)]
-        if isinstance(delta, ThinkingDelta):
-            text = self._ledger.streamed(message_id, "thinking", delta.thinking)
-            return (
-                [Reasoning(message_id=message_id, text=text, parent_tool_call_id=parent)]
-                if text
-                else []
-            )
-        if isinstance(delta, InputJsonDelta):
-            tool_id = self._calls.stream_delta(message_id, event.index, delta.partial_json)
-            if tool_id is None or not delta.partial_json:
-                return []
-            return [
-                ToolInputDelta(
-                    tool_call_id=tool_id,
-                    partial_json=delta.partial_json,
-                    parent_tool_call_id=parent,
-                )
-            ]
-        return []
 
     def _note_model(self, model: str | None) -> None:
         if model and model != _SYNTHETIC_MODEL:
