@@ -163,6 +163,8 @@ def test_stream_has_the_anthropic_event_order_and_framing(api: FakeAnthropicAPI)
     assert record.source == "queue"
     assert record.queue_index == 1
     assert record.status == 200
+    # The client may hold every byte a moment before the server thread records the end.
+    api.wait_until_done(record, timeout=10)
     assert record.done
     assert not record.client_disconnected
     assert record.headers["x-api-key"] == "sk-test"
