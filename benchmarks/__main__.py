@@ -1,6 +1,6 @@
 """``python -m benchmarks``: run the benchmarks of issue 6 and write JSON + Markdown.
 
-Default run (about 4-5 minutes on 2 cores): the full corpus (~120k lines, ~47 MB) with 5
+Default run (about 2-3 minutes on 2 cores): the full corpus (~120k lines, ~47 MB) with 7
 repeats of (a)-(f), latency with 1/10/50 sessions, memory probes (20 sessions; 25/50/100 MiB
 lines), 100 sessions at once. ``--quick`` shrinks everything to a ~30-40 s smoke run.
 Results go to ``benchmarks/results/<timestamp>.{json,md}`` (and ``latest.{json,md}``);
@@ -44,7 +44,7 @@ def _parser() -> argparse.ArgumentParser:
         default=",".join(SECTIONS),
         help=f"comma-separated sections among {', '.join(SECTIONS)}",
     )
-    parser.add_argument("--repeats", type=int, help="repeats of (a)-(f) (default 5, quick 2)")
+    parser.add_argument("--repeats", type=int, help="repeats of (a)-(f) (default 7, quick 2)")
     parser.add_argument("--lines", type=int, help=f"corpus lines (default {DEFAULT_LINES:,})")
     parser.add_argument("--seed", type=int, default=DEFAULT_SEED)
     parser.add_argument("--backend", default="asyncio", choices=("asyncio", "trio"))
@@ -87,7 +87,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 
         corpus = load_corpus(lines, args.seed)
         _log(f"throughput: corpus {len(corpus.lines):,} lines, {corpus.nbytes / 1e6:.1f} MB")
-        repeats = args.repeats or (2 if quick else 5)
+        repeats = args.repeats or (2 if quick else 7)
         tp = measure_throughput(corpus, cli, repeats=repeats, backend=args.backend, log=_log)
         tp["corpus"] = {
             "lines": len(corpus.lines),
@@ -120,6 +120,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             big_sizes=(8 * mib, 16 * mib) if quick else (25 * mib, 50 * mib, 100 * mib),
             levels=("adapter",) if quick else ("adapter", "client"),
             repeats=1 if quick else 3,
+            long_sessions=5 if quick else 10,
+            long_lines=3000 if quick else 12_000,
             log=_log,
         )
     if "scale" in sections:

@@ -8,6 +8,9 @@ own process is measured (``/proc/self/statm``), never the emitters.
   sit idle after ``initialize``: (RSS with them open - RSS before) / N.
 * ``streaming``: the same ``N`` sessions each streaming paced text deltas to a subscriber;
   RSS is sampled while they stream: (median sample - RSS before) / N.
+* ``after a long turn``: sessions that streamed a 12k-line corpus turn at full speed, idle
+  again: what a session keeps (the adapter's event history is bounded by ``history_size``
+  events, 10,000 by default).
 * ``bigline``: one ``user`` tool_result line of ``size`` bytes through the client (or the
   adapter, up to its ``Complete``): seconds from the prompt to the last message, and the
   peak memory above the level before the prompt, as RSS high-water mark (``VmHWM``, reset
@@ -29,6 +32,7 @@ from typing import Any, Literal
 import anyio
 
 from ._common import Countdown, peak_rss_bytes, reset_peak_rss, rss_bytes
+from .corpus import END_UUID, load_corpus
 
 __all__ = ("measure_memory", "probe_bigline", "probe_sessions", "run_probe")
 
@@ -47,6 +51,11 @@ def _adapter_config(cli: str, env: dict[str, str], **client: Any) -> Any:
     )
 
 
+def _final(result: str | None) -> bool:
+    """Whether a ``Complete`` event's result text is the emitter's final one."""
+    return bool(result) and str(result).startswith(("paced", "bench-start="))
+
+
 async def _hold(
     level: Level,
     cli: str,
@@ -54,8 +63,10 @@ async def _hold(
     ready: Countdown,
     go: anyio.Event | None,
     release: anyio.Event,
+    streamed: Countdown | None = None,
 ) -> None:
-    """Open a session, optionally stream one paced turn once ``go`` is set, wait for release."""
+    """Open a session, optionally stream one prompt's output once ``go`` is set, then tell
+    ``streamed`` and wait for ``release``."""
     if level == "adapter":
         from adapter.events import Complete
         from adapter.session import AgentSession
@@ -69,7 +80,9 @@ async def _hold(
                 done = False
                 while not done:
                     batch = await sub.receive_batch()
-                    done = any(type(e) is Complete for e in batch)
+                    done = any(type(e) is Complete and _final(e.result) for e in batch)
+            if streamed is not None:
+                streamed.done()
             await release.wait()
     else:
         from claudecode import ClaudeCodeOptions, ResultMessage, Session
@@ -83,15 +96,30 @@ async def _hold(
                 done = False
                 while not done:
                     messages = await client.receive_batch()
-                    done = any(type(m) is ResultMessage for m in messages)
+                    done = any(type(m) is ResultMessage and m.uuid == END_UUID for m in messages)
+            if streamed is not None:
+                streamed.done()
             await release.wait()
 
 
 async def probe_sessions(
-    level: Level, cli: str, sessions: int, *, streaming: bool, lines: int, rate: float
+    level: Level,
+    cli: str,
+    sessions: int,
+    *,
+    streaming: bool,
+    lines: int,
+    rate: float,
+    corpus: str | None = None,
 ) -> dict[str, Any]:
-    """RSS per idle (or streaming) session; see the module docstring."""
+    """RSS per idle (or streaming) session; see the module docstring.
+
+    With ``corpus`` every session streams that corpus at full speed instead of paced deltas
+    (no RSS samples then, only the level after the streams ended).
+    """
     env = {"BENCH_MODE": "paced", "BENCH_LINES": str(lines), "BENCH_RATE": str(rate)}
+    if corpus is not None:
+        env = {"BENCH_MODE": "corpus", "BENCH_CORPUS": corpus}
     # Warm up: one full session (imports, lazily built decoders, logging setup).
     warm_env = {"BENCH_MODE": "paced", "BENCH_LINES": "20", "BENCH_RATE": "1000"}
     release = anyio.Event()
@@ -105,24 +133,31 @@ async def probe_sessions(
     ready = Countdown(sessions)
     release = anyio.Event()
     start = anyio.Event()
+    streamed = Countdown(sessions)
     samples: list[int] = []
+    after = 0
     async with anyio.create_task_group() as tg:
         for _ in range(sessions):
-            tg.start_soon(_hold, level, cli, env, ready, start if streaming else None, release)
+            tg.start_soon(
+                _hold, level, cli, env, ready, start if streaming else None, release, streamed
+            )
         await ready.wait()
         await anyio.sleep(0.2)
         gc.collect()
         idle = rss_bytes()
         if streaming:
             start.set()
-            duration = lines / rate
-            await anyio.sleep(duration * 0.2)
-            deadline = time.monotonic() + duration * 0.6
-            while time.monotonic() < deadline:
-                samples.append(rss_bytes())
-                await anyio.sleep(0.05)
-            # Let every stream finish before releasing (the holders return after Complete).
-            await anyio.sleep(duration * 0.4 + 0.5)
+            if corpus is None:
+                duration = lines / rate
+                await anyio.sleep(duration * 0.2)
+                deadline = time.monotonic() + duration * 0.6
+                while time.monotonic() < deadline:
+                    samples.append(rss_bytes())
+                    await anyio.sleep(0.05)
+            await streamed.wait()
+            gc.collect()
+            await anyio.sleep(0.1)
+            after = rss_bytes()
         release.set()
     result: dict[str, Any] = {
         "level": level,
@@ -132,6 +167,9 @@ async def probe_sessions(
         "per_idle_session": (idle - before) / sessions,
     }
     if streaming:
+        result["rss_after_stream"] = after
+        result["per_session_after_stream"] = (after - before) / sessions
+    if samples:
         median = statistics.median(samples)
         result.update(
             {
@@ -234,11 +272,15 @@ def measure_memory(
     big_sizes: tuple[int, ...] = (25 << 20, 50 << 20, 100 << 20),
     levels: tuple[Level, ...] = ("adapter", "client"),
     repeats: int = 3,
+    long_sessions: int = 10,
+    long_lines: int = 12_000,
     log: Any = print,
 ) -> dict[str, Any]:
     """All memory figures, each from a fresh interpreter (big-line times: best of ``repeats``)."""
     out: dict[str, Any] = {"sessions": [], "bigline": []}
     mib = 1 << 20
+    long_corpus = load_corpus(long_lines)
+    long_path, long_lines = str(long_corpus.path), len(long_corpus.lines)
     for level in levels:
         row = run_probe(
             [
@@ -253,10 +295,18 @@ def measure_memory(
                 str(stream_rate),
             ]
         )
+        long_turn = run_probe(
+            ["sessions", level, cli, str(long_sessions), "--streaming", "--corpus", long_path]
+        )
+        row["per_session_after_long_turn"] = long_turn["per_session_after_stream"]
+        row["long_turn_sessions"] = long_sessions
+        row["long_turn_lines"] = long_lines
         out["sessions"].append(row)
         log(
             f"  memory {level:7}: {row['per_idle_session'] / 1024:,.0f} KiB per idle session, "
-            f"{row['per_streaming_session'] / 1024:,.0f} KiB per streaming session (x{sessions})"
+            f"{row['per_streaming_session'] / 1024:,.0f} KiB per streaming session (x{sessions}), "
+            f"{row['per_session_after_long_turn'] / 1024:,.0f} KiB per session idle after a "
+            f"{long_lines:,}-line turn (x{long_sessions})"
         )
     for level in levels:
         for size in big_sizes:
@@ -295,6 +345,7 @@ def main(argv: list[str] | None = None) -> None:
     p_sessions.add_argument("--streaming", action="store_true")
     p_sessions.add_argument("--lines", type=int, default=2000)
     p_sessions.add_argument("--rate", type=float, default=500.0)
+    p_sessions.add_argument("--corpus", help="stream this NDJSON corpus at full speed instead")
     p_big = sub.add_parser("bigline")
     p_big.add_argument("level", choices=("adapter", "client"))
     p_big.add_argument("cli")
@@ -311,6 +362,7 @@ def main(argv: list[str] | None = None) -> None:
                 streaming=args.streaming,
                 lines=args.lines,
                 rate=args.rate,
+                corpus=args.corpus,
             )
         )
     else:
