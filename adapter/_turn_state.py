@@ -21,7 +21,7 @@ Rules (all of the translator's de-duplication lives here):
 
 from __future__ import annotations
 
-from collections import OrderedDict
+from collections import OrderedDict, deque
 from collections.abc import Hashable
 from dataclasses import dataclass
 from typing import Generic, Literal, TypeVar
@@ -68,20 +68,30 @@ class BoundedMap(Generic[K, V]):
 
 
 class BoundedSet(Generic[K]):
-    """A set that forgets its oldest members past ``limit``."""
+    """A set that forgets its oldest members past ``limit`` (insertion order)."""
 
     def __init__(self, limit: int) -> None:
-        self._map: BoundedMap[K, None] = BoundedMap(limit)
+        self._limit = limit
+        self._members: set[K] = set()
+        self._order: deque[K] = deque()
 
     def add(self, key: K) -> bool:
         """Add ``key``; return ``False`` if it was already there."""
-        if key in self._map:
+        members = self._members
+        if key in members:
             return False
-        self._map.set(key, None)
+        members.add(key)
+        order = self._order
+        order.append(key)
+        if len(order) > self._limit:
+            members.discard(order.popleft())
         return True
 
     def __contains__(self, key: object) -> bool:
-        return key in self._map
+        return key in self._members
+
+    def __len__(self) -> int:
+        return len(self._members)
 
 
 def _tail(text: str, fresh: int) -> str:

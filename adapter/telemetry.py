@@ -65,6 +65,7 @@ from .events import (
     ApiRetry,
     CompactBoundary,
     Complete,
+    ContextWindow,
     ErrorEvent,
     Event,
     PermissionCancelled,
@@ -86,6 +87,7 @@ TURN_SPAN_NAME = f"{sc.GEN_AI_OPERATION_INVOKE_AGENT} {AGENT_NAME}"
 """The name of the per-turn span: ``invoke_agent claude-code``."""
 
 _PROPAGATOR = TraceContextTextMapPropagator()
+_QUIET_TYPES = frozenset({*_DELTAS, ContextWindow})
 
 Outcome = Literal["success", "error", "interrupted"]
 
@@ -186,6 +188,9 @@ class TurnTracer:
 
     def observe(self, event: Event) -> None:
         """Take one normalized event into account (never raises)."""
+        # Hot path: streaming deltas inside an open turn only matter for content capture.
+        if self._turn is not None and not self._capture and type(event) in _QUIET_TYPES:
+            return
         try:
             self._observe(event)
         except Exception:

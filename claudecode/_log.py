@@ -2,21 +2,41 @@
 
 A bare ``structlog.get_logger()`` prints to stdout when nobody configured structlog, which
 would corrupt a host that speaks a protocol on its stdout. Wrapping a stdlib logger keeps
-debug and info silent until the application configures :mod:`logging`.
+debug and info silent until the application configures :mod:`logging`; whatever structlog
+configuration the application has still processes our events.
+
+Disabled levels cost almost nothing: the level is checked on the stdlib logger *before*
+structlog runs its processor chain (which it would otherwise do for every call, only for
+``logging`` to drop the result).
 """
 
 from __future__ import annotations
 
 import logging
+from typing import Any
 
 import structlog
 
 __all__ = ("get_logger",)
 
 
+class _LevelCheckedLogger(structlog.stdlib.BoundLogger):
+    """A stdlib BoundLogger that skips its processors for levels the logger would drop."""
+
+    def debug(self, event: str | None = None, *args: Any, **kw: Any) -> Any:
+        if not self._logger.isEnabledFor(logging.DEBUG):
+            return None
+        return super().debug(event, *args, **kw)
+
+    def info(self, event: str | None = None, *args: Any, **kw: Any) -> Any:
+        if not self._logger.isEnabledFor(logging.INFO):
+            return None
+        return super().info(event, *args, **kw)
+
+
 def get_logger(name: str) -> structlog.stdlib.BoundLogger:
     """Return a structlog logger that writes through ``logging.getLogger(name)``."""
     logger: structlog.stdlib.BoundLogger = structlog.wrap_logger(
-        logging.getLogger(name), wrapper_class=structlog.stdlib.BoundLogger
+        logging.getLogger(name), wrapper_class=_LevelCheckedLogger
     )
     return logger

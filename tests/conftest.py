@@ -17,3 +17,16 @@ from hypothesis import settings  # noqa: E402
 
 settings.register_profile("default", deadline=None)
 settings.load_profile("default")
+
+
+@pytest.fixture(autouse=True)
+def _claudecode_logs_enabled() -> object:
+    """Our loggers skip disabled levels before structlog sees them; enable them in tests so
+    ``structlog.testing.capture_logs()`` captures debug and info events."""
+    import logging
+
+    logger = logging.getLogger("claudecode")
+    level = logger.level
+    logger.setLevel(logging.DEBUG)
+    yield None
+    logger.setLevel(level)

@@ -798,7 +798,7 @@ class TestCanonicalLogLine:
         """A logger passed in receives the line."""
         from claudecode._log import get_logger
 
-        logger = get_logger("custom").bind(run_id="r1")
+        logger = get_logger("claudecode.custom").bind(run_id="r1")
         tracer = TurnTracer(session_id="s", tracer_provider=provider, logger=logger)
         with structlog.testing.capture_logs() as logs:
             tracer.start_turn("hi", model=None)
