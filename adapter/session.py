@@ -40,7 +40,7 @@ from claudecode._tasks import TaskSet
 
 from .config import SessionConfig
 from .events import Complete, Event, PermissionCancelled, PermissionRequest, encode_event
-from .fanout import EventHub, Subscription
+from .fanout import EventHub, Subscription, coalesce
 from .policies import PermissionDecision, hook_decision, policy_decision
 from .telemetry import TurnTracer
 from .translate import Translator
@@ -113,17 +113,18 @@ class AgentSession:
         try:
             self._open_debug_files(stack)
             self._tg = await stack.enter_async_context(anyio.create_task_group())
+            self._tasks = TaskSet(self._tg)
             self._client = Session(
                 self._client_options(),
                 hooks=self._hooks(),
                 mcp_servers=list(self.config.mcp_servers),
                 transport=self._transport,
+                on_messages=self._on_messages,
             )
             await stack.enter_async_context(self._client)
             self._set_status("connected")
             if self._client.initialize_result is not None:
                 self._publish(self._translator.initialized(self._client.initialize_result))
-            self._tasks = TaskSet(self._tg)
             self._tasks.spawn(self._pump, name=f"adapter pump {self.id}")
         except BaseException as exc:
             self._set_status("errored", f"{type(exc).__name__}: {exc}")
@@ -219,25 +220,34 @@ class AgentSession:
     # -- the pump: CLI messages -> events ------------------------------------------------
 
     async def _pump(self) -> None:
+        # Messages are translated and published in the client's reader task (_on_messages);
+        # this task only waits for the end of the stream to finish the session.
         assert self._client is not None
         error: str | None = None
         try:
             while True:
                 try:
-                    batch = await self._client.receive_batch()
+                    stray = await self._client.receive_batch()
                 except anyio.EndOfStream:
                     break
-                self.last_activity = time.monotonic()
-                self._publish(self._translate(batch))
+                self._on_messages(stray)
         except ClaudeCodeError as exc:
             error = str(exc)
-        except Exception as exc:  # a translator bug must not hang subscribers
+        except Exception as exc:
             _log.error("adapter.pump_crashed", session_id=self.id, error=repr(exc))
             error = f"internal error: {exc!r}"
         finally:
             self._publish(self._translator.close(error))
             self._tracer.end(error)
             self._finish("errored" if error else "terminated", error)
+
+    def _on_messages(self, batch: list[InboundMessage]) -> None:
+        """Translate and publish one batch (runs in the client's reader task; never raises)."""
+        self.last_activity = time.monotonic()
+        try:
+            self._publish(coalesce(self._translate(batch)))
+        except Exception as exc:  # a bug here must not kill the reader
+            _log.error("adapter.translate_failed", session_id=self.id, error=repr(exc))
 
     def _translate(self, batch: Sequence[InboundMessage]) -> list[Event]:
         out: list[Event] = []

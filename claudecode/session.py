@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import math
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from types import TracebackType
 from typing import Any, Self
 
@@ -78,6 +78,10 @@ class Session(InboundControl, ControlRequests):
         mcp_servers: in-process MCP servers, declared to the CLI and answered here.
         transport: a ready transport (tests, remote CLIs); by default the CLI is spawned as a
             subprocess from ``options``.
+        on_messages: called in the reader task with each batch of messages *instead of*
+            queuing them for :meth:`messages` — for consumers that process messages
+            synchronously and want no extra task hop. It must not block or raise. The end
+            of the stream is still reported by :meth:`receive_batch` / :meth:`messages`.
     """
 
     def __init__(
@@ -88,8 +92,10 @@ class Session(InboundControl, ControlRequests):
         hooks: Mapping[str, Sequence[HookMatcher]] | None = None,
         mcp_servers: Sequence[SdkMcpServer] = (),
         transport: Transport | None = None,
+        on_messages: Callable[[list[InboundMessage]], None] | None = None,
     ) -> None:
         self.options = options or ClaudeCodeOptions()
+        self._on_messages = on_messages
         self._can_use_tool = can_use_tool
         self._hook_config: dict[str, list[dict[str, Any]]] = {}
         self._hook_callbacks: dict[str, HookCallback] = {}
@@ -244,6 +250,7 @@ class Session(InboundControl, ControlRequests):
         transport = self.transport
         protocol = self._protocol
         send = self._send_stream
+        sink = self._on_messages
         try:
             while True:
                 data = await transport.receive()
@@ -253,7 +260,10 @@ class Session(InboundControl, ControlRequests):
                 if messages:
                     batch = self._route(messages)
                     if batch:
-                        await send.send(batch)
+                        if sink is not None:
+                            sink(batch)
+                        else:
+                            await send.send(batch)
                 if not data:
                     break
         except (anyio.BrokenResourceError, anyio.ClosedResourceError):
@@ -495,6 +505,7 @@ def open_session(
     hooks: Mapping[str, Sequence[HookMatcher]] | None = None,
     mcp_servers: Sequence[SdkMcpServer] = (),
     transport: Transport | None = None,
+    on_messages: Callable[[list[InboundMessage]], None] | None = None,
 ) -> Session:
     """Create a :class:`Session`; use it as ``async with open_session(...) as session:``."""
     return Session(
@@ -503,4 +514,5 @@ def open_session(
         hooks=hooks,
         mcp_servers=mcp_servers,
         transport=transport,
+        on_messages=on_messages,
     )

@@ -125,3 +125,46 @@ def test_catch_up_always_gives_a_gap_free_suffix(sizes: list[int], after: int) -
     if seqs:
         assert list(range(seqs[0], hub.last_seq + 1)) == seqs
         assert seqs[0] > after
+
+
+def test_coalesce_merges_adjacent_deltas_of_the_same_source() -> None:
+    """Adjacent chunks of one message merge; other kinds and other messages stay apart."""
+    from adapter.events import Reasoning, ToolInputDelta
+    from adapter.fanout import coalesce
+
+    events = [
+        MessageChunk(message_id="m1", text="Hel"),
+        MessageChunk(message_id="m1", text="lo"),
+        Reasoning(message_id="m1", text="hm"),
+        Reasoning(message_id="m1", text="m"),
+        MessageChunk(message_id="m2", text="x"),
+        MessageChunk(message_id="m2", text="y", parent_tool_call_id="agent"),
+        ToolInputDelta(tool_call_id="t", partial_json='{"a"'),
+        ToolInputDelta(tool_call_id="t", partial_json=":1}"),
+        ToolInputDelta(tool_call_id="u", partial_json="{}"),
+    ]
+    merged = coalesce(events)
+    assert [
+        ("MessageChunk", "Hello"),
+        ("Reasoning", "hmm"),
+        ("MessageChunk", "x"),
+        ("MessageChunk", "y"),
+        ("ToolInputDelta", '{"a":1}'),
+        ("ToolInputDelta", "{}"),
+    ] == [
+        (type(e).__name__, getattr(e, "text", None) or getattr(e, "partial_json", None))
+        for e in merged
+    ]
+
+
+@given(st.lists(st.tuples(st.sampled_from(["a", "b"]), st.text(max_size=3)), max_size=30))
+def test_coalesce_keeps_every_message_text(parts: list[tuple[str, str]]) -> None:
+    """Per message id, the concatenated text is unchanged by coalescing."""
+    from adapter.fanout import coalesce
+
+    events = [MessageChunk(message_id=m, text=t) for m, t in parts]
+    want = {m: "".join(t for mm, t in parts if mm == m) for m, _ in parts}
+    merged = coalesce([MessageChunk(message_id=m, text=t) for m, t in parts])
+    got = {m: "".join(e.text for e in merged if e.message_id == m) for m, _ in parts}
+    assert want == got
+    assert len(merged) <= len(events)

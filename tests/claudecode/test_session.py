@@ -441,3 +441,23 @@ async def test_fake_cli_driven_by_a_handler_function(tmp_path: Path) -> None:
     assert [MalformedLine, ResultMessage] == [type(m) for m in got]
     assert "SHOUT" == got[-1].result
     assert "h1" == session.session_id
+
+
+async def test_on_messages_receives_batches_in_the_reader(tmp_path: Path) -> None:
+    """With on_messages every message goes to the callback, and the end is still reported."""
+    received: list[Any] = []
+    done = anyio.Event()
+
+    def sink(batch: list[Any]) -> None:
+        received.extend(batch)
+        if any(isinstance(m, ResultMessage) for m in batch):
+            done.set()
+
+    body = script(text_turn("callback"))
+    with anyio.fail_after(20):
+        async with Session(options(tmp_path, body), on_messages=sink) as session:
+            await session.send("hi")
+            await done.wait()
+            await session.close()
+            assert [] == [m async for m in session.messages()]
+    assert "callback" == next(m for m in received if isinstance(m, ResultMessage)).result
