@@ -39,6 +39,8 @@ class StreamEvents:
     _context: ContextTracker
     _current_message: BoundedMap[str | None, str]
     _text_in_turn: bool
+    #: While :meth:`Translator.feed_many` runs: its output so far, for merging deltas.
+    _merge_into: list[Event] | None
 
     def _open(self) -> None:
         raise NotImplementedError
@@ -81,23 +83,40 @@ class StreamEvents:
         self, event: ContentBlockDelta, message_id: str, parent: str | None
     ) -> list[Event]:
         delta = event.delta
+        merge = self._merge_into
+        last = merge[-1] if merge else None
         if isinstance(delta, TextDelta):
             text = self._ledger.streamed(message_id, "text", delta.text)
             if not text:
                 return []
             if parent is None:
                 self._text_in_turn = True
+            if (
+                type(last) is MessageChunk
+                and last.message_id == message_id
+                and last.parent_tool_call_id == parent
+            ):
+                last.text += text
+                return []
             return [MessageChunk(message_id=message_id, text=text, parent_tool_call_id=parent)]
         if isinstance(delta, ThinkingDelta):
             text = self._ledger.streamed(message_id, "thinking", delta.thinking)
-            return (
-                [Reasoning(message_id=message_id, text=text, parent_tool_call_id=parent)]
-                if text
-                else []
-            )
+            if not text:
+                return []
+            if (
+                type(last) is Reasoning
+                and last.message_id == message_id
+                and last.parent_tool_call_id == parent
+            ):
+                last.text += text
+                return []
+            return [Reasoning(message_id=message_id, text=text, parent_tool_call_id=parent)]
         if isinstance(delta, InputJsonDelta):
             tool_id = self._calls.stream_delta(message_id, event.index, delta.partial_json)
             if tool_id is None or not delta.partial_json:
+                return []
+            if type(last) is ToolInputDelta and last.tool_call_id == tool_id:
+                last.partial_json += delta.partial_json
                 return []
             return [
                 ToolInputDelta(

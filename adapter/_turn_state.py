@@ -113,20 +113,28 @@ class TextLedger:
 
     def __init__(self, limit: int = 512) -> None:
         self._counts: BoundedMap[tuple[str, TextKind], _Counts] = BoundedMap(limit)
+        # Deltas of one message come in runs: remember the last entry to skip the map.
+        self._last_key: tuple[str, TextKind] | None = None
+        self._last: _Counts = _Counts()
 
     def _get(self, message_id: str, kind: TextKind) -> _Counts:
-        counts = self._counts.get((message_id, kind))
+        key = (message_id, kind)
+        if key == self._last_key:
+            return self._last
+        counts = self._counts.get(key)
         if counts is None:
             counts = _Counts()
-        self._counts.set((message_id, kind), counts)
+        self._counts.set(key, counts)
+        self._last_key = key
+        self._last = counts
         return counts
 
     def streamed(self, message_id: str, kind: TextKind, text: str) -> str:
         """A delta arrived: return the part of ``text`` to emit (``""`` when already shown)."""
         counts = self._get(message_id, kind)
-        before = counts.emitted
+        before = max(counts.streamed, counts.delivered)
         counts.streamed += len(text)
-        return _tail(text, counts.emitted - before)
+        return _tail(text, max(counts.streamed, counts.delivered) - before)
 
     def delivered(self, message_id: str, kind: TextKind, text: str) -> str:
         """An ``assistant`` block arrived: return what of ``text`` was not shown yet."""

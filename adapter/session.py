@@ -40,7 +40,7 @@ from claudecode._tasks import TaskSet
 
 from .config import SessionConfig
 from .events import Complete, Event, PermissionCancelled, PermissionRequest, encode_event
-from .fanout import EventHub, Subscription, coalesce
+from .fanout import EventHub, Subscription
 from .policies import PermissionDecision, hook_decision, policy_decision
 from .telemetry import TurnTracer
 from .translate import Translator
@@ -48,6 +48,8 @@ from .translate import Translator
 __all__ = ("AgentSession", "SessionStatus", "UnknownPermissionError")
 
 _log = get_logger("claudecode.adapter.session")
+
+_CONTROL_TYPES = frozenset({InboundControlRequest, ControlCancelRequest})
 
 SessionStatus = Literal["starting", "connected", "active", "idle", "terminated", "errored"]
 
@@ -245,22 +247,26 @@ class AgentSession:
         """Translate and publish one batch (runs in the client's reader task; never raises)."""
         self.last_activity = time.monotonic()
         try:
-            self._publish(coalesce(self._translate(batch)))
+            self._publish(self._translate(batch))
         except Exception as exc:  # a bug here must not kill the reader
             _log.error("adapter.translate_failed", session_id=self.id, error=repr(exc))
 
     def _translate(self, batch: Sequence[InboundMessage]) -> list[Event]:
+        if self._debug_protocol is not None:
+            self._debug_write(batch)
+        if self._plan_grace is not None:
+            self._plan_grace.cancel()
+            self._plan_grace = None
+        if not any(type(m) in _CONTROL_TYPES for m in batch):
+            return self._translator.feed_many(batch)  # the common case: no control messages
         out: list[Event] = []
-        debug = self._debug_protocol
+        run: list[InboundMessage] = []
         for message in batch:
-            if debug is not None:
-                with contextlib.suppress(Exception):
-                    debug.write(
-                        b'{"dir":"from_cli","msg":' + encode_message(message).rstrip() + b"}\n"
-                    )
             if type(message) is InboundControlRequest and isinstance(
                 message.request, CanUseToolRequest
             ):
+                out.extend(self._translator.feed_many(run))
+                run = []
                 out.extend(self._permission(message))
                 continue
             if type(message) is ControlCancelRequest:
@@ -268,11 +274,16 @@ class AgentSession:
                 timer = self._timers.pop(message.request_id, None)
                 if timer is not None:
                     timer.cancel()
-            if self._plan_grace is not None:
-                self._plan_grace.cancel()
-                self._plan_grace = None
-            out.extend(self._translator.feed(message))
+            run.append(message)
+        out.extend(self._translator.feed_many(run))
         return out
+
+    def _debug_write(self, batch: Sequence[InboundMessage]) -> None:
+        debug = self._debug_protocol
+        assert debug is not None
+        for message in batch:
+            with contextlib.suppress(Exception):
+                debug.write(b'{"dir":"from_cli","msg":' + encode_message(message).rstrip() + b"}\n")
 
     def _permission(self, req: InboundControlRequest) -> list[Event]:
         event = self._translator.permission_request(req)
