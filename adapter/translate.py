@@ -186,7 +186,7 @@ class Translator(StreamEvents):
         self._ledger = TextLedger()
         self._calls = ToolCalls(lambda: self._work_dir or self._cwd)
         self._context = ContextTracker(default_context_window)
-        self._seen: BoundedSet[str] = BoundedSet(8192)
+        self._seen: BoundedSet[str] = BoundedSet(2048)
         self._current_message: BoundedMap[str | None, str] = BoundedMap(64)
         self._merge_into: list[Event] | None = None
         self._agents: BoundedMap[str, str] = BoundedMap(256)
