@@ -25,14 +25,25 @@ from claudecode.stream_events import ErrorEvent as SseError
 
 from ._context import ContextTracker
 from ._tools import ToolCalls
-from ._turn_state import BoundedMap, TextLedger
+from ._turn_state import BoundedMap, BoundedSet, TextLedger
 from .events import Event, MessageChunk, Raw, Reasoning, ToolInputDelta
 
 __all__ = ("StreamEvents",)
 
 
 class StreamEvents:
-    """``stream_event`` handling; the state lives on the :class:`Translator`."""
+    """``stream_event`` handling; the state lives on the :class:`Translator`.
+
+    Fast path (used by ``feed_many``): consecutive text deltas of one message, or input-json
+    deltas of one content block, form a *run*; :meth:`_absorb_delta` only collects a run's
+    pieces and :meth:`_flush_run` accounts for it once (text ledger, tool registry, one
+    event). Accounting a run at once gives the same result as accounting each delta: the
+    ledger emits the part of the concatenated text past what was already shown.
+    """
+
+    _seen: BoundedSet[str]
+    _run_key: tuple[str | int, str, str | None] | None
+    _run_parts: list[str]
 
     _ledger: TextLedger
     _calls: ToolCalls
@@ -44,6 +55,82 @@ class StreamEvents:
 
     def _open(self) -> None:
         raise NotImplementedError
+
+    def _internal(self, exc: Exception, message: object) -> Event:
+        raise NotImplementedError
+
+    def _absorb_delta(self, msg: StreamEvent) -> bool:
+        """Collect a text / input-json delta into the current run; ``False``: not one."""
+        event = msg.event
+        if event.__class__ is not ContentBlockDelta:
+            return False
+        assert isinstance(event, ContentBlockDelta)
+        delta = event.delta
+        kind: str | int
+        if delta.__class__ is TextDelta:
+            assert isinstance(delta, TextDelta)
+            kind, piece = "text", delta.text
+        elif delta.__class__ is InputJsonDelta:
+            assert isinstance(delta, InputJsonDelta)
+            kind, piece = event.index, delta.partial_json
+        else:
+            return False
+        try:
+            uuid = msg.uuid
+            if uuid and not self._seen.add(uuid):
+                return True  # a line seen before: dropped, as feed() would
+            parent = msg.parent_tool_use_id
+            message_id = msg.api_message_id or self._current_message.get(parent) or ""
+            key = (kind, message_id, parent)
+            if key != self._run_key:
+                if self._run_key is not None:
+                    self._flush_run()
+                self._run_key = key
+            self._run_parts.append(piece)
+        except Exception as exc:
+            if self._merge_into is not None:
+                self._merge_into.append(self._internal(exc, msg))
+        return True
+
+    def _flush_run(self) -> None:
+        """Account for the collected run and emit (or merge) its one event."""
+        key, parts = self._run_key, self._run_parts
+        self._run_key, self._run_parts = None, []
+        out = self._merge_into
+        if key is None or not parts or out is None:
+            return
+        kind, message_id, parent = key
+        joined = parts[0] if len(parts) == 1 else "".join(parts)
+        last = out[-1] if out else None
+        if kind == "text":
+            text = self._ledger.streamed(message_id, "text", joined)
+            if not text:
+                return
+            if parent is None:
+                self._text_in_turn = True
+            if (
+                type(last) is MessageChunk
+                and last.message_id == message_id
+                and last.parent_tool_call_id == parent
+            ):
+                last.text += text
+            else:
+                out.append(
+                    MessageChunk(message_id=message_id, text=text, parent_tool_call_id=parent)
+                )
+            return
+        assert isinstance(kind, int)
+        tool_id = self._calls.stream_delta(message_id, kind, joined)
+        if tool_id is None or not joined:
+            return
+        if type(last) is ToolInputDelta and last.tool_call_id == tool_id:
+            last.partial_json += joined
+        else:
+            out.append(
+                ToolInputDelta(
+                    tool_call_id=tool_id, partial_json=joined, parent_tool_call_id=parent
+                )
+            )
 
     def _note_model(self, model: str | None) -> None:
         raise NotImplementedError

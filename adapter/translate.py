@@ -189,6 +189,8 @@ class Translator(StreamEvents):
         self._seen: BoundedSet[str] = BoundedSet(2048)
         self._current_message: BoundedMap[str | None, str] = BoundedMap(64)
         self._merge_into: list[Event] | None = None
+        self._run_key: tuple[str | int, str, str | None] | None = None
+        self._run_parts: list[str] = []
         self._agents: BoundedMap[str, str] = BoundedMap(256)
         self._task_tools: BoundedMap[str, str] = BoundedMap(256)
         self._results = 0
@@ -245,15 +247,26 @@ class Translator(StreamEvents):
 
         Same events as :meth:`feed` one by one, except that adjacent text, reasoning and
         tool-input deltas of the same message or call come out merged (same text): cheaper
-        for everyone downstream.
+        for everyone downstream. Runs of text and tool-input deltas inside an open turn take
+        a fast path that accounts for the whole run at once.
         """
         out: list[Event] = []
         self._merge_into = out
         try:
             for message in messages:
+                if (
+                    message.__class__ is StreamEvent
+                    and self._turn_open
+                    and self._absorb_delta(message)
+                ):
+                    continue
+                if self._run_key is not None:
+                    self._flush_run()
                 events = self.feed(message)
                 if events:
                     out.extend(events)
+            if self._run_key is not None:
+                self._flush_run()
         finally:
             self._merge_into = None
         return out
