@@ -25,7 +25,7 @@ from claudecode.stream_events import ErrorEvent as SseError
 
 from ._context import ContextTracker
 from ._tools import ToolCalls
-from ._turn_state import BoundedMap, BoundedSet, TextLedger
+from ._turn_state import BoundedMap, BoundedSet, TextKind, TextLedger
 from .events import Event, MessageChunk, Raw, Reasoning, ToolInputDelta
 
 __all__ = ("StreamEvents",)
@@ -101,36 +101,46 @@ class StreamEvents:
             return
         kind, message_id, parent = key
         joined = parts[0] if len(parts) == 1 else "".join(parts)
-        last = out[-1] if out else None
         if kind == "text":
-            text = self._ledger.streamed(message_id, "text", joined)
-            if not text:
-                return
-            if parent is None:
-                self._text_in_turn = True
-            if (
-                type(last) is MessageChunk
-                and last.message_id == message_id
-                and last.parent_tool_call_id == parent
-            ):
-                last.text += text
-            else:
-                out.append(
-                    MessageChunk(message_id=message_id, text=text, parent_tool_call_id=parent)
-                )
-            return
-        assert isinstance(kind, int)
-        tool_id = self._calls.stream_delta(message_id, kind, joined)
-        if tool_id is None or not joined:
-            return
-        if type(last) is ToolInputDelta and last.tool_call_id == tool_id:
-            last.partial_json += joined
+            out.extend(self._text(message_id, parent, joined))
         else:
-            out.append(
-                ToolInputDelta(
-                    tool_call_id=tool_id, partial_json=joined, parent_tool_call_id=parent
-                )
-            )
+            assert isinstance(kind, int)
+            out.extend(self._tool_input(message_id, kind, parent, joined))
+
+    def _text(
+        self, message_id: str, parent: str | None, text: str, kind: TextKind = "text"
+    ) -> list[Event]:
+        """Account streamed text; merge it into the previous event or return a new one."""
+        fresh = self._ledger.streamed(message_id, kind, text)
+        if not fresh:
+            return []
+        if parent is None and kind == "text":
+            self._text_in_turn = True
+        cls = MessageChunk if kind == "text" else Reasoning
+        merge = self._merge_into
+        last = merge[-1] if merge else None
+        if type(last) is cls and last.message_id == message_id:
+            assert isinstance(last, MessageChunk | Reasoning)
+            if last.parent_tool_call_id == parent:
+                last.text += fresh
+                return []
+        return [cls(message_id=message_id, text=fresh, parent_tool_call_id=parent)]
+
+    def _tool_input(
+        self, message_id: str, index: int, parent: str | None, piece: str
+    ) -> list[Event]:
+        """Record streamed tool input; merge it into the previous event or return a new one."""
+        tool_id = self._calls.stream_delta(message_id, index, piece)
+        if tool_id is None or not piece:
+            return []
+        merge = self._merge_into
+        last = merge[-1] if merge else None
+        if type(last) is ToolInputDelta and last.tool_call_id == tool_id:
+            last.partial_json += piece
+            return []
+        return [
+            ToolInputDelta(tool_call_id=tool_id, partial_json=piece, parent_tool_call_id=parent)
+        ]
 
     def _note_model(self, model: str | None) -> None:
         raise NotImplementedError
@@ -170,46 +180,10 @@ class StreamEvents:
         self, event: ContentBlockDelta, message_id: str, parent: str | None
     ) -> list[Event]:
         delta = event.delta
-        merge = self._merge_into
-        last = merge[-1] if merge else None
         if isinstance(delta, TextDelta):
-            text = self._ledger.streamed(message_id, "text", delta.text)
-            if not text:
-                return []
-            if parent is None:
-                self._text_in_turn = True
-            if (
-                type(last) is MessageChunk
-                and last.message_id == message_id
-                and last.parent_tool_call_id == parent
-            ):
-                last.text += text
-                return []
-            return [MessageChunk(message_id=message_id, text=text, parent_tool_call_id=parent)]
+            return self._text(message_id, parent, delta.text)
         if isinstance(delta, ThinkingDelta):
-            text = self._ledger.streamed(message_id, "thinking", delta.thinking)
-            if not text:
-                return []
-            if (
-                type(last) is Reasoning
-                and last.message_id == message_id
-                and last.parent_tool_call_id == parent
-            ):
-                last.text += text
-                return []
-            return [Reasoning(message_id=message_id, text=text, parent_tool_call_id=parent)]
+            return self._text(message_id, parent, delta.thinking, "thinking")
         if isinstance(delta, InputJsonDelta):
-            tool_id = self._calls.stream_delta(message_id, event.index, delta.partial_json)
-            if tool_id is None or not delta.partial_json:
-                return []
-            if type(last) is ToolInputDelta and last.tool_call_id == tool_id:
-                last.partial_json += delta.partial_json
-                return []
-            return [
-                ToolInputDelta(
-                    tool_call_id=tool_id,
-                    partial_json=delta.partial_json,
-                    parent_tool_call_id=parent,
-                )
-            ]
+            return self._tool_input(message_id, event.index, parent, delta.partial_json)
         return []

@@ -18,9 +18,9 @@ from types import TracebackType
 
 import anyio
 
-from .events import Event, MessageChunk, Reasoning, ToolInputDelta
+from .events import Event
 
-__all__ = ("EventHub", "Subscription", "SubscriberDropped", "coalesce")
+__all__ = ("EventHub", "Subscription", "SubscriberDropped")
 
 
 class SubscriberDropped(Exception):
@@ -222,35 +222,3 @@ class EventHub:
             sub._end(reason)
         self._subscribers.clear()
 
-
-def coalesce(events: list[Event]) -> list[Event]:
-    """Merge adjacent text, reasoning and tool-input deltas of the same message or call.
-
-    What one read of the CLI's output produced arrives together anyway; merging it keeps the
-    text identical and makes every per-event cost downstream (stamping, history, fan-out,
-    encoding, the UI's rendering) proportional to reads rather than tokens.
-    """
-    if len(events) < 2:
-        return events
-    out: list[Event] = []
-    last: Event | None = None
-    for event in events:
-        kind = type(event)
-        if last is not None and kind is type(last):
-            if kind is MessageChunk or kind is Reasoning:
-                assert isinstance(event, MessageChunk | Reasoning)
-                assert isinstance(last, MessageChunk | Reasoning)
-                if (
-                    event.message_id == last.message_id
-                    and event.parent_tool_call_id == last.parent_tool_call_id
-                ):
-                    last.text += event.text
-                    continue
-            elif kind is ToolInputDelta:
-                assert isinstance(event, ToolInputDelta) and isinstance(last, ToolInputDelta)
-                if event.tool_call_id == last.tool_call_id:
-                    last.partial_json += event.partial_json
-                    continue
-        out.append(event)
-        last = event
-    return out

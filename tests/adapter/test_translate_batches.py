@@ -8,10 +8,34 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from adapter.events import encode_event
-from adapter.fanout import coalesce
+from adapter.events import Event, MessageChunk, Reasoning, ToolInputDelta, encode_event
 from adapter.translate import Translator
 from claudecode import decode_line
+
+
+def coalesce(events: list[Event]) -> list[Event]:
+    """The oracle: merge adjacent deltas of the same message or tool call, naively."""
+    out: list[Event] = []
+    for event in events:
+        last = out[-1] if out else None
+        if isinstance(event, MessageChunk | Reasoning) and type(last) is type(event):
+            assert isinstance(last, MessageChunk | Reasoning)
+            if (last.message_id, last.parent_tool_call_id) == (
+                event.message_id,
+                event.parent_tool_call_id,
+            ):
+                last.text += event.text
+                continue
+        if (
+            isinstance(event, ToolInputDelta)
+            and isinstance(last, ToolInputDelta)
+            and last.tool_call_id == event.tool_call_id
+        ):
+            last.partial_json += event.partial_json
+            continue
+        out.append(event)
+    return out
+
 
 TRANSCRIPTS = Path(__file__).parents[1] / "fixtures" / "transcripts"
 NAMES = sorted(p.name for p in TRANSCRIPTS.glob("*.jsonl") if not p.name.endswith(".api.jsonl"))
