@@ -432,6 +432,15 @@ class Session(InboundControl, ControlRequests):
         message = ctl.user_message(prompt, uuid=uuid, parent_tool_use_id=parent_tool_use_id)
         await self._write(self._protocol.send(message))
 
+    async def send_message(self, message: ctl.OutboundMessage) -> None:
+        """Write any outbound message as it is (``keep_alive``,
+        ``update_environment_variables``, a hand-built ``user`` message...).
+
+        Control requests should go through :meth:`request` (which waits for the answer) and
+        control responses through :meth:`respond`; both are checked here the same way.
+        """
+        await self._write(self._protocol.send(message))
+
     async def respond(self, response: ctl.OutboundControlResponse) -> None:
         """Send the answer to a control request the CLI made (see the request's helpers).
 

@@ -65,3 +65,19 @@ class ControlRequests:
         """Stop a background task (sub-agent or shell)."""
         return await self.request(ctl.StopTask(task_id=task_id))
 
+
+    async def mcp_message(self, server_name: str, message: dict[str, Any]) -> Any:
+        """Send a JSON-RPC message to one of the CLI's MCP servers; returns its answer."""
+        return await self.request(ctl.McpMessage(server_name=server_name, message=message))
+
+    async def mcp_reconnect(self, server_name: str) -> Any:
+        """Reconnect an MCP server of the CLI."""
+        return await self.request(ctl.McpReconnect(server_name=server_name))
+
+    async def mcp_toggle(self, server_name: str, *, enabled: bool) -> Any:
+        """Enable or disable an MCP server of the CLI."""
+        return await self.request(ctl.McpToggle(server_name=server_name, enabled=enabled))
+
+    async def mcp_set_servers(self, servers: dict[str, Any]) -> Any:
+        """Replace the CLI's dynamically configured MCP servers."""
+        return await self.request(ctl.McpSetServers(servers=servers))

@@ -461,3 +461,34 @@ async def test_on_messages_receives_batches_in_the_reader(tmp_path: Path) -> Non
             await session.close()
             assert [] == [m async for m in session.messages()]
     assert "callback" == next(m for m in received if isinstance(m, ResultMessage)).result
+
+
+async def test_mcp_control_requests_and_raw_messages_reach_the_cli(tmp_path: Path) -> None:
+    """The MCP convenience methods and send_message write the wire shapes the CLI expects."""
+    import json
+
+    record = tmp_path / "record.jsonl"
+    with anyio.fail_after(20):
+        async with Session(options(tmp_path, script(record_path=str(record)))) as session:
+            for call in (
+                session.mcp_reconnect("fe"),
+                session.mcp_toggle("fe", enabled=False),
+                session.mcp_set_servers({"web": {"command": "srv"}}),
+                session.mcp_message("fe", {"jsonrpc": "2.0", "id": 1, "method": "ping"}),
+            ):
+                with pytest.raises(ControlRequestError):  # the fake supports none of them
+                    await call
+            await session.send_message(ctl.UpdateEnvironmentVariables(variables={"A": "1"}))
+            await session.send_message(ctl.OutboundKeepAlive())
+            await session.mcp_status()  # a round trip: everything above has been read
+    received = [json.loads(line)["received"] for line in record.read_text().splitlines()[1:]]
+    requests = [m["request"] for m in received if m["type"] == "control_request"]
+    assert {"subtype": "mcp_reconnect", "serverName": "fe"} in requests
+    assert {"subtype": "mcp_toggle", "serverName": "fe", "enabled": False} in requests
+    assert {"subtype": "mcp_set_servers", "servers": {"web": {"command": "srv"}}} in requests
+    assert any(r["subtype"] == "mcp_message" and r["server_name"] == "fe" for r in requests)
+    kinds = [m["type"] for m in received]
+    assert "update_environment_variables" in kinds
+    assert "keep_alive" in kinds
+    env = next(m for m in received if m["type"] == "update_environment_variables")
+    assert {"A": "1"} == env["variables"]
