@@ -141,6 +141,8 @@ async def _run_session(
     quit_requested = anyio.Event()
     async with AgentSession(config) as session, anyio.create_task_group() as tg:
         tg.start_soon(_interrupt_on_sigint, session, tg.cancel_scope, quit_requested)
+        if renderer is not None and renderer.live:
+            tg.start_soon(_spin, renderer)
         with session.subscribe(after_seq=0) as events:
             await session.prompt(prompt)
             completed = False
@@ -155,6 +157,8 @@ async def _run_session(
                 for event in batch:
                     _emit(event, renderer)
                     if isinstance(event, PermissionRequest):
+                        if renderer is not None:
+                            renderer.pause()
                         decision = await prompter.ask(event)
                         await session.answer_permission(event.pending_id, decision)
                     elif isinstance(event, ErrorEvent):
@@ -166,6 +170,12 @@ async def _run_session(
     if quit_requested.is_set():
         return 130
     return 1 if failed else 0
+
+
+async def _spin(renderer: TerminalRenderer) -> None:
+    while True:
+        await anyio.sleep(0.1)
+        renderer.tick()
 
 
 async def _interrupt_on_sigint(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+import time
 from typing import TextIO
 
 from normalize import ModifyFile, ShellExec
@@ -26,23 +27,36 @@ from .events import (
 __all__ = ("TerminalRenderer",)
 
 _DIFF_LINES = 40
+_FRAMES = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 
 
 class TerminalRenderer:
     """Writes events as a person would like to read them: streamed text, tool lines with
     their outcome, diffs of file edits, and a cost / token summary per turn.
 
+    On a terminal a running tool shows a live spinner with its elapsed time (advanced by
+    :meth:`tick`), replaced by the outcome line when the tool finishes; elsewhere a static
+    "running" line is written.
+
     Args:
         out: where to write (stdout by default).
         color: ANSI colours; by default when ``out`` is a terminal.
+        live: the spinner; by default when ``out`` is a terminal.
     """
 
-    def __init__(self, out: TextIO | None = None, *, color: bool | None = None) -> None:
+    def __init__(
+        self, out: TextIO | None = None, *, color: bool | None = None, live: bool | None = None
+    ) -> None:
         self.out = out or sys.stdout
-        self.color = self.out.isatty() if color is None else color
+        tty = self.out.isatty()
+        self.color = tty if color is None else color
+        self.live = tty if live is None else live
         self._in_text = False
         self._in_reasoning = False
         self._running: dict[str, str] = {}
+        # The spinner line: (tool call id, title, start time), while it is the last line.
+        self._spinner: tuple[str, str, float] | None = None
+        self._frame = 0
 
     def _c(self, code: str, text: str) -> str:
         return f"\x1b[{code}m{text}\x1b[0m" if self.color else text
@@ -52,9 +66,31 @@ class TerminalRenderer:
         self.out.write(text + "\n")
 
     def _break(self) -> None:
+        if self._spinner is not None:
+            self.out.write("\n")  # leave the spinner line as it is
+            self._spinner = None
         if self._in_text or self._in_reasoning:
             self.out.write("\n")
             self._in_text = self._in_reasoning = False
+
+    def pause(self) -> None:
+        """End the current line (before someone else writes to the terminal)."""
+        self._break()
+        self.out.flush()
+
+    def tick(self) -> None:
+        """Advance the spinner of the running tool, if one is shown."""
+        if self._spinner is None:
+            return
+        _, title, started = self._spinner
+        self._frame = (self._frame + 1) % len(_FRAMES)
+        elapsed = time.monotonic() - started
+        self.out.write(
+            "\r\x1b[2K"
+            + self._c("36", f"⏺ {title}")
+            + self._c("2", f"  {_FRAMES[self._frame]} {elapsed:.1f}s")
+        )
+        self.out.flush()
 
     def render(self, event: Event) -> None:
         """Write one event."""
@@ -72,11 +108,19 @@ class TerminalRenderer:
                 self.out.write(self._c("2;3", text))
             case ToolCall():
                 self._running[event.tool_call_id] = event.title
-                self._line(self._c("36", f"⏺ {event.title}") + self._c("2", "  … running"))
+                if self.live:
+                    self._break()
+                    self._spinner = (event.tool_call_id, event.title, time.monotonic())
+                    self.out.write(self._c("36", f"⏺ {event.title}") + self._c("2", "  …"))
+                else:
+                    self._line(self._c("36", f"⏺ {event.title}") + self._c("2", "  … running"))
             case ToolUpdate():
                 self._running.pop(event.tool_call_id, None)
                 ok = event.status == "complete"
                 mark = self._c("32", "✓") if ok else self._c("31", "✗")
+                if self._spinner is not None and self._spinner[0] == event.tool_call_id:
+                    self.out.write("\r\x1b[2K")  # the outcome replaces the spinner line
+                    self._spinner = None
                 self._line(f"{mark} {event.title}")
                 self._details(event)
             case PermissionCancelled(pending_id=pending_id, reason=reason):
