@@ -99,7 +99,6 @@ class AgentSession:
         self._always_allowed: set[str] = set()
         self._timers: dict[str, anyio.CancelScope] = {}
         self._stack: contextlib.AsyncExitStack | None = None
-        self._tg: anyio.abc.TaskGroup | None = None
         self._tasks: TaskSet | None = None
         self._done = anyio.Event()
         self._plan_grace: anyio.CancelScope | None = None
@@ -114,8 +113,7 @@ class AgentSession:
         await stack.__aenter__()
         try:
             self._open_debug_files(stack)
-            self._tg = await stack.enter_async_context(anyio.create_task_group())
-            self._tasks = TaskSet(self._tg)
+            self._tasks = TaskSet(await stack.enter_async_context(anyio.create_task_group()))
             self._client = Session(
                 self._client_options(),
                 hooks=self._hooks(),
@@ -304,10 +302,7 @@ class AgentSession:
         self._pending[req.request_id] = req
         timeout = self.config.permission_timeout
         if timeout is not None:
-            scope = anyio.CancelScope()
-            self._timers[req.request_id] = scope
-            assert self._tg is not None
-            self._spawn(self._expire, req.request_id, scope, timeout)
+            self._timers[req.request_id] = self._spawn(self._expire, req.request_id, timeout)
         return [event]
 
     async def _ask_custom(self, req: InboundControlRequest, event: PermissionRequest) -> None:
@@ -321,18 +316,17 @@ class AgentSession:
         else:
             await self._respond(req, decision)
 
-    async def _expire(self, pending_id: str, scope: anyio.CancelScope, timeout: float) -> None:
-        with scope:
-            await anyio.sleep(timeout)
-            req = self._cancel_pending(pending_id, "timeout")
-            if req is not None:
-                _log.info("adapter.permission_timeout", session_id=self.id, pending_id=pending_id)
-                await self._respond(
-                    req,
-                    PermissionDecision(
-                        "deny", "no answer to the permission request in time", interrupt=True
-                    ),
-                )
+    async def _expire(self, pending_id: str, timeout: float) -> None:
+        await anyio.sleep(timeout)
+        req = self._cancel_pending(pending_id, "timeout")
+        if req is not None:
+            _log.info("adapter.permission_timeout", session_id=self.id, pending_id=pending_id)
+            await self._respond(
+                req,
+                PermissionDecision(
+                    "deny", "no answer to the permission request in time", interrupt=True
+                ),
+            )
 
     def _cancel_pending(
         self, pending_id: str, reason: Literal["timeout", "session_closed"]
@@ -345,9 +339,9 @@ class AgentSession:
             self._publish([PermissionCancelled(pending_id=pending_id, reason=reason)])
         return req
 
-    def _spawn(self, fn: Any, *args: Any) -> None:
+    def _spawn(self, fn: Any, *args: Any) -> anyio.CancelScope:
         assert self._tasks is not None
-        self._tasks.spawn(fn, *args)
+        return self._tasks.spawn(fn, *args)
 
     # -- publishing ----------------------------------------------------------------------
 
@@ -480,19 +474,16 @@ class AgentSession:
         with contextlib.suppress(ClaudeCodeError):
             await client.respond(response)
         if body.tool_name == "ExitPlanMode" and decision.behavior != "deny":
-            self._spawn(self._plan_exit_watch)
+            # Any message from the CLI cancels this watch (see _translate).
+            self._plan_grace = self._spawn(self._plan_exit_watch)
 
     async def _plan_exit_watch(self) -> None:
         # After ExitPlanMode is approved the CLI may end the turn without a result; if
         # nothing arrives within the grace period, complete the turn ourselves.
-        scope = anyio.CancelScope()
-        self._plan_grace = scope
-        with scope:
-            await anyio.sleep(self.config.plan_exit_grace)
-            if self._translator.turn_open:
-                self._publish(self._translator.finish_turn("plan_approved"))
-        if self._plan_grace is scope:
-            self._plan_grace = None
+        await anyio.sleep(self.config.plan_exit_grace)
+        self._plan_grace = None
+        if self._translator.turn_open:
+            self._publish(self._translator.finish_turn("plan_approved"))
 
     async def interrupt(self) -> None:
         """Interrupt the running turn."""

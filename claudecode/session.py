@@ -124,7 +124,6 @@ class Session(InboundControl, ControlRequests):
         self._write_lock = anyio.Lock()
         self._handlers: dict[str, anyio.CancelScope] = {}
         self._stack: contextlib.AsyncExitStack | None = None
-        self._tg: anyio.abc.TaskGroup | None = None
         self._tasks: TaskSet | None = None
         self._first_write = anyio.Event()
         self._got_output = anyio.Event()
@@ -149,7 +148,6 @@ class Session(InboundControl, ControlRequests):
             if self._transport is None:
                 self._transport = self._build_transport()
             tg = await stack.enter_async_context(anyio.create_task_group())
-            self._tg = tg
             self._stack = stack
             await self._transport.start(tg)
             self._tasks = TaskSet(tg)

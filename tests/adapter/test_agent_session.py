@@ -257,3 +257,46 @@ async def test_allow_always_stops_asking_for_that_tool(tmp_path: Path) -> None:
                         break
     assert ["touch one.txt"] == asked
     assert (Path(str(cfg.cwd)) / "two.txt").exists()
+
+
+async def test_exit_plan_mode_without_a_result_completes_after_the_grace(tmp_path: Path) -> None:
+    """After ExitPlanMode is approved and the CLI sends no result, the turn is completed."""
+    handler = tmp_path / "plan_handler.py"
+    handler.write_text(
+        "def handle(msg):\n"
+        "    if msg.get('type') != 'user':\n"
+        "        return None\n"
+        "    tool = {'type': 'tool_use', 'id': 'toolu_plan', 'name': 'ExitPlanMode',\n"
+        "            'input': {'plan': '1. do it'}}\n"
+        "    return [\n"
+        "        {'type': 'system', 'subtype': 'init', 'session_id': 's1', 'model': 'm',\n"
+        "         'permissionMode': 'plan', 'tools': ['ExitPlanMode'], 'uuid': 'u0'},\n"
+        "        {'type': 'assistant', 'message': {'id': 'msg1', 'role': 'assistant',\n"
+        "         'model': 'm', 'content': [tool]}, 'session_id': 's1', 'uuid': 'u1',\n"
+        "         'parent_tool_use_id': None},\n"
+        "        {'type': 'control_request', 'request_id': 'cli-plan', 'request': {\n"
+        "         'subtype': 'can_use_tool', 'tool_name': 'ExitPlanMode',\n"
+        "         'input': {'plan': '1. do it'}, 'tool_use_id': 'toolu_plan'}},\n"
+        "    ]\n"
+    )
+    body = script(handler=f"{handler}:handle")
+    cfg = config(tmp_path, body, policy=PermissionPolicy("plan"), plan_exit_grace=0.2)
+    with anyio.fail_after(20):
+        async with AgentSession(cfg) as session:
+            with session.subscribe() as events:
+                await session.prompt("plan it")
+                seen: list[Event] = []
+                async for event in events:
+                    seen.append(event)
+                    if isinstance(event, PermissionRequest):
+                        assert "ExitPlanMode" == event.tool_name
+                        await session.answer_permission(
+                            event.pending_id, PermissionDecision("allow")
+                        )
+                    if isinstance(event, Complete):
+                        break
+            assert "idle" == session.status
+    complete = seen[-1]
+    assert isinstance(complete, Complete)
+    assert complete.synthetic
+    assert "plan_approved" == complete.terminal_reason
