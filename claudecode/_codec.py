@@ -175,13 +175,13 @@ def decode_line(line: bytes, line_number: int = 0) -> InboundMessage:
     Returns:
         The typed message.
     """
-    if line[-1:] == b"\r":
+    if line and line[-1] == 13:  # a trailing "\r" (an int compare: no slice)
         line = line[:-1]
     try:
         msg = _inbound_decoder.decode(line)
-        if isinstance(msg, _SystemEnvelope):
+        if msg.__class__ is _SystemEnvelope:
             return _system_decoder.decode(line)
-        return msg
+        return msg  # type: ignore[return-value]  # not the envelope, so an InboundMessage
     except msgspec.ValidationError as exc:
         return _slow_path(line, line_number, exc)
     except Exception as exc:  # DecodeError, RecursionError on absurd nesting, ...

@@ -93,16 +93,19 @@ class LineBuffer:
         last = parts.pop()
         if parts:
             self._complete(out, parts[0])
-            max_len = self._max
-            number = self._line_number
-            append = out.append
-            for line in parts[1:] if len(parts) > 1 else ():
-                number += 1
-                if len(line) > max_len:
-                    append(OversizedLine(number, len(line), line[:_HEAD_BYTES]))
-                else:
-                    append(line)
-            self._line_number = number
+            rest = parts[1:]
+            if len(data) <= self._max:
+                out += rest  # no line of this chunk can be too long: no per-line check
+            else:
+                max_len = self._max
+                number = self._line_number
+                for line in rest:
+                    number += 1
+                    if len(line) > max_len:
+                        out.append(OversizedLine(number, len(line), line[:_HEAD_BYTES]))
+                    else:
+                        out.append(line)
+            self._line_number += len(rest)
         if last:
             self._add_pending(last)
         return out

@@ -51,6 +51,7 @@ from .messages import (
 __all__ = ("ClaudeCodeProtocol", "PendingRequest", "request_subtype")
 
 _MAX_REMEMBERED_CANCELLED = 1024
+_CONTROL_KINDS = frozenset({InboundControlResponse, InboundControlRequest, ControlCancelRequest})
 
 
 def request_subtype(body: Any) -> str:
@@ -142,10 +143,12 @@ class ClaudeCodeProtocol:
             raise UsageError("receive_data() after end of input")
         out: list[InboundMessage] = []
         number = self._line_number
+        append = out.append
         for item in self._framer.feed(data):
             number += 1
-            if type(item) is OversizedLine:
-                out.append(
+            if item.__class__ is not bytes:
+                assert isinstance(item, OversizedLine)
+                append(
                     MalformedLine(
                         line_number=item.line_number,
                         line=item.head,
@@ -154,23 +157,12 @@ class ClaudeCodeProtocol:
                     )
                 )
                 continue
-            assert isinstance(item, bytes)
             if not item or item.isspace():
                 continue
             message = decode_line(item, number)
-            kind = type(message)
-            if kind is InboundControlResponse:
-                assert isinstance(message, InboundControlResponse)
-                if self._resolve(message):
-                    continue
-            elif kind is InboundControlRequest:
-                assert isinstance(message, InboundControlRequest)
-                self._inbound[message.request_id] = message
-            elif kind is ControlCancelRequest:
-                assert isinstance(message, ControlCancelRequest)
-                if self._inbound.pop(message.request_id, None) is not None:
-                    self._remember_cancelled(message.request_id)
-            out.append(message)
+            if message.__class__ in _CONTROL_KINDS and not self._control(message):
+                continue
+            append(message)
         self._line_number = number
         if not data:
             self._eof = True
@@ -179,6 +171,19 @@ class ClaudeCodeProtocol:
                 pending._finish()
             self._outbound.clear()
         return out
+
+    def _control(self, message: InboundMessage) -> bool:
+        """Bookkeeping for a control message; ``False`` when it was consumed here."""
+        if isinstance(message, InboundControlResponse):
+            return not self._resolve(message)
+        if isinstance(message, InboundControlRequest):
+            self._inbound[message.request_id] = message
+        elif (
+            isinstance(message, ControlCancelRequest)
+            and self._inbound.pop(message.request_id, None) is not None
+        ):
+            self._remember_cancelled(message.request_id)
+        return True
 
     def _resolve(self, message: InboundControlResponse) -> bool:
         response = message.response
