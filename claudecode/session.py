@@ -66,6 +66,12 @@ __all__ = ("Session", "open_session")
 _log = get_logger("claudecode.session")
 
 
+#: Messages the reader looks at before passing them on.
+_ROUTED = frozenset(
+    {InboundControlRequest, ControlCancelRequest, SystemInit, ResultMessage, UnknownMessage}
+)
+
+
 class Session(InboundControl, ControlRequests):
     """A running Claude Code CLI and the stream-json conversation with it.
 
@@ -298,9 +304,12 @@ class Session(InboundControl, ControlRequests):
 
     def _route(self, messages: list[InboundMessage]) -> list[InboundMessage]:
         """Start handlers for control requests; return what goes to the consumer."""
+        routed = _ROUTED
+        if not any(message.__class__ in routed for message in messages):
+            return messages  # the common batch: deltas and other plain messages
         out: list[InboundMessage] = []
         for message in messages:
-            kind = type(message)
+            kind = message.__class__
             if kind is InboundControlRequest:
                 assert isinstance(message, InboundControlRequest)
                 if not self._dispatch(message):
@@ -311,11 +320,8 @@ class Session(InboundControl, ControlRequests):
                 scope = self._handlers.pop(message.request_id, None)
                 if scope is not None:
                     scope.cancel()
-            elif kind is SystemInit:
-                assert isinstance(message, SystemInit)
-                self.session_id = message.session_id or self.session_id
-            elif kind is ResultMessage:
-                assert isinstance(message, ResultMessage)
+            elif kind is SystemInit or kind is ResultMessage:
+                assert isinstance(message, SystemInit | ResultMessage)
                 self.session_id = message.session_id or self.session_id
             elif kind is UnknownMessage:
                 assert isinstance(message, UnknownMessage)
