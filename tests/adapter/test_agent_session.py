@@ -300,3 +300,19 @@ async def test_exit_plan_mode_without_a_result_completes_after_the_grace(tmp_pat
     assert isinstance(complete, Complete)
     assert complete.synthetic
     assert "plan_approved" == complete.terminal_reason
+
+
+async def test_manager_survives_a_session_that_cannot_start(tmp_path: Path) -> None:
+    """A CLI that dies at start raises from create(); the manager and others go on."""
+    from claudecode import CLIExitedError
+
+    broken = tmp_path / "broken-claude"
+    broken.write_text("#!/bin/sh\necho 'no credentials' >&2\nexit 3\n")
+    broken.chmod(0o755)
+    with anyio.fail_after(30):
+        async with SessionManager(config(tmp_path, script("fine"))) as manager:
+            with pytest.raises(CLIExitedError):
+                await manager.create(cli_path=str(broken))
+            assert [] == manager.sessions()
+            good = await manager.create()
+            assert "connected" == good.status
