@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import msgspec
-
 from . import control as ctl
 
 __all__ = ("ControlRequests",)
@@ -30,32 +28,34 @@ class ControlRequests:
         """Send ``initialize`` (hooks, SDK MCP servers) and return the CLI's description."""
         body = ctl.Initialize(hooks=self._hook_config or None)
         result = await self.request(body)
-        self.initialize_result = msgspec.convert(result or {}, ctl.InitializeResult)
+        self.initialize_result = ctl.parse_result(ctl.InitializeResult, result)
         return self.initialize_result
 
-    async def interrupt(self) -> None:
+    async def interrupt(self) -> ctl.InterruptResult:
         """Interrupt the running turn; it ends with an ``error_during_execution`` result."""
-        await self.request(ctl.Interrupt())
+        return ctl.parse_result(ctl.InterruptResult, await self.request(ctl.Interrupt()))
 
-    async def set_model(self, model: str | None) -> dict[str, Any] | None:
+    async def set_model(self, model: str | None) -> ctl.SetModelResult:
         """Switch the model for the next turns (``None``: the default)."""
-        return await self.request(ctl.SetModel(model=model))
+        return ctl.parse_result(ctl.SetModelResult, await self.request(ctl.SetModel(model=model)))
 
-    async def set_permission_mode(self, mode: str) -> dict[str, Any] | None:
+    async def set_permission_mode(self, mode: str) -> ctl.SetPermissionModeResult:
         """Switch the permission mode; an invalid mode raises :class:`ControlRequestError`."""
-        return await self.request(ctl.SetPermissionMode(mode=mode))
+        answer = await self.request(ctl.SetPermissionMode(mode=mode))
+        return ctl.parse_result(ctl.SetPermissionModeResult, answer)
 
     async def set_max_thinking_tokens(self, tokens: int | None) -> None:
         """Limit thinking tokens for the next turns."""
         await self.request(ctl.SetMaxThinkingTokens(max_thinking_tokens=tokens))
 
-    async def mcp_status(self) -> dict[str, Any] | None:
+    async def mcp_status(self) -> ctl.McpStatusResult:
         """The CLI's view of its MCP servers."""
-        return await self.request(ctl.McpStatus())
+        return ctl.parse_result(ctl.McpStatusResult, await self.request(ctl.McpStatus()))
 
-    async def get_context_usage(self) -> dict[str, Any] | None:
+    async def get_context_usage(self) -> ctl.ContextUsageResult:
         """The context-window breakdown (slow: the CLI counts tokens through the API)."""
-        return await self.request(ctl.GetContextUsage())
+        answer = await self.request(ctl.GetContextUsage())
+        return ctl.parse_result(ctl.ContextUsageResult, answer)
 
     async def rewind_files(self, user_message_id: str, *, dry_run: bool = False) -> Any:
         """Restore files to their state at ``user_message_id`` (needs file checkpointing)."""

@@ -10,6 +10,7 @@ import pytest
 from claudecode import messages as m
 from claudecode.control import OutboundControlResponse, RawControl
 from claudecode.errors import ControlRequestError
+from claudecode.session import Session
 
 from ._assertions import assert_every_line_typed, open_recorded, tool_results
 from .fake_api import FakeAnthropicAPI
@@ -35,7 +36,7 @@ async def test_set_model_applies_to_the_next_turn(
             second = await _turn(session, "hello again")
     assert_every_line_typed(stdout, [*first, *second])
 
-    assert {"model": "claude-haiku-4-5"} == answer
+    assert "claude-haiku-4-5" == answer.model
     before, after = fake_api.main_requests()
     assert "claude-haiku-4-5" != before.body["model"]
     assert "claude-haiku-4-5" == after.body["model"]
@@ -74,7 +75,7 @@ async def test_set_permission_mode_valid_and_invalid(
             seen = await _turn(session, "write the file")
     assert_every_line_typed(stdout, seen)
 
-    assert {"mode": "acceptEdits"} == answer
+    assert "acceptEdits" == answer.mode
     error = caught.value
     assert "invalid_mode" == error.error_code
     assert "set_permission_mode" == error.subtype
@@ -107,7 +108,7 @@ async def test_mcp_status_thinking_budget_and_unknown_subtype(
             seen = await _turn(session, "are you still there?")
     assert_every_line_typed(stdout, seen)
 
-    assert {"mcpServers": []} == status
+    assert [] == status.mcp_servers
     error = caught.value
     assert "unsupported_request" == error.error_code
     assert "definitely_unknown_subtype" == error.subtype
@@ -134,3 +135,16 @@ async def test_interrupt_when_idle_and_back_to_the_default_model(
     assert "claude-haiku-4-5" == before.body["model"]
     assert "claude-haiku-4-5" != after.body["model"]
     assert [False, False] == [t[-1].is_error for t in (first, second)]
+
+
+async def test_context_usage_is_typed(cli_options: Any, fake_api: FakeAnthropicAPI) -> None:
+    """get_context_usage returns the CLI's breakdown as a ContextUsageResult."""
+    fake_api.add_main(text_turn("hi"))
+    with anyio.fail_after(60):
+        async with Session(cli_options()) as session:
+            await _turn(session, "hello")
+            usage = await session.get_context_usage()
+    assert usage.total_tokens is not None and usage.total_tokens > 0
+    assert usage.max_tokens is not None and usage.max_tokens >= usage.total_tokens
+    assert usage.categories
+    assert fake_api.requests("count_tokens")

@@ -67,8 +67,7 @@ async def test_sdk_mcp_tool_call_reaches_the_model(
         (s.name, s.status, s.source) for s in init.mcp_servers
     ]
     assert "mcp__fe__echo" in init.tools
-    assert status is not None
-    assert ["fe"] == [s["name"] for s in status["mcpServers"]]
+    assert ["fe"] == [s["name"] for s in status.mcp_servers]
 
     tunnel = [
         x.request.message
