@@ -78,10 +78,15 @@ PolicyCallback: TypeAlias = Callable[[PermissionRequest], Awaitable[PermissionDe
 
 @dataclass(frozen=True)
 class PermissionPolicy:
-    """A policy by name, with the callback for ``custom``."""
+    """A policy by name, with the callback for ``custom``.
+
+    ``read_only_tools`` are the tools the ``supervised`` policy lets run without asking
+    (default :data:`READ_ONLY_TOOLS`); a UI with its own idea of "safe" can narrow or widen it.
+    """
 
     name: PolicyName = "supervised"
     callback: PolicyCallback | None = None
+    read_only_tools: frozenset[str] = READ_ONLY_TOOLS
 
     def __post_init__(self) -> None:
         if self.name == "custom" and self.callback is None:
@@ -105,7 +110,7 @@ class PermissionPolicy:
 def hook_decision(policy: PermissionPolicy, tool_name: str) -> Literal["allow", "ask"] | None:
     """What the policy's PreToolUse hook answers for ``tool_name`` (``None``: no opinion)."""
     if policy.name == "supervised":
-        return "allow" if tool_name in READ_ONLY_TOOLS else "ask"
+        return "allow" if tool_name in policy.read_only_tools else "ask"
     if policy.name == "plan":
         return "ask" if tool_name == "ExitPlanMode" else None
     return None
