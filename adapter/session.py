@@ -32,6 +32,7 @@ from claudecode import (
     InboundMessage,
     OutboundControlResponse,
     Session,
+    StreamEvent,
     UsageError,
     encode_message,
 )
@@ -252,6 +253,8 @@ class AgentSession:
     def _translate(self, batch: Sequence[InboundMessage]) -> list[Event]:
         if self._debug_protocol is not None:
             self._debug_write(batch)
+        if self._tracer.capture_content:
+            self._record_raw(batch)  # before translating: a result ends the turn's span
         if self._plan_grace is not None:
             self._plan_grace.cancel()
             self._plan_grace = None
@@ -275,6 +278,14 @@ class AgentSession:
             run.append(message)
         out.extend(self._translator.feed_many(run))
         return out
+
+    def _record_raw(self, batch: Sequence[InboundMessage]) -> None:
+        for message in batch:
+            if message.__class__ is StreamEvent:
+                continue  # hundreds per turn; their content reaches the span as events
+            raw = getattr(message, "raw", None) or getattr(message, "line", None)
+            with contextlib.suppress(Exception):
+                self._tracer.record_raw(raw if raw else encode_message(message).rstrip())
 
     def _debug_write(self, batch: Sequence[InboundMessage]) -> None:
         debug = self._debug_protocol

@@ -316,3 +316,44 @@ async def test_manager_survives_a_session_that_cannot_start(tmp_path: Path) -> N
             assert [] == manager.sessions()
             good = await manager.create()
             assert "connected" == good.status
+
+
+@pytest.mark.parametrize("capture", [False, True])
+async def test_traces_of_a_session_turn(tmp_path: Path, capture: bool) -> None:
+    """One invoke_agent span per turn with its tool span; raw lines only with capture on."""
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    body = script(tool_turn("Bash", {"command": "echo secret-output"}, permission=True))
+    cfg = config(
+        tmp_path,
+        body,
+        policy=PermissionPolicy("autonomous"),
+        tracer_provider=provider,
+        capture_content=capture,
+    )
+    with anyio.fail_after(20):
+        async with AgentSession(cfg) as session:
+            with session.subscribe() as events:
+                await session.prompt("a secret prompt")
+                await until_complete(events)
+    spans = exporter.get_finished_spans()
+    turn = next(s for s in spans if s.name == "invoke_agent claude-code")
+    tool = next(s for s in spans if s.name == "execute_tool Bash")
+    assert turn.context is not None and tool.parent is not None
+    assert turn.context.span_id == tool.parent.span_id
+    raw = [e for e in turn.events if e.name == "claudecode.raw"]
+    texts = " ".join(str(e.attributes) for s in spans for e in s.events) + " ".join(
+        str(s.attributes) for s in spans
+    )
+    if capture:
+        assert any('"type":"result"' in str(e.attributes) for e in raw)
+        assert "a secret prompt" in texts
+    else:
+        assert [] == raw
+        assert "a secret prompt" not in texts
+        assert "secret-output" not in texts
