@@ -198,13 +198,16 @@ class AgentSession:
         tool_input = getattr(req.request, "input", None) or {}
         tool_name = tool_input.get("tool_name") if isinstance(tool_input, dict) else None
         name = str(tool_name or "")
-        decision = (
-            "allow" if name in self._always_allowed else hook_decision(self.config.policy, name)
-        )
-        if decision is None:
-            return req.success({})
-        reason = f"{self.config.policy.name} policy"
-        return req.pre_tool_use(decision, reason)
+        with self._tracer.control(
+            "hook_callback", direction="inbound", hook="PreToolUse", tool=name
+        ) as span:
+            decision = (
+                "allow" if name in self._always_allowed else hook_decision(self.config.policy, name)
+            )
+            span.set_attribute("claudecode.control.decision", decision or "none")
+            if decision is None:
+                return req.success({})
+            return req.pre_tool_use(decision, f"{self.config.policy.name} policy")
 
     def _open_debug_files(self, stack: contextlib.AsyncExitStack) -> None:
         if self.config.debug_dir is None:

@@ -357,3 +357,32 @@ async def test_traces_of_a_session_turn(tmp_path: Path, capture: bool) -> None:
         assert [] == raw
         assert "a secret prompt" not in texts
         assert "secret-output" not in texts
+
+
+async def test_supervised_hook_answers_are_traced(tmp_path: Path) -> None:
+    """Each PreToolUse hook answer is a control span (inbound) with the decision."""
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    body = script(tool_turn("Bash", {"command": "true"}, permission=True))
+    cfg = config(tmp_path, body, tracer_provider=provider)
+    with anyio.fail_after(20):
+        async with AgentSession(cfg) as session:
+            with session.subscribe() as events:
+                await session.prompt("go")
+                async for event in events:
+                    if isinstance(event, PermissionRequest):
+                        await session.answer_permission(
+                            event.pending_id, PermissionDecision("allow")
+                        )
+                    if isinstance(event, Complete):
+                        break
+    [hook] = [s for s in exporter.get_finished_spans() if s.name == "control hook_callback"]
+    assert hook.attributes is not None
+    assert "inbound" == hook.attributes["claudecode.control.direction"]
+    assert "ask" == hook.attributes["claudecode.control.decision"]
+    assert "Bash" == hook.attributes["claudecode.control.tool"]
