@@ -242,40 +242,28 @@ def measure_throughput(
         if values:
             results[key] = {"name": names[key], **_figures(corpus, values, cpu[key])}
     results["counts"] = counts
-    med = {k: results[k]["lines_per_s"]["median"] for k in seconds if k in results}
+    present = [k for k in seconds if k in results]
 
-    def ratio(x: str, y: str) -> float | None:
-        return med[x] / med[y] if x in med and y in med else None
+    def ratios(
+        values: dict[str, float], pairs: tuple[str, ...], *, inverse: bool = False
+    ) -> dict[str, float | None]:
+        """``x/y`` for each pair (``y/x`` with ``inverse``: for costs rather than rates)."""
+        out: dict[str, float | None] = {}
+        for pair in pairs:
+            x, y = pair.split("/")
+            if x in values and y in values:
+                out[pair] = values[y] / values[x] if inverse else values[x] / values[y]
+            else:
+                out[pair] = None
+        return out
 
-    results["ratios"] = {
-        "c/f": ratio("c", "f"),
-        "c/a": ratio("c", "a"),
-        "d/c": ratio("d", "c"),
-        "e/d": ratio("e", "d"),
-        "b/a": ratio("b", "a"),
-    }
-    best = {k: results[k]["lines_per_s"]["max"] for k in seconds if k in results}
-
-    def best_ratio(x: str, y: str) -> float | None:
-        return best[x] / best[y] if x in best and y in best else None
-
+    pairs = ("c/f", "c/a", "d/c", "e/d")
+    med = {k: results[k]["lines_per_s"]["median"] for k in present}
+    results["ratios"] = ratios(med, (*pairs, "b/a"))
     # Ratios of the best runs: noise on a shared machine only ever slows a run down.
-    results["best_ratios"] = {
-        "c/f": best_ratio("c", "f"),
-        "c/a": best_ratio("c", "a"),
-        "d/c": best_ratio("d", "c"),
-        "e/d": best_ratio("e", "d"),
-    }
-    cpu_med = {k: results[k]["cpu_us_per_line"]["median"] for k in seconds if k in results}
-
-    def cpu_ratio(x: str, y: str) -> float | None:
-        return cpu_med[y] / cpu_med[x] if x in cpu_med and y in cpu_med else None
-
+    best = {k: results[k]["lines_per_s"]["max"] for k in present}
+    results["best_ratios"] = ratios(best, pairs)
     # The same ratios from our process's CPU time per line (less sensitive to other load).
-    results["cpu_ratios"] = {
-        "c/f": cpu_ratio("c", "f"),
-        "c/a": cpu_ratio("c", "a"),
-        "d/c": cpu_ratio("d", "c"),
-        "e/d": cpu_ratio("e", "d"),
-    }
+    cpu_med = {k: results[k]["cpu_us_per_line"]["median"] for k in present}
+    results["cpu_ratios"] = ratios(cpu_med, pairs, inverse=True)
     return results
