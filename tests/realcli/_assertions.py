@@ -206,9 +206,7 @@ def result_text(block: ToolResultBlock | Mapping[str, Any]) -> str:
     if isinstance(content, str):
         return content
     if isinstance(content, list):
-        return "".join(
-            str(item.get("text", "")) for item in content if isinstance(item, Mapping)
-        )
+        return "".join(str(item.get("text", "")) for item in content if isinstance(item, Mapping))
     return ""
 
 
@@ -216,3 +214,9 @@ def answered_tool_ids(request: RecordedRequest) -> list[str]:
     """The tool_use ids the fake API generated in its answer to ``request``."""
     assert request.answer is not None, request
     return [tool.id for tool in request.answer.tool_uses]
+
+
+async def run_turn(session: Any, prompt: str) -> list[Any]:
+    """Send ``prompt`` and return every message up to and including the turn's result."""
+    await session.send(prompt)
+    return [message async for message in session.receive_response()]

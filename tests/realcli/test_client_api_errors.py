@@ -9,16 +9,11 @@ import pytest
 
 from claudecode import messages as m
 
-from ._assertions import assert_every_line_typed, assistant_texts, open_recorded
+from ._assertions import assert_every_line_typed, assistant_texts, open_recorded, run_turn
 from .fake_api import FakeAnthropicAPI
 from .script import Rule, StreamError, Text, Turn, error_turn, text_turn
 
 pytestmark = [pytest.mark.realcli, pytest.mark.anyio]
-
-
-async def _turn(session: Any, prompt: str) -> list[Any]:
-    await session.send(prompt)
-    return [message async for message in session.receive_response()]
 
 
 async def test_sticky_500_ends_the_turn_with_the_api_error(
@@ -31,9 +26,9 @@ async def test_sticky_500_ends_the_turn_with_the_api_error(
     session, stdout = open_recorded(cli_options(env_overrides={"CLAUDE_CODE_MAX_RETRIES": "1"}))
     with anyio.fail_after(60):
         async with session:
-            failed = await _turn(session, "break it")
+            failed = await run_turn(session, "break it")
             rule.times = rule.hits  # the failed text is merged into the next prompt
-            after = await _turn(session, "try again")
+            after = await run_turn(session, "try again")
     assert_every_line_typed(stdout, [*failed, *after])
 
     assert rule.hits >= 2, "the CLI retried the 500"
@@ -60,7 +55,7 @@ async def test_529_twice_then_success_is_retried(
     session, stdout = open_recorded(cli_options(env_overrides={"CLAUDE_CODE_MAX_RETRIES": "3"}))
     with anyio.fail_after(60):
         async with session:
-            seen = await _turn(session, "overload me")
+            seen = await run_turn(session, "overload me")
     assert_every_line_typed(stdout, seen)
 
     retries = [x for x in seen if isinstance(x, m.SystemApiRetry)]
@@ -84,12 +79,10 @@ async def test_mid_stream_error_is_resumed_by_the_cli(
     session, stdout = open_recorded(cli_options())
     with anyio.fail_after(60):
         async with session:
-            seen = await _turn(session, "go")
+            seen = await run_turn(session, "go")
     assert_every_line_typed(stdout, seen)
 
-    stops = [
-        x for x in seen if isinstance(x, m.StreamEvent) and x.abandoned_blocks is not None
-    ]
+    stops = [x for x in seen if isinstance(x, m.StreamEvent) and x.abandoned_blocks is not None]
     assert stops, "message_stop after the broken stream lists the abandoned blocks"
     assert any(isinstance(x, m.UserMessage) and x.is_synthetic for x in seen)
     assert 2 == len(fake_api.main_requests())

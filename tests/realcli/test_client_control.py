@@ -12,16 +12,11 @@ from claudecode.control import OutboundControlResponse, RawControl
 from claudecode.errors import ControlRequestError
 from claudecode.session import Session
 
-from ._assertions import assert_every_line_typed, open_recorded, tool_results
+from ._assertions import assert_every_line_typed, open_recorded, run_turn, tool_results
 from .fake_api import FakeAnthropicAPI
 from .script import text_turn, tool_turn
 
 pytestmark = [pytest.mark.realcli, pytest.mark.anyio]
-
-
-async def _turn(session: Any, prompt: str) -> list[Any]:
-    await session.send(prompt)
-    return [message async for message in session.receive_response()]
 
 
 async def test_set_model_applies_to_the_next_turn(
@@ -31,9 +26,9 @@ async def test_set_model_applies_to_the_next_turn(
     session, stdout = open_recorded(cli_options())
     with anyio.fail_after(60):
         async with session:
-            first = await _turn(session, "hello")
+            first = await run_turn(session, "hello")
             answer = await session.set_model("claude-haiku-4-5")
-            second = await _turn(session, "hello again")
+            second = await run_turn(session, "hello again")
     assert_every_line_typed(stdout, [*first, *second])
 
     assert "claude-haiku-4-5" == answer.model
@@ -72,7 +67,7 @@ async def test_set_permission_mode_valid_and_invalid(
             answer = await session.set_permission_mode("acceptEdits")
             with pytest.raises(ControlRequestError) as caught:
                 await session.set_permission_mode("nonsense")
-            seen = await _turn(session, "write the file")
+            seen = await run_turn(session, "write the file")
     assert_every_line_typed(stdout, seen)
 
     assert "acceptEdits" == answer.mode
@@ -105,7 +100,7 @@ async def test_mcp_status_thinking_budget_and_unknown_subtype(
             await session.set_max_thinking_tokens(2048)  # success with no body
             with pytest.raises(ControlRequestError) as caught:
                 await session.request(RawControl("definitely_unknown_subtype", {"x": 1}))
-            seen = await _turn(session, "are you still there?")
+            seen = await run_turn(session, "are you still there?")
     assert_every_line_typed(stdout, seen)
 
     assert [] == status.mcp_servers
@@ -127,9 +122,9 @@ async def test_interrupt_when_idle_and_back_to_the_default_model(
     with anyio.fail_after(60):
         async with session:
             await session.interrupt()
-            first = await _turn(session, "first")
+            first = await run_turn(session, "first")
             await session.set_model(None)
-            second = await _turn(session, "second")
+            second = await run_turn(session, "second")
     assert_every_line_typed(stdout, [*first, *second])
     before, after = fake_api.main_requests()
     assert "claude-haiku-4-5" == before.body["model"]
@@ -142,7 +137,7 @@ async def test_context_usage_is_typed(cli_options: Any, fake_api: FakeAnthropicA
     fake_api.add_main(text_turn("hi"))
     with anyio.fail_after(60):
         async with Session(cli_options()) as session:
-            await _turn(session, "hello")
+            await run_turn(session, "hello")
             usage = await session.get_context_usage()
     assert usage.total_tokens is not None and usage.total_tokens > 0
     assert usage.max_tokens is not None and usage.max_tokens >= usage.total_tokens

@@ -7,7 +7,7 @@ from typing import Any
 import anyio
 import pytest
 
-from claudecode import ResultMessage
+from claudecode import InboundControlRequest, ResultMessage
 from claudecode import control as ctl
 from claudecode.session import Session
 
@@ -28,7 +28,7 @@ async def test_update_environment_variables_is_accepted_but_not_seen_by_bash(
         text_turn("ok"),
     )
 
-    async def allow(req: Any) -> ctl.OutboundControlResponse:
+    async def allow(req: InboundControlRequest) -> ctl.OutboundControlResponse:
         return req.allow()
 
     with anyio.fail_after(60):

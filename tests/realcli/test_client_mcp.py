@@ -63,9 +63,7 @@ async def test_sdk_mcp_tool_call_reaches_the_model(
     lines = assert_every_line_typed(stdout, seen)
 
     [init] = [x for x in seen if isinstance(x, m.SystemInit)]
-    assert [("fe", "connected", "sdk")] == [
-        (s.name, s.status, s.source) for s in init.mcp_servers
-    ]
+    assert [("fe", "connected", "sdk")] == [(s.name, s.status, s.source) for s in init.mcp_servers]
     assert "mcp__fe__echo" in init.tools
     assert ["fe"] == [s["name"] for s in status.mcp_servers]
 

@@ -16,6 +16,7 @@ from ._assertions import (
     assert_every_line_typed,
     open_recorded,
     result_text,
+    run_turn,
     tool_results,
 )
 from .fake_api import FakeAnthropicAPI
@@ -49,12 +50,9 @@ async def test_bash_allowed_by_callback_really_runs(
     fake_api.add_main(tool_turn("Bash", _bash("touch made_by_bash.txt")), text_turn("created it"))
     callback = Recorder(lambda req: req.allow())
     session, stdout = open_recorded(cli_options(), can_use_tool=callback)
-    seen: list[Any] = []
     with anyio.fail_after(60):
         async with session:
-            await session.send("create a file")
-            async for message in session.receive_response():
-                seen.append(message)
+            seen = await run_turn(session, "create a file")
     assert_every_line_typed(stdout, seen)
 
     [asked] = callback.requests
@@ -108,12 +106,9 @@ async def test_bash_denied_by_callback_is_reported(
     fake_api.add_main(tool_turn("Bash", _bash("touch denied.txt")), text_turn("ok, not doing it"))
     callback = Recorder(lambda req: req.deny("host says no"))
     session, stdout = open_recorded(cli_options(), can_use_tool=callback)
-    seen: list[Any] = []
     with anyio.fail_after(60):
         async with session:
-            await session.send("create a file")
-            async for message in session.receive_response():
-                seen.append(message)
+            seen = await run_turn(session, "create a file")
     assert_every_line_typed(stdout, seen)
 
     assert 1 == len(callback.requests)
@@ -143,12 +138,9 @@ async def test_allow_with_modified_input_runs_the_modified_command(
     fake_api.add_main(tool_turn("Bash", _bash("touch original.txt")), text_turn("done"))
     callback = Recorder(lambda req: req.allow(updated_input=_bash("touch modified.txt")))
     session, stdout = open_recorded(cli_options(), can_use_tool=callback)
-    seen: list[Any] = []
     with anyio.fail_after(60):
         async with session:
-            await session.send("create a file")
-            async for message in session.receive_response():
-                seen.append(message)
+            seen = await run_turn(session, "create a file")
     assert_every_line_typed(stdout, seen)
     assert (cli_env.cwd / "modified.txt").is_file()
     assert not (cli_env.cwd / "original.txt").exists()
@@ -171,12 +163,9 @@ async def test_write_read_edit_of_a_file(
     )
     callback = Recorder(lambda req: req.allow())
     session, stdout = open_recorded(cli_options(), can_use_tool=callback)
-    seen: list[Any] = []
     with anyio.fail_after(60):
         async with session:
-            await session.send("write, read and edit hello.txt")
-            async for message in session.receive_response():
-                seen.append(message)
+            seen = await run_turn(session, "write, read and edit hello.txt")
     assert_every_line_typed(stdout, seen)
 
     assert "hello there\n" == (cli_env.cwd / "hello.txt").read_text()
@@ -200,12 +189,9 @@ async def test_unanswered_permission_request_times_out_as_a_denial(
     """``permission_timeout``: nobody answers, the session denies with ``interrupt=True``."""
     fake_api.add_main(tool_turn("Bash", _bash("touch too_slow.txt")), text_turn("unused"))
     session, stdout = open_recorded(cli_options(permission_timeout=0.5))
-    seen: list[Any] = []
     with anyio.fail_after(60):
         async with session:
-            await session.send("create a file")
-            async for message in session.receive_response():
-                seen.append(message)
+            seen = await run_turn(session, "create a file")
     assert_every_line_typed(stdout, seen)
     assert [x for x in seen if isinstance(x, m.InboundControlRequest)]
     assert not (cli_env.cwd / "too_slow.txt").exists()
@@ -235,12 +221,9 @@ async def test_allow_with_updated_permissions_stops_further_prompts(
 
     callback = Recorder(allow_with_suggestions)
     session, stdout = open_recorded(cli_options(), can_use_tool=callback)
-    seen: list[Any] = []
     with anyio.fail_after(60):
         async with session:
-            await session.send("write then edit")
-            async for message in session.receive_response():
-                seen.append(message)
+            seen = await run_turn(session, "write then edit")
     assert_every_line_typed(stdout, seen)
     [asked] = callback.requests
     assert "Write" == asked.tool_name

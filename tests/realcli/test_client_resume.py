@@ -13,7 +13,13 @@ import pytest
 from claudecode import messages as m
 from claudecode.content import TextBlock
 
-from ._assertions import assert_every_line_typed, assistant_texts, open_recorded, text_deltas
+from ._assertions import (
+    assert_every_line_typed,
+    assistant_texts,
+    open_recorded,
+    run_turn,
+    text_deltas,
+)
 from .fake_api import FakeAnthropicAPI, RecordedRequest
 from .script import Text, Turn, text_turn
 
@@ -26,21 +32,14 @@ def _history(request: RecordedRequest) -> str:
     return json.dumps([x for x in request.body["messages"] if x.get("role") != "system"])
 
 
-async def _turn(session: Any, prompt: str) -> list[Any]:
-    await session.send(prompt)
-    return [message async for message in session.receive_response()]
-
-
-async def test_several_turns_in_one_process(
-    cli_options: Any, fake_api: FakeAnthropicAPI
-) -> None:
+async def test_several_turns_in_one_process(cli_options: Any, fake_api: FakeAnthropicAPI) -> None:
     fake_api.add_main(text_turn("answer one"), text_turn("answer two"), text_turn("answer three"))
     session, stdout = open_recorded(cli_options())
     turns: list[list[Any]] = []
     with anyio.fail_after(60):
         async with session:
             for prompt in ("prompt one", "prompt two", "prompt three"):
-                turns.append(await _turn(session, prompt))
+                turns.append(await run_turn(session, prompt))
     assert_every_line_typed(stdout, [x for turn in turns for x in turn])
 
     results = [turn[-1] for turn in turns]
@@ -67,7 +66,7 @@ async def test_resume_carries_history_and_resume_session_at_branches(
     with anyio.fail_after(90):
         session, stdout = open_recorded(cli_options())
         async with session:
-            first = await _turn(session, "first prompt")
+            first = await run_turn(session, "first prompt")
         assert_every_line_typed(stdout, first)
         seen += first
         sid = session.session_id
@@ -77,17 +76,15 @@ async def test_resume_carries_history_and_resume_session_at_branches(
 
         session, stdout = open_recorded(cli_options(resume=sid))
         async with session:
-            second = await _turn(session, "second prompt")
+            second = await run_turn(session, "second prompt")
         assert_every_line_typed(stdout, second)
         assert sid == session.session_id
         result = second[-1]
         assert isinstance(result, m.ResultMessage) and "second answer" == result.result
 
-        session, stdout = open_recorded(
-            cli_options(resume=sid, resume_session_at=assistant.uuid)
-        )
+        session, stdout = open_recorded(cli_options(resume=sid, resume_session_at=assistant.uuid))
         async with session:
-            third = await _turn(session, "third prompt")
+            third = await run_turn(session, "third prompt")
         assert_every_line_typed(stdout, third)
         result = third[-1]
         assert isinstance(result, m.ResultMessage) and "third answer" == result.result
