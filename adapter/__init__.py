@@ -8,6 +8,14 @@ message -> event translation, usable on its own. ``claudecode-bridge run`` is a 
 end on the same channel.
 """
 
+from .backend import (
+    EventStream,
+    SessionBackend,
+    SessionInfo,
+    SessionKind,
+    SessionSpec,
+    SessionState,
+)
 from .config import SessionConfig
 from .events import (
     AnyEvent,
@@ -57,6 +65,7 @@ __all__ = (
     "Event",
     "event_schema",
     "EventHub",
+    "EventStream",
     "MessageChunk",
     "ModeChanged",
     "PermissionCancelled",
@@ -67,8 +76,13 @@ __all__ = (
     "RateLimit",
     "Raw",
     "Reasoning",
+    "SessionBackend",
     "SessionConfig",
+    "SessionInfo",
+    "SessionKind",
     "SessionManager",
+    "SessionSpec",
+    "SessionState",
     "SessionStatus",
     "SubscriberDropped",
     "Subscription",

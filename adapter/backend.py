@@ -1,0 +1,175 @@
+"""The session backend: the one interface every front end uses to reach sessions.
+
+Front ends (AG-UI, WebSocket, terminals, ACP) never hold an :class:`~adapter.AgentSession` or
+a :class:`~adapter.SessionManager` directly. They go through a :class:`SessionBackend`, which
+keeps the session registry and the event subscription behind a small, data-only surface:
+
+* every call names a session by id and carries plain data (:class:`SessionSpec`,
+  :class:`~adapter.PermissionDecision`, strings), so a distributed backend can send it over a
+  wire to whichever process owns the session;
+* events come out of :meth:`SessionBackend.subscribe` as the public event union, numbered by
+  the session's gap-free ``seq``; ``after_seq`` replays what a reconnecting client missed;
+* :meth:`SessionBackend.watch` reports every change of a session's :class:`SessionInfo`
+  (status, pending permissions, ...) so front ends can show badges and notify.
+
+The in-process implementation wraps a :class:`~adapter.SessionManager`; a clustered one (many
+workers, stateless gateways) can replace it without touching the front ends.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Sequence
+from contextlib import AbstractAsyncContextManager
+from typing import Literal, Protocol, TypeAlias, runtime_checkable
+
+import msgspec
+
+from .events import Event
+from .policies import PermissionDecision
+
+__all__ = (
+    "EventStream",
+    "SessionBackend",
+    "SessionInfo",
+    "SessionKind",
+    "SessionSpec",
+    "SessionState",
+)
+
+#: ``chat``: a stream-json Claude Code session; ``terminal``: a program in a pseudo-terminal.
+SessionKind: TypeAlias = Literal["chat", "terminal"]
+
+#: What a UI shows for a session. ``busy``: a turn runs; ``waiting``: a person must answer
+#: (an open permission request); ``idle``: ready for a prompt; ``starting``; ``errored``;
+#: ``closed``.
+SessionState: TypeAlias = Literal["starting", "busy", "waiting", "idle", "errored", "closed"]
+
+
+class SessionSpec(msgspec.Struct, kw_only=True, frozen=True, omit_defaults=True):
+    """What to start: every field optional, unset fields take the backend's defaults.
+
+    ``policy`` names a built-in permission policy (``autonomous``, ``supervised``, ``plan``);
+    custom callbacks cannot cross a wire and are configured on the backend itself. ``resume``
+    is a CLI session id (``resume_session_at`` a message uuid in it, ``fork`` resumes into a
+    new id). ``labels`` are placement hints for distributed backends (e.g. a worker that has a
+    repository checked out); the in-process backend ignores them.
+    """
+
+    cwd: str | None = None
+    model: str | None = None
+    policy: str | None = None
+    permission_mode: str | None = None
+    resume: str | None = None
+    resume_session_at: str | None = None
+    fork: bool = False
+    labels: dict[str, str] = {}
+
+
+class SessionInfo(msgspec.Struct, kw_only=True, frozen=True, omit_defaults=True):
+    """A snapshot of one session as the registry knows it (JSON-serializable).
+
+    ``status`` is the adapter's own (``starting``, ``connected``, ``active``, ``idle``,
+    ``terminated``, ``errored``); ``state`` is what a UI shows (:data:`SessionState`).
+    Times are Unix seconds. ``owner`` names the process that runs the session (distributed
+    backends; ``None`` in process).
+    """
+
+    id: str
+    kind: SessionKind = "chat"
+    status: str = "starting"
+    state: SessionState = "starting"
+    status_reason: str | None = None
+    cwd: str | None = None
+    model: str | None = None
+    permission_mode: str | None = None
+    cli_session_id: str | None = None
+    created_at: float = 0.0
+    last_activity: float = 0.0
+    pending_permissions: tuple[str, ...] = ()
+    last_seq: int = 0
+    owner: str | None = None
+    title: str | None = None
+
+
+@runtime_checkable
+class EventStream(Protocol):
+    """One subscriber's events, in ``seq`` order with no gaps and no repeats.
+
+    ``receive_batch`` returns every event pending (at least one), raises
+    :class:`anyio.EndOfStream` after the session's last event and
+    :class:`~adapter.SubscriberDropped` (with the last ``seq`` delivered) when the subscriber
+    fell too far behind — it may then subscribe again with ``after_seq``. ``gap`` counts the
+    events lost before the first one delivered (the history did not reach back far enough).
+    """
+
+    gap: int
+
+    async def receive_batch(self) -> list[Event]: ...
+
+    def __aiter__(self) -> AsyncIterator[Event]: ...
+
+
+class SessionBackend(Protocol):
+    """Where sessions live. Errors: :class:`~adapter.UnknownSessionError` for an id nobody
+    runs, :class:`~adapter.TooManySessionsError` at the cap,
+    :class:`~adapter.UnknownPermissionError` for an answer to a request that is not open,
+    :class:`claudecode.UsageError` for a call the session's state does not allow, and
+    :class:`claudecode.ClaudeCodeError` subclasses when the CLI cannot start.
+    """
+
+    async def create(self, spec: SessionSpec, *, session_id: str | None = None) -> SessionInfo:
+        """Start a session and return once its CLI is connected."""
+        ...
+
+    async def info(self, session_id: str) -> SessionInfo:
+        """The session's current snapshot."""
+        ...
+
+    async def list(self) -> list[SessionInfo]:
+        """Every live session (and, for a while, recently closed ones)."""
+        ...
+
+    def subscribe(
+        self, session_id: str, *, after_seq: int | None = None
+    ) -> AbstractAsyncContextManager[EventStream]:
+        """``async with backend.subscribe(id, after_seq=n) as events:`` — events with
+        ``seq > n`` (history first, then live, nothing lost or repeated across the switch);
+        ``after_seq=None``: live events only. Subscribing before prompting guarantees every
+        event of the turn arrives."""
+        ...
+
+    async def prompt(
+        self, session_id: str, text: str, *, images: Sequence[tuple[str, bytes]] = ()
+    ) -> None:
+        """Send a prompt (with images as ``(media_type, bytes)`` pairs). A prompt sent while
+        a turn runs is queued by the CLI and runs after it."""
+        ...
+
+    async def answer_permission(
+        self, session_id: str, pending_id: str, decision: PermissionDecision
+    ) -> None:
+        """Answer an open permission request (``allow``, ``allow_always``, ``deny``)."""
+        ...
+
+    async def interrupt(self, session_id: str) -> None:
+        """Interrupt the running turn."""
+        ...
+
+    async def set_model(self, session_id: str, model: str | None) -> None:
+        """Use ``model`` from the next turn on."""
+        ...
+
+    async def set_permission_mode(self, session_id: str, mode: str) -> None:
+        """Switch the CLI's permission mode."""
+        ...
+
+    async def close(self, session_id: str) -> None:
+        """End the session (deny what is pending, stop the CLI) and wait until it ended."""
+        ...
+
+    def watch(self) -> AbstractAsyncContextManager[AsyncIterator[SessionInfo]]:
+        """``async with backend.watch() as changes: async for info in changes:`` — a
+        :class:`SessionInfo` each time a session is created, changes state, gets or loses a
+        pending permission request, or closes (its last snapshot has ``state="closed"``).
+        Bounded: a watcher that falls behind gets the newest snapshot per session."""
+        ...
