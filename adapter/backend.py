@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Sequence
 from contextlib import AbstractAsyncContextManager
-from typing import Literal, Protocol, TypeAlias, runtime_checkable
+from typing import Any, Literal, Protocol, TypeAlias, runtime_checkable
 
 import msgspec
 
@@ -51,8 +51,13 @@ class SessionSpec(msgspec.Struct, kw_only=True, frozen=True, omit_defaults=True)
     ``policy`` names a built-in permission policy (``autonomous``, ``supervised``, ``plan``);
     custom callbacks cannot cross a wire and are configured on the backend itself. ``resume``
     is a CLI session id (``resume_session_at`` a message uuid in it, ``fork`` resumes into a
-    new id). ``labels`` are placement hints for distributed backends (e.g. a worker that has a
-    repository checked out); the in-process backend ignores them.
+    new id); ``cli_session_id`` is the id a new CLI session takes (a UUID, the CLI's
+    ``--session-id``), so a front end can name the session before its first turn.
+    ``mcp_servers`` adds MCP servers in the CLI's ``--mcp-config`` form (``{name: {"type":
+    "stdio", "command": ..., "args": [...], "env": {...}}}`` or ``{"type": "http", "url":
+    ..., "headers": {...}}``), e.g. the servers an editor asks for. ``labels`` are placement
+    hints for distributed backends (e.g. a worker that has a repository checked out); the
+    in-process backend ignores them.
     """
 
     cwd: str | None = None
@@ -62,6 +67,8 @@ class SessionSpec(msgspec.Struct, kw_only=True, frozen=True, omit_defaults=True)
     resume: str | None = None
     resume_session_at: str | None = None
     fork: bool = False
+    cli_session_id: str | None = None
+    mcp_servers: dict[str, dict[str, Any]] = {}
     labels: dict[str, str] = {}
 
 

@@ -21,9 +21,10 @@ class SessionConfig:
     CLI: ``cwd``, ``model``, ``permission_mode`` (overrides the policy's mode),
     ``mcp_servers`` (in-process servers), ``mcp_config``, ``system_prompt``,
     ``append_system_prompt``, ``allowed_tools``, ``disallowed_tools``, ``resume`` (a CLI
-    session id), ``resume_session_at`` (a message uuid), ``fork_session``, ``cli_path``,
-    ``env``, and ``client_options`` (any other :class:`claudecode.ClaudeCodeOptions` field,
-    e.g. timeouts or ``extra_args``).
+    session id), ``resume_session_at`` (a message uuid), ``fork_session``,
+    ``cli_session_id`` (the id a new CLI session takes: a UUID, ``--session-id``),
+    ``cli_path``, ``env``, and ``client_options`` (any other
+    :class:`claudecode.ClaudeCodeOptions` field, e.g. timeouts or ``extra_args``).
 
     Adapter: ``policy`` (see :mod:`adapter.policies`), ``permission_timeout`` (seconds an
     unanswered permission request stays open, default 5 minutes; ``None``: forever),
@@ -47,6 +48,7 @@ class SessionConfig:
     resume: str | None = None
     resume_session_at: str | None = None
     fork_session: bool = False
+    cli_session_id: str | None = None
     cli_path: str | os.PathLike[str] | None = None
     env: Mapping[str, str] = field(default_factory=dict)
     client_options: Mapping[str, Any] = field(default_factory=dict)

@@ -171,6 +171,8 @@ class AgentSession:
         cfg = self.config
         extra: dict[str, Any] = dict(cfg.client_options)
         extra.setdefault("permission_timeout", None)
+        if cfg.cli_session_id is not None:
+            extra["extra_args"] = ("--session-id", cfg.cli_session_id, *extra.get("extra_args", ()))
         return ClaudeCodeOptions(
             cli_path=cfg.cli_path,
             cwd=cfg.cwd,

@@ -1,0 +1,25 @@
+"""How a SessionConfig becomes the CLI's argv."""
+
+from __future__ import annotations
+
+import uuid
+
+from adapter.config import SessionConfig
+from adapter.session import AgentSession
+
+
+def test_cli_session_id_becomes_session_id_flag() -> None:
+    """``cli_session_id`` names the new CLI session (``--session-id``), before extra args."""
+    sid = str(uuid.uuid4())
+    config = SessionConfig(
+        cli_session_id=sid, client_options={"extra_args": ("--strict-mcp-config",)}
+    )
+    argv = AgentSession(config)._client_options().to_argv("claude")
+    at = argv.index("--session-id")
+    assert sid == argv[at + 1]
+    assert "--strict-mcp-config" == argv[at + 2]
+
+
+def test_no_session_id_flag_by_default() -> None:
+    argv = AgentSession(SessionConfig())._client_options().to_argv("claude")
+    assert "--session-id" not in argv
