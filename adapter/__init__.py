@@ -40,6 +40,7 @@ from .events import (
     ToolInputDelta,
     ToolProgress,
     ToolUpdate,
+    UserMessage,
     decode_event,
     encode_event,
     event_schema,
@@ -96,4 +97,5 @@ __all__ = (
     "TurnTracer",
     "UnknownPermissionError",
     "UnknownSessionError",
+    "UserMessage",
 )

@@ -52,6 +52,7 @@ __all__ = (
     "ToolInputDelta",
     "ToolProgress",
     "ToolUpdate",
+    "UserMessage",
     "decode_event",
     "encode_event",
     "event_schema",
@@ -101,6 +102,18 @@ class AvailableCommands(Event, tag="available_commands"):
     """The slash commands from the ``initialize`` answer."""
 
     commands: list[Command] = []
+
+
+class UserMessage(Event, tag="user_message"):
+    """A prompt sent to the session (by any client), as the session received it.
+
+    Published when the prompt is written to the CLI, so every subscriber (and a late joiner
+    replaying the history) sees the user's side of the conversation. ``images`` counts the
+    attached images (their bytes are not repeated in the stream).
+    """
+
+    text: str
+    images: int = 0
 
 
 class MessageChunk(Event, tag="message_chunk"):
@@ -311,6 +324,7 @@ class Raw(Event, tag="raw"):
 AnyEvent: TypeAlias = (
     SessionStatus
     | AvailableCommands
+    | UserMessage
     | MessageChunk
     | Reasoning
     | ToolCall

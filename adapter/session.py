@@ -40,7 +40,14 @@ from claudecode._log import get_logger
 from claudecode._tasks import TaskSet
 
 from .config import SessionConfig
-from .events import Complete, Event, PermissionCancelled, PermissionRequest, encode_event
+from .events import (
+    Complete,
+    Event,
+    PermissionCancelled,
+    PermissionRequest,
+    UserMessage,
+    encode_event,
+)
 from .fanout import EventHub, Subscription
 from .policies import PermissionDecision, hook_decision, policy_decision
 from .telemetry import TurnTracer
@@ -452,6 +459,8 @@ class AgentSession:
         if self._debug_protocol is not None:
             record = {"dir": "to_cli", "prompt": text, "images": len(images)}
             self._debug_protocol.write(json.dumps(record).encode() + b"\n")
+        # Published before the write so it precedes every event of the turn it starts.
+        self._publish([UserMessage(text=text, images=len(images))])
         await client.send(content)
 
     async def answer_permission(self, pending_id: str, decision: PermissionDecision) -> None:

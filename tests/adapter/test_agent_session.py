@@ -19,6 +19,7 @@ from adapter.events import (
     SessionStatus,
     ToolCall,
     ToolUpdate,
+    UserMessage,
 )
 from adapter.fanout import SubscriberDropped
 from adapter.manager import SessionManager, TooManySessionsError, UnknownSessionError
@@ -62,6 +63,9 @@ async def test_turn_events_and_status_lifecycle(tmp_path: Path) -> None:
     assert AvailableCommands == kinds[0]
     assert SessionStatus in kinds
     assert "Hi!" == "".join(e.text for e in seen if isinstance(e, MessageChunk))
+    [prompted] = [e for e in seen if isinstance(e, UserMessage)]
+    assert "hello" == prompted.text
+    assert prompted.seq < min(e.seq for e in seen if isinstance(e, MessageChunk | SessionStatus))
     assert list(range(1, len(seen) + 1)) == [e.seq for e in seen]
     assert {session.id} == {e.session_id for e in seen}
 

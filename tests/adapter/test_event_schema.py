@@ -23,4 +23,4 @@ def test_schema_names_every_event_type() -> None:
     schema = event_schema()
     tags = set(schema["discriminator"]["mapping"])
     assert {"message_chunk", "tool_call", "tool_update", "permission_request", "complete"} <= tags
-    assert 20 == len(tags)
+    assert 21 == len(tags)
