@@ -7,7 +7,7 @@ import inspect
 
 import pytest
 
-PACKAGES = ["claudecode", "normalize", "adapter"]
+PACKAGES = ["claudecode", "normalize", "adapter", "adapter.cluster"]
 
 
 @pytest.mark.parametrize("name", PACKAGES)

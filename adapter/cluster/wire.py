@@ -1,0 +1,301 @@
+"""What crosses NATS: event batches, commands and their answers, registry records.
+
+Everything is msgspec JSON. Decoding anything that arrives from the wire goes through
+:func:`decode_batch`, :func:`decode_command`, :func:`decode_reply`, :func:`decode_record`
+and :func:`decode_worker`, which raise :class:`WireError` (never anything else) on bytes
+that are not what they should be, so a malformed message is logged and dropped by whoever
+received it.
+
+An event batch is one JetStream message: a JSON array of events with consecutive ``seq``;
+its ``Nats-Msg-Id`` header is ``<session>:<last seq>`` so a retried publish is de-duplicated
+by the stream. The end of a session's events is a message with an empty body and the
+``Bridge-End`` header (the last ``seq``).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal, TypeAlias
+
+import msgspec
+
+from claudecode import ClaudeCodeError, UsageError
+
+from ..backend import SessionInfo, SessionSpec
+from ..events import AnyEvent, Event
+from ..manager import TooManySessionsError, UnknownSessionError
+from ..policies import PermissionDecision
+from ..session import UnknownPermissionError
+
+__all__ = (
+    "END_HEADER",
+    "MSG_ID_HEADER",
+    "SEQ_HEADER",
+    "AnswerPermission",
+    "Close",
+    "Command",
+    "CreateSession",
+    "ErrorBody",
+    "Interrupt",
+    "Prompt",
+    "Reply",
+    "SessionRecord",
+    "SetModel",
+    "SetPermissionMode",
+    "WireError",
+    "WorkerInfo",
+    "decode_batch",
+    "decode_command",
+    "decode_record",
+    "decode_reply",
+    "decode_worker",
+    "encode",
+    "encode_batch",
+    "error_body",
+    "raise_error",
+)
+
+MSG_ID_HEADER = "Nats-Msg-Id"
+#: ``<first>-<last>``: the seq range of an event batch.
+SEQ_HEADER = "Bridge-Seq"
+#: On the end-of-events marker: the session's last seq.
+END_HEADER = "Bridge-End"
+
+
+class WireError(ValueError):
+    """Bytes from NATS that are not a valid bridge message (logged and dropped)."""
+
+
+# -- events -------------------------------------------------------------------------------
+
+_event_list = msgspec.json.Decoder(list[AnyEvent])
+_encoder = msgspec.json.Encoder()
+
+
+def encode_batch(events: list[Event]) -> bytes:
+    """One JSON array of events."""
+    return _encoder.encode(events)
+
+
+def decode_batch(data: bytes) -> list[AnyEvent]:
+    """The events of one batch, checked to be consecutive.
+
+    Raises:
+        WireError: not a JSON array of events, empty, or with a hole in ``seq``.
+    """
+    try:
+        events = _event_list.decode(data)
+    except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+        raise WireError(f"not an event batch: {exc}") from None
+    if not events:
+        raise WireError("empty event batch")
+    first = events[0].seq
+    for offset, event in enumerate(events):
+        if event.seq != first + offset:
+            raise WireError("event batch with a hole in seq")
+    return events
+
+
+# -- commands -----------------------------------------------------------------------------
+
+
+class _Command(msgspec.Struct, tag_field="op", kw_only=True, frozen=True):
+    pass
+
+
+class Prompt(_Command, tag="prompt", frozen=True):
+    """Send a prompt; ``images`` as ``(media type, bytes)`` (base64 in JSON)."""
+
+    text: str
+    images: list[tuple[str, bytes]] = []
+
+
+class AnswerPermission(_Command, tag="answer_permission", frozen=True):
+    """Answer an open permission request."""
+
+    pending_id: str
+    behavior: Literal["allow", "allow_always", "deny"]
+    message: str = ""
+    interrupt: bool = False
+    updated_input: dict[str, Any] | None = None
+
+    def decision(self) -> PermissionDecision:
+        """As the adapter's :class:`~adapter.PermissionDecision`."""
+        return PermissionDecision(self.behavior, self.message, self.interrupt, self.updated_input)
+
+
+class Interrupt(_Command, tag="interrupt", frozen=True):
+    """Interrupt the running turn."""
+
+
+class SetModel(_Command, tag="set_model", frozen=True):
+    """Use another model from the next turn on."""
+
+    model: str | None = None
+
+
+class SetPermissionMode(_Command, tag="set_permission_mode", frozen=True):
+    """Switch the CLI's permission mode."""
+
+    mode: str
+
+
+class Close(_Command, tag="close", frozen=True):
+    """End the session."""
+
+
+class CreateSession(_Command, tag="create", frozen=True):
+    """Start a session (to the workers' queue group or one worker's own subject).
+
+    ``session_id``: the bridge id (a resumed lost session keeps its id); ``first_seq``: the
+    seq its first event gets (a resumed session continues its numbering).
+    """
+
+    spec: SessionSpec = SessionSpec()
+    session_id: str | None = None
+    first_seq: int = 1
+
+
+Command: TypeAlias = (
+    Prompt | AnswerPermission | Interrupt | SetModel | SetPermissionMode | Close | CreateSession
+)
+_command = msgspec.json.Decoder(Command)
+
+
+def decode_command(data: bytes) -> Command:
+    """One command.
+
+    Raises:
+        WireError: anything else.
+    """
+    try:
+        command: Command = _command.decode(data)
+    except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+        raise WireError(f"not a command: {exc}") from None
+    return command
+
+
+# -- replies ------------------------------------------------------------------------------
+
+ErrorType: TypeAlias = Literal[
+    "unknown_session",
+    "too_many_sessions",
+    "unknown_permission",
+    "usage",
+    "cli",
+    "declined",
+    "bad_request",
+    "internal",
+]
+
+
+class ErrorBody(msgspec.Struct, frozen=True):
+    """A typed error: ``type`` says which exception the caller raises."""
+
+    type: ErrorType
+    message: str
+
+
+class Reply(msgspec.Struct, kw_only=True, frozen=True, omit_defaults=True):
+    """The answer to a command: ``error`` unset means done; ``info`` when there is one."""
+
+    error: ErrorBody | None = None
+    info: SessionInfo | None = None
+
+
+_reply = msgspec.json.Decoder(Reply)
+
+
+def decode_reply(data: bytes) -> Reply:
+    """One reply.
+
+    Raises:
+        WireError: anything else.
+    """
+    try:
+        return _reply.decode(data)
+    except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+        raise WireError(f"not a reply: {exc}") from None
+
+
+def error_body(exc: BaseException) -> ErrorBody:
+    """The wire form of an exception a worker caught."""
+    if isinstance(exc, UnknownSessionError):
+        return ErrorBody("unknown_session", str(exc))
+    if isinstance(exc, TooManySessionsError):
+        return ErrorBody("too_many_sessions", str(exc))
+    if isinstance(exc, UnknownPermissionError):
+        return ErrorBody("unknown_permission", str(exc))
+    if isinstance(exc, UsageError):
+        return ErrorBody("usage", str(exc))
+    if isinstance(exc, ClaudeCodeError):
+        return ErrorBody("cli", str(exc))
+    return ErrorBody("internal", f"{type(exc).__name__}: {exc}")
+
+
+def raise_error(error: ErrorBody) -> None:
+    """Raise the exception an :class:`ErrorBody` stands for."""
+    message = error.message
+    if error.type == "unknown_session":
+        raise UnknownSessionError(message)
+    if error.type in ("too_many_sessions", "declined"):
+        raise TooManySessionsError(message)
+    if error.type == "unknown_permission":
+        raise UnknownPermissionError(message)
+    if error.type in ("usage", "bad_request"):
+        raise UsageError(message)
+    raise ClaudeCodeError(message)
+
+
+# -- registry -----------------------------------------------------------------------------
+
+
+class SessionRecord(msgspec.Struct, kw_only=True, frozen=True, omit_defaults=True):
+    """A session's entry in the sessions bucket: the public snapshot and what started it
+    (so a lost session can be started again elsewhere)."""
+
+    info: SessionInfo
+    spec: SessionSpec = SessionSpec()
+
+
+class WorkerInfo(msgspec.Struct, kw_only=True, frozen=True, omit_defaults=True):
+    """A worker's heartbeat: who it is, its load and its labels."""
+
+    id: str
+    sessions: int = 0
+    max_sessions: int = 0
+    labels: dict[str, str] = {}
+    host: str = ""
+    started_at: float = 0.0
+
+
+_record = msgspec.json.Decoder(SessionRecord)
+_worker = msgspec.json.Decoder(WorkerInfo)
+
+
+def decode_record(data: bytes) -> SessionRecord:
+    """One session record.
+
+    Raises:
+        WireError: anything else.
+    """
+    try:
+        return _record.decode(data)
+    except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+        raise WireError(f"not a session record: {exc}") from None
+
+
+def decode_worker(data: bytes) -> WorkerInfo:
+    """One worker heartbeat.
+
+    Raises:
+        WireError: anything else.
+    """
+    try:
+        return _worker.decode(data)
+    except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+        raise WireError(f"not a worker heartbeat: {exc}") from None
+
+
+def encode(value: msgspec.Struct) -> bytes:
+    """Any wire struct as JSON."""
+    return _encoder.encode(value)

@@ -1,0 +1,67 @@
+"""A 3-node NATS cluster with the event stream replicated three times: one node stopped in
+the middle of a session's stream loses nothing."""
+
+from __future__ import annotations
+
+import uuid
+
+import anyio
+import pytest
+
+from adapter.cluster import (
+    ClusterConfig,
+    ClusterEventStream,
+    EventPublisher,
+    LocalNatsCluster,
+    ensure_event_stream,
+)
+from adapter.events import MessageChunk
+from adapter.fanout import EventHub
+
+pytestmark = [pytest.mark.anyio, pytest.mark.nats, pytest.mark.slow]
+
+
+async def _ready(js: object, config: ClusterConfig) -> None:
+    # The JetStream meta group elects a leader after the routes are up.
+    with anyio.fail_after(120):
+        while True:
+            try:
+                await ensure_event_stream(js, config)  # type: ignore[arg-type]
+                return
+            except Exception:
+                await anyio.sleep(0.5)
+
+
+async def test_one_node_stopped_mid_stream_loses_nothing(nats_cluster: LocalNatsCluster) -> None:
+    import nats
+
+    config = ClusterConfig(prefix=f"c{uuid.uuid4().hex[:8]}", replicas=3)
+    # The publisher talks to node 0 first, the subscriber to node 2; node 0 is stopped.
+    pub_nc = await nats.connect(nats_cluster.urls, reconnect_time_wait=0.2, dont_randomize=True)
+    sub_nc = await nats.connect(
+        list(reversed(nats_cluster.urls)), reconnect_time_wait=0.2, dont_randomize=True
+    )
+    try:
+        pub_js, sub_js = pub_nc.jetstream(timeout=5), sub_nc.jetstream(timeout=5)
+        await _ready(pub_js, config)
+        hub = EventHub("ha")
+        publisher = EventPublisher(pub_js, config, "ha")
+        stream = ClusterEventStream("ha", 0)
+        await stream.start(sub_js, config)
+        total = 0
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(publisher.run, hub)
+            for i in range(60):
+                hub.publish([MessageChunk(message_id="m", text=f"{i}:{j}") for j in range(5)])
+                total += 5
+                if i == 20:
+                    nats_cluster.servers[0].kill()
+                await anyio.sleep(0.01)
+            hub.close()
+        with anyio.fail_after(120):
+            got = [e.seq async for e in stream]
+        assert list(range(1, total + 1)) == got
+        await stream.close()
+    finally:
+        await pub_nc.close()
+        await sub_nc.close()
