@@ -7,7 +7,13 @@ import inspect
 
 import pytest
 
-PACKAGES = ["claudecode", "normalize", "adapter", "adapter.cluster"]
+PACKAGES = [
+    "claudecode",
+    "normalize",
+    "adapter",
+    "adapter.chat",
+    "adapter.cluster",
+]
 
 
 @pytest.mark.parametrize("name", PACKAGES)

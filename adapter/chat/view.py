@@ -1,0 +1,562 @@
+"""The chat view model: the normalized event stream folded into what a chat UI shows.
+
+:class:`ChatView` is pure (no I/O, no clock): feed it events with :meth:`ChatView.apply` —
+live ones from a subscription, or stored ones from :mod:`adapter.chat.history` — and it keeps
+the list of :mod:`~adapter.chat.entries`, the todo list, usage and cost, the context window
+and the session's capabilities. Each call returns a :class:`ChatDelta` (entries added,
+updated, removed) so a UI patches what changed instead of redrawing everything.
+
+Rules:
+
+* **Text** chunks of one API message grow one :class:`~adapter.chat.entries.AssistantText`
+  until something else is shown on the same thread; text after that starts a new entry.
+* **Tool results** update the entry of the call they answer (the entry id is the tool call id);
+  a result whose call was never seen still gets an entry.
+* **Reads**: consecutive successful file reads of one thread merge into a
+  :class:`~adapter.chat.entries.ReadGroup` whose id is the first read's tool call id.
+* **Sub-agent work** carries ``parent_id`` (the ``Agent`` call); a UI nests it there.
+* **User messages** are parsed by :func:`~adapter.chat.usertext.parse_user_text` (slash
+  commands and their output, interruptions, IDE selections).
+* **Permission requests** are entries, ``open`` until withdrawn, answered (their tool call
+  moved on) or the turn ended.
+
+Ids are deterministic: the same events give the same entries whatever the batch split, so
+``apply(all)`` equals any sequence of ``apply(part)`` and replaying the deltas onto an empty
+list (removed, then updated in place, then added at the end) rebuilds :attr:`entries`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+import msgspec
+
+from normalize import CreateTask, ManageTodos, ReadFile, TodoItem
+
+from ..events import (
+    ApiRetry,
+    AvailableCommands,
+    CompactBoundary,
+    Complete,
+    ContextWindow,
+    ErrorEvent,
+    Event,
+    MessageChunk,
+    ModeChanged,
+    PermissionCancelled,
+    PermissionRequest,
+    RateLimit,
+    Reasoning,
+    SessionStatus,
+    TaskEvent,
+    ToolCall,
+    ToolProgress,
+    ToolUpdate,
+    UserMessage,
+)
+from .entries import (
+    AssistantText,
+    ChatEntry,
+    CommandEntry,
+    ErrorEntry,
+    InterruptEntry,
+    NoticeEntry,
+    PermissionEntry,
+    ReadGroup,
+    ReasoningEntry,
+    ToolEntry,
+    UserEntry,
+)
+from .usertext import parse_user_text
+
+__all__ = ("ChatDelta", "ChatSnapshot", "ChatUsage", "ChatView")
+
+
+class ChatDelta(msgspec.Struct, kw_only=True, frozen=True):
+    """What one :meth:`ChatView.apply` changed. Apply ``removed`` (ids), then ``updated``
+    (replace in place by id), then ``added`` (append in order)."""
+
+    added: tuple[ChatEntry, ...] = ()
+    updated: tuple[ChatEntry, ...] = ()
+    removed: tuple[str, ...] = ()
+
+    def __bool__(self) -> bool:
+        return bool(self.added or self.updated or self.removed)
+
+
+class ChatUsage(msgspec.Struct, kw_only=True, frozen=True):
+    """Usage and cost summed over the turns seen."""
+
+    cost_usd: float = 0.0
+    turns: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_creation_tokens: int = 0
+    duration_ms: float = 0.0
+
+
+class ChatSnapshot(msgspec.Struct, kw_only=True, frozen=True):
+    """Everything a UI needs to draw the chat at once (JSON-serializable).
+
+    ``last_seq`` is the ``seq`` of the newest event folded in: a client continues with the
+    events after it.
+    """
+
+    entries: tuple[ChatEntry, ...] = ()
+    todos: tuple[TodoItem, ...] = ()
+    usage: ChatUsage = ChatUsage()
+    context_window: ContextWindow | None = None
+    model: str | None = None
+    permission_mode: str | None = None
+    cli_session_id: str | None = None
+    commands: tuple[str, ...] = ()
+    tools: tuple[str, ...] = ()
+    last_seq: int = 0
+
+
+def _is_read(entry: ChatEntry | None) -> bool:
+    """A finished, successful read or a group of them (what can merge)."""
+    if isinstance(entry, ReadGroup):
+        return True
+    return (
+        isinstance(entry, ToolEntry)
+        and isinstance(entry.normalized, ReadFile)
+        and entry.status == "complete"
+    )
+
+
+def _reads(entry: ChatEntry) -> tuple[ToolEntry, ...]:
+    if isinstance(entry, ReadGroup):
+        return entry.reads
+    assert isinstance(entry, ToolEntry)
+    return (entry,)
+
+
+class ChatView:
+    """The chat of one session, built incrementally from events (see the module doc)."""
+
+    def __init__(self) -> None:
+        self._entries: dict[str, ChatEntry] = {}
+        #: Entry ids per thread (``None`` = main), in display order.
+        self._threads: dict[str | None, list[str]] = {}
+        #: Tool call id -> the read group that holds it.
+        self._grouped: dict[str, str] = {}
+        #: Per thread: the text / reasoning entry that grows with the next chunk.
+        self._open_text: dict[str | None, str] = {}
+        self._open_reasoning: dict[str | None, str] = {}
+        self._runs: dict[str, int] = {}
+        self._events = 0
+        self.todos: tuple[TodoItem, ...] = ()
+        self.usage = ChatUsage()
+        self.context_window: ContextWindow | None = None
+        self.model: str | None = None
+        self.permission_mode: str | None = None
+        self.cli_session_id: str | None = None
+        self.commands: tuple[str, ...] = ()
+        self.tools: tuple[str, ...] = ()
+        self.last_seq = 0
+        self._reset_delta()
+
+    # ------------------------------------------------------------------ public
+
+    @property
+    def entries(self) -> list[ChatEntry]:
+        """The entries in display order."""
+        return list(self._entries.values())
+
+    def entry(self, entry_id: str) -> ChatEntry | None:
+        """One entry by id."""
+        return self._entries.get(entry_id)
+
+    def open_permissions(self) -> list[PermissionEntry]:
+        """The permission requests still open."""
+        return [
+            e
+            for e in self._entries.values()
+            if isinstance(e, PermissionEntry) and e.state == "open"
+        ]
+
+    def snapshot(self) -> ChatSnapshot:
+        """The whole view as one JSON-serializable value."""
+        return ChatSnapshot(
+            entries=tuple(self._entries.values()),
+            todos=self.todos,
+            usage=self.usage,
+            context_window=self.context_window,
+            model=self.model,
+            permission_mode=self.permission_mode,
+            cli_session_id=self.cli_session_id,
+            commands=self.commands,
+            tools=self.tools,
+            last_seq=self.last_seq,
+        )
+
+    def apply(self, events: Iterable[Event]) -> ChatDelta:
+        """Fold ``events`` in (in order) and say which entries changed."""
+        for event in events:
+            self._events += 1
+            if event.seq:
+                self.last_seq = event.seq
+            handler = _HANDLERS.get(type(event))
+            if handler is not None:
+                handler(self, event)
+        return self._take_delta()
+
+    # ------------------------------------------------------------------ deltas
+
+    def _reset_delta(self) -> None:
+        self._born: set[str] = set()
+        self._touched: dict[str, None] = {}
+        self._removed: list[str] = []
+
+    def _take_delta(self) -> ChatDelta:
+        born = [i for i in self._born if i in self._entries]
+        added: list[ChatEntry] = []
+        if born:
+            # New entries are always appended, so they form the tail of the order.
+            want = len(born)
+            for entry_id in reversed(self._entries):
+                if entry_id in self._born:
+                    added.append(self._entries[entry_id])
+                    if len(added) == want:
+                        break
+            added.reverse()
+        updated = tuple(
+            self._entries[i] for i in self._touched if i in self._entries and i not in self._born
+        )
+        delta = ChatDelta(added=tuple(added), updated=updated, removed=tuple(self._removed))
+        self._reset_delta()
+        return delta
+
+    def _add(self, entry: ChatEntry) -> None:
+        if entry.id in self._entries:
+            self._set(entry)
+            return
+        self._entries[entry.id] = entry
+        self._born.add(entry.id)
+        self._threads.setdefault(entry.parent_id, []).append(entry.id)
+        self._open_text.pop(entry.parent_id, None)
+        self._open_reasoning.pop(entry.parent_id, None)
+        if isinstance(entry, AssistantText):
+            self._open_text[entry.parent_id] = entry.id
+        elif isinstance(entry, ReasoningEntry):
+            self._open_reasoning[entry.parent_id] = entry.id
+
+    def _set(self, entry: ChatEntry) -> None:
+        self._entries[entry.id] = entry
+        self._touched[entry.id] = None
+
+    def _remove(self, entry_id: str) -> None:
+        entry = self._entries.pop(entry_id, None)
+        if entry is None:
+            return
+        self._threads[entry.parent_id].remove(entry_id)
+        if entry_id not in self._born:
+            self._removed.append(entry_id)
+        self._touched.pop(entry_id, None)
+
+    def _next_id(self, kind: str) -> str:
+        return f"{kind}:{self._events}"
+
+    def _run_id(self, kind: str, message_id: str) -> str:
+        key = f"{kind}:{message_id}"
+        n = self._runs.get(key, 0)
+        self._runs[key] = n + 1
+        return key if n == 0 else f"{key}:{n}"
+
+    # ------------------------------------------------------------------ handlers
+
+    def _on_user(self, event: UserMessage) -> None:
+        parsed = parse_user_text(event.text)
+        if parsed.kind == "text":
+            self._add(
+                UserEntry(
+                    id=self._next_id("user"),
+                    text=parsed.text,
+                    images=event.images,
+                    selections=parsed.selections,
+                )
+            )
+        elif parsed.kind == "command":
+            self._add(CommandEntry(id=self._next_id("command"), name=parsed.name, args=parsed.args))
+        elif parsed.kind == "command_output":
+            main = self._threads.get(None) or []
+            last = self._entries[main[-1]] if main else None
+            if isinstance(last, CommandEntry) and last.output is None:
+                self._set(msgspec.structs.replace(last, output=parsed.text))
+            else:
+                self._add(CommandEntry(id=self._next_id("command"), name="", output=parsed.text))
+        elif parsed.kind == "interrupt":
+            self._add(InterruptEntry(id=self._next_id("interrupt")))
+        elif event.images:
+            self._add(UserEntry(id=self._next_id("user"), text="", images=event.images))
+
+    def _on_text(self, event: MessageChunk) -> None:
+        parent = event.parent_tool_call_id
+        open_id = self._open_text.get(parent)
+        entry = self._entries.get(open_id) if open_id else None
+        if isinstance(entry, AssistantText) and entry.message_id == event.message_id:
+            self._set(msgspec.structs.replace(entry, text=entry.text + event.text))
+            return
+        self._add(
+            AssistantText(
+                id=self._run_id("text", event.message_id),
+                parent_id=parent,
+                message_id=event.message_id,
+                text=event.text,
+            )
+        )
+
+    def _on_reasoning(self, event: Reasoning) -> None:
+        parent = event.parent_tool_call_id
+        open_id = self._open_reasoning.get(parent)
+        entry = self._entries.get(open_id) if open_id else None
+        if isinstance(entry, ReasoningEntry) and entry.message_id == event.message_id:
+            self._set(msgspec.structs.replace(entry, text=entry.text + event.text))
+            return
+        self._add(
+            ReasoningEntry(
+                id=self._run_id("reasoning", event.message_id),
+                parent_id=parent,
+                message_id=event.message_id,
+                text=event.text,
+            )
+        )
+
+    def _tool(self, tool_id: str) -> ToolEntry | None:
+        group_id = self._grouped.get(tool_id)
+        if group_id is not None:
+            group = self._entries.get(group_id)
+            if isinstance(group, ReadGroup):
+                for read in group.reads:
+                    if read.id == tool_id:
+                        return read
+            return None
+        entry = self._entries.get(tool_id)
+        return entry if isinstance(entry, ToolEntry) else None
+
+    def _on_tool_call(self, event: ToolCall) -> None:
+        if self._tool(event.tool_call_id) is not None:
+            return
+        self._add(
+            ToolEntry(
+                id=event.tool_call_id,
+                parent_id=event.parent_tool_call_id,
+                tool_name=event.tool_name,
+                title=event.title,
+                normalized=event.normalized,
+                action_type=event.action_type,
+            )
+        )
+        payload = event.normalized
+        if isinstance(payload, ManageTodos) and payload.operation == "write":
+            self.todos = payload.items
+
+    def _on_tool_progress(self, event: ToolProgress) -> None:
+        entry = self._entries.get(event.tool_call_id)
+        if isinstance(entry, ToolEntry) and entry.status == "running":
+            self._set(
+                msgspec.structs.replace(
+                    entry, elapsed_seconds=event.elapsed_seconds, progress=event.message
+                )
+            )
+
+    def _on_tool_update(self, event: ToolUpdate) -> None:
+        tool_id = event.tool_call_id
+        old = self._tool(tool_id)
+        if tool_id in self._grouped:
+            return  # a finished read already in a group: nothing changes
+        if old is None:
+            entry = ToolEntry(
+                id=tool_id,
+                parent_id=event.parent_tool_call_id,
+                tool_name=event.tool_name,
+                title=event.title,
+                normalized=event.normalized,
+                action_type=event.action_type,
+                status=event.status,
+            )
+            self._add(entry)
+        else:
+            entry = msgspec.structs.replace(
+                old,
+                title=event.title,
+                normalized=event.normalized,
+                action_type=event.action_type,
+                status=event.status,
+                tool_name=event.tool_name or old.tool_name,
+            )
+            self._set(entry)
+        self._close_permissions_of(tool_id)
+        self._track_todos(event)
+        if _is_read(entry):
+            self._merge_reads(entry)
+
+    def _merge_reads(self, entry: ToolEntry) -> None:
+        thread = self._threads.get(entry.parent_id, [])
+        index = thread.index(entry.id)
+        current: ChatEntry = entry
+        if index > 0:
+            prev = self._entries[thread[index - 1]]
+            if _is_read(prev):
+                current = self._join(prev, entry)
+                index -= 1
+        if index + 1 < len(thread):
+            following = self._entries[thread[index + 1]]
+            if _is_read(following):
+                self._join(current, following)
+
+    def _join(self, first: ChatEntry, second: ChatEntry) -> ReadGroup:
+        reads = _reads(first) + _reads(second)
+        group = ReadGroup(id=first.id, parent_id=first.parent_id, reads=reads)
+        self._remove(second.id)
+        self._set(group)
+        for read in reads:
+            self._grouped[read.id] = group.id
+        return group
+
+    def _track_todos(self, event: ToolUpdate) -> None:
+        payload = event.normalized
+        if event.status != "complete":
+            return
+        if isinstance(payload, ManageTodos):
+            if payload.operation in ("write", "list") and payload.items:
+                self.todos = payload.items
+            elif payload.operation == "update":
+                for item in payload.items:
+                    self.todos = _upsert(self.todos, item)
+        elif isinstance(payload, CreateTask) and payload.task_id:
+            item = TodoItem(id=payload.task_id, description=payload.title, status="pending")
+            self.todos = _upsert(self.todos, item)
+
+    def _on_permission(self, event: PermissionRequest) -> None:
+        self._add(
+            PermissionEntry(
+                id=f"permission:{event.pending_id}",
+                parent_id=event.parent_tool_call_id,
+                pending_id=event.pending_id,
+                tool_name=event.tool_name,
+                title=event.title,
+                input=event.input,
+                normalized=event.normalized,
+                action_type=event.action_type,
+                tool_call_id=event.tool_call_id,
+                decision_reason=event.decision_reason,
+                blocked_path=event.blocked_path,
+            )
+        )
+
+    def _close_permission(self, entry_id: str) -> None:
+        entry = self._entries.get(entry_id)
+        if isinstance(entry, PermissionEntry) and entry.state == "open":
+            self._set(msgspec.structs.replace(entry, state="closed"))
+
+    def _close_permissions_of(self, tool_id: str) -> None:
+        for entry in self.open_permissions():
+            if entry.tool_call_id == tool_id:
+                self._close_permission(entry.id)
+
+    def _on_permission_cancelled(self, event: PermissionCancelled) -> None:
+        self._close_permission(f"permission:{event.pending_id}")
+
+    def _on_complete(self, event: Complete) -> None:
+        for entry in self.open_permissions():
+            self._close_permission(entry.id)
+        usage = self.usage
+        tokens = event.tokens
+        self.usage = ChatUsage(
+            cost_usd=usage.cost_usd + event.cost_usd,
+            turns=usage.turns + 1,
+            input_tokens=usage.input_tokens + tokens.input,
+            output_tokens=usage.output_tokens + tokens.output,
+            cache_read_tokens=usage.cache_read_tokens + tokens.cache_read,
+            cache_creation_tokens=usage.cache_creation_tokens + tokens.cache_creation,
+            duration_ms=usage.duration_ms + event.duration_ms,
+        )
+        if event.model:
+            self.model = event.model
+
+    def _on_error(self, event: ErrorEvent) -> None:
+        if event.kind == "interrupted":
+            self._add(InterruptEntry(id=self._next_id("interrupt"), text=event.message))
+        else:
+            self._add(
+                ErrorEntry(id=self._next_id("error"), message=event.message, error_kind=event.kind)
+            )
+
+    def _on_status(self, event: SessionStatus) -> None:
+        self.model = event.model or self.model
+        self.permission_mode = event.permission_mode or self.permission_mode
+        self.cli_session_id = event.cli_session_id or self.cli_session_id
+        if event.tools:
+            self.tools = tuple(event.tools)
+
+    def _on_commands(self, event: AvailableCommands) -> None:
+        self.commands = tuple(c.name for c in event.commands)
+
+    def _on_mode(self, event: ModeChanged) -> None:
+        self.permission_mode = event.mode
+
+    def _on_context(self, event: ContextWindow) -> None:
+        self.context_window = event
+
+    def _on_task(self, event: TaskEvent) -> None:
+        if event.tool_call_id is None:
+            return
+        entry = self._entries.get(event.tool_call_id)
+        if isinstance(entry, ToolEntry):
+            self._set(msgspec.structs.replace(entry, task_status=event.status or event.phase))
+
+    def _on_compact(self, event: CompactBoundary) -> None:
+        self._add(
+            NoticeEntry(
+                id=self._next_id("notice"), text="Conversation compacted", notice_kind="compact"
+            )
+        )
+
+    def _on_rate_limit(self, event: RateLimit) -> None:
+        text = f"Rate limit: {event.status}"
+        self._add(NoticeEntry(id=self._next_id("notice"), text=text, notice_kind="rate_limit"))
+
+    def _on_retry(self, event: ApiRetry) -> None:
+        text = f"Retrying the API call (attempt {event.attempt})"
+        if event.error:
+            text += f": {event.error}"
+        self._add(NoticeEntry(id=self._next_id("notice"), text=text, notice_kind="api_retry"))
+
+
+def _upsert(items: tuple[TodoItem, ...], item: TodoItem) -> tuple[TodoItem, ...]:
+    for i, old in enumerate(items):
+        if item.id is not None and old.id == item.id:
+            merged = TodoItem(
+                id=old.id,
+                description=item.description or old.description,
+                status=item.status or old.status,
+                active_form=item.active_form or old.active_form,
+            )
+            return (*items[:i], merged, *items[i + 1 :])
+    return (*items, item)
+
+
+_HANDLERS: dict[type[Any], Any] = {
+    UserMessage: ChatView._on_user,
+    MessageChunk: ChatView._on_text,
+    Reasoning: ChatView._on_reasoning,
+    ToolCall: ChatView._on_tool_call,
+    ToolProgress: ChatView._on_tool_progress,
+    ToolUpdate: ChatView._on_tool_update,
+    PermissionRequest: ChatView._on_permission,
+    PermissionCancelled: ChatView._on_permission_cancelled,
+    Complete: ChatView._on_complete,
+    ErrorEvent: ChatView._on_error,
+    SessionStatus: ChatView._on_status,
+    AvailableCommands: ChatView._on_commands,
+    ModeChanged: ChatView._on_mode,
+    ContextWindow: ChatView._on_context,
+    TaskEvent: ChatView._on_task,
+    CompactBoundary: ChatView._on_compact,
+    RateLimit: ChatView._on_rate_limit,
+    ApiRetry: ChatView._on_retry,
+}

@@ -1,0 +1,116 @@
+"""Real CLI: the session history files it writes under ``~/.claude/projects``, listed,
+loaded and resumed with :mod:`adapter.chat.history`.
+
+Set ``CLAUDECODE_BRIDGE_RECORD_HISTORY=<dir>`` to copy the recorded files there (that is how
+``tests/fixtures/history/`` was made).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+from adapter.chat import (
+    AssistantText,
+    ChatView,
+    ToolEntry,
+    find_session_file,
+    list_sessions,
+    load_events,
+    resume_spec,
+)
+from claudecode import messages as m
+from claudecode.control import OutboundControlResponse
+from claudecode.options import ClaudeCodeOptions
+from normalize import ShellExec
+
+from ._assertions import open_recorded, run_turn
+from .fake_api import FakeAnthropicAPI
+from .script import Text, Thinking, Turn, text_turn, tool_turn
+
+pytestmark = [pytest.mark.realcli, pytest.mark.anyio]
+
+
+async def _allow(req: m.InboundControlRequest) -> OutboundControlResponse:
+    return req.allow()
+
+
+def _script(fake_api: FakeAnthropicAPI) -> None:
+    fake_api.add_main(
+        Turn(blocks=(Thinking("Let me think about files."), Text("Hello! I can help."))),
+        tool_turn("Bash", {"command": "echo hi", "description": "Say hi"}),
+        tool_turn("Read", {"file_path": "NOTES"}),
+        tool_turn("Read", {"file_path": "NOTES2"}),
+        tool_turn("Edit", {"file_path": "NOTES", "old_string": "a", "new_string": "A"}),
+        tool_turn(
+            "TodoWrite",
+            {
+                "todos": [
+                    {"content": "Write notes", "status": "completed", "activeForm": "Writing"},
+                    {"content": "Ship", "status": "in_progress", "activeForm": "Shipping"},
+                ]
+            },
+        ),
+        text_turn("All done."),
+    )
+
+
+async def test_history_files_are_written(
+    cli_options: Any, fake_api: FakeAnthropicAPI, cli_env: Any
+) -> None:
+    _script(fake_api)
+    (cli_env.cwd / "NOTES").write_text("a\nb\n")
+    (cli_env.cwd / "NOTES2").write_text("second\n")
+    options: ClaudeCodeOptions = cli_options()
+    session, _stdout = open_recorded(options, can_use_tool=_allow)
+    with anyio.fail_after(180):
+        async with session:
+            await run_turn(session, "say hello")
+            await run_turn(session, "do the work")
+        await _check_history(session, cli_env, cli_options, fake_api)
+
+
+async def _check_history(session: Any, cli_env: Any, cli_options: Any, fake_api: Any) -> None:
+    sid = session.session_id
+    assert sid is not None
+    config = Path(cli_env.home) / ".claude"
+    projects = config / "projects"
+    files = sorted(projects.rglob("*.jsonl"))
+    assert files
+
+    # listed from the CLI's own files, by working directory
+    [listed] = list_sessions(cli_env.cwd, config=config)
+    assert (sid, "say hello", "HEAD") == (listed.session_id, listed.title, listed.git_branch)
+    assert listed.model and listed.message_count >= 10
+    view = ChatView()
+    view.apply(load_events(find_session_file(sid, cli_env.cwd, config=config)))
+    texts = [e.text for e in view.entries if isinstance(e, AssistantText)]
+    assert ["Hello! I can help.", "All done."] == texts
+    [bash] = [e for e in view.entries if isinstance(e, ToolEntry) and e.tool_name == "Bash"]
+    assert isinstance(bash.normalized, ShellExec) and bash.normalized.output is not None
+    assert "hi" == bash.normalized.output.stdout
+
+    # resume it: the CLI confirms the same session id; forked, a new one
+    spec = resume_spec(sid, config=config)
+    assert str(cli_env.cwd) == spec.cwd
+    fake_api.add_main(text_turn("resumed answer"), text_turn("forked answer"))
+    resumed, _ = open_recorded(cli_options(resume=spec.resume))
+    async with resumed:
+        await run_turn(resumed, "again")
+    assert sid == resumed.session_id
+    forked, _ = open_recorded(cli_options(resume=sid, fork_session=True))
+    async with forked:
+        await run_turn(forked, "fork it")
+    assert forked.session_id and sid != forked.session_id
+    assert {sid, forked.session_id} == {s.session_id for s in list_sessions(config=config)}
+    target = os.environ.get("CLAUDECODE_BRIDGE_RECORD_HISTORY")
+    if target:
+        for f in files:
+            dest = Path(target) / f.relative_to(projects)
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy(f, dest)
