@@ -45,6 +45,7 @@ from .events import (
     Raw,
     TaskEvent,
     TokenUsage,
+    TurnError,
 )
 
 __all__ = (
@@ -170,11 +171,13 @@ def complete_of(msg: ResultMessage, model: str | None, last_uuid: str | None) ->
         model=model,
         last_message_uuid=last_uuid,
         permission_denials=[msgspec.to_builtins(d) for d in msg.permission_denials],
+        error=result_error(msg) if msg.is_error else None,
     )
 
 
-def result_error(msg: ResultMessage) -> ErrorEvent:
-    """The :class:`ErrorEvent` that follows the :class:`Complete` of an error result.
+def result_error(msg: ResultMessage) -> TurnError:
+    """What went wrong in an error result (``Complete.error``, and the :class:`ErrorEvent`
+    that follows the :class:`Complete`).
 
     ``api_error`` (with the HTTP status) when the API failed, ``interrupted`` for an
     ``error_during_execution`` that was aborted, ``max_turns`` for ``error_max_turns``,
@@ -192,7 +195,7 @@ def result_error(msg: ResultMessage) -> ErrorEvent:
     text = msg.result
     if not text:
         text = "interrupted" if kind == "interrupted" else "; ".join(msg.errors or [])
-    return ErrorEvent(
+    return TurnError(
         message=text or f"turn ended with {msg.subtype}",
         kind=kind,
         status=msg.api_error_status if kind == "api_error" else None,

@@ -53,7 +53,7 @@ class StreamEvents:
     #: While :meth:`Translator.feed_many` runs: its output so far, for merging deltas.
     _merge_into: list[Event] | None
 
-    def _open(self) -> None:
+    def _open(self, parent: str | None = None) -> None:
         raise NotImplementedError
 
     def _internal(self, exc: Exception, message: object) -> Event:
@@ -146,9 +146,9 @@ class StreamEvents:
         raise NotImplementedError
 
     def _on_stream(self, msg: StreamEvent) -> list[Event]:
-        self._open()
         event = msg.event
         parent = msg.parent_tool_use_id
+        self._open(parent)
         if isinstance(event, MessageStart):
             message_id = event.message.id or msg.api_message_id or ""
             self._current_message.set(parent, message_id)

@@ -9,7 +9,7 @@ that was never announced still gets its update (with a generic payload). Payload
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -146,10 +146,15 @@ class ToolCalls:
         )
         return [self._update(tool_id, pending, payload, "error" if is_error else "complete")]
 
-    def complete_all(self, status: Literal["complete", "error"]) -> list[ToolUpdate]:
-        """End every pending call (a synthetic :class:`ToolUpdate` each), oldest first."""
+    def complete_all(
+        self, status: Literal["complete", "error"], keep: Collection[str] = ()
+    ) -> list[ToolUpdate]:
+        """End every pending call (a synthetic :class:`ToolUpdate` each), oldest first, but
+        the calls of sub-agents under the ``keep`` calls (background tasks still running)."""
         updates: list[ToolUpdate] = []
         for tool_id in list(self.pending):
+            if keep and self.pending[tool_id].parent in keep:
+                continue
             emit, pending = self._finish(tool_id)
             if emit and pending is not None:
                 updates.append(self._update(tool_id, pending, pending.payload, status, True))

@@ -60,6 +60,14 @@ class BoundedMap(Generic[K, V]):
         """Forget everything."""
         self._data.clear()
 
+    def keys(self) -> list[K]:
+        """The keys, least recently set first."""
+        return list(self._data)
+
+    def values(self) -> list[V]:
+        """The values, least recently set first."""
+        return list(self._data.values())
+
     def __contains__(self, key: object) -> bool:
         return key in self._data
 

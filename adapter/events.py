@@ -52,6 +52,7 @@ __all__ = (
     "ToolInputDelta",
     "ToolProgress",
     "ToolUpdate",
+    "TurnError",
     "UserMessage",
     "decode_event",
     "encode_event",
@@ -280,8 +281,26 @@ class TokenUsage(_Part, frozen=True):
     cache_creation: int = 0
 
 
+ErrorKind: TypeAlias = Literal[
+    "api_error", "cli_exited", "protocol", "interrupted", "max_turns", "execution", "internal"
+]
+
+
+class TurnError(_Part, frozen=True):
+    """Why a turn failed: the same kind, message and status as the :class:`ErrorEvent` that
+    follows its :class:`Complete`."""
+
+    kind: ErrorKind
+    message: str
+    status: int | None = None
+
+
 class Complete(Event, tag="complete"):
-    """The turn ended (successfully or not); exactly one per ``result``."""
+    """The turn ended (successfully or not); exactly one per ``result``.
+
+    A failed turn (``is_error``) carries ``error``; an :class:`ErrorEvent` with the same
+    content follows the ``Complete``.
+    """
 
     is_error: bool = False
     subtype: str = "success"
@@ -298,11 +317,8 @@ class Complete(Event, tag="complete"):
     permission_denials: list[dict[str, Any]] = []
     #: True when no ``result`` came and the adapter ended the turn itself.
     synthetic: bool = False
-
-
-ErrorKind: TypeAlias = Literal[
-    "api_error", "cli_exited", "protocol", "interrupted", "max_turns", "execution", "internal"
-]
+    #: What went wrong, when ``is_error``.
+    error: TurnError | None = None
 
 
 class ErrorEvent(Event, tag="error"):

@@ -35,8 +35,9 @@ class SessionManager:
     Args:
         defaults: the :class:`SessionConfig` that :meth:`create` starts from.
         max_sessions: live sessions allowed at once.
-        idle_timeout: seconds a session may stay idle (no turn running, nothing pending)
-            before it is closed; ``None`` keeps idle sessions forever.
+        idle_timeout: seconds a session may stay idle (no turn running or queued, no
+            permission request open, no background task of the CLI's running or about to
+            report) before it is closed; ``None`` keeps idle sessions forever.
     """
 
     def __init__(
@@ -156,7 +157,11 @@ class SessionManager:
             await anyio.sleep(period)
             now = time.monotonic()
             for session in list(self._sessions.values()):
-                idle = session.status in ("idle", "connected") and not session.pending_permissions
+                idle = (
+                    session.status in ("idle", "connected")
+                    and not session.pending_permissions
+                    and not session.background_work
+                )
                 if idle and now - session.last_activity > self.idle_timeout:
                     _log.info("adapter.idle_reaped", session_id=session.id)
                     closer = self._closers.get(session.id)

@@ -5,6 +5,13 @@
 them to any number of subscribers (:meth:`subscribe`), applies the permission policy, and
 traces each turn. Status: ``starting`` -> ``connected`` -> ``active`` (a turn runs) ->
 ``idle`` -> ... -> ``terminated``, or ``errored`` with :attr:`status_reason`.
+
+``active`` follows what the CLI reports, not what was sent: it holds from :meth:`prompt` until
+that prompt's turn ends (a prompt sent while a turn runs is queued by the CLI and keeps the
+session active until its own ``result``), and a turn the CLI starts by itself (a background
+sub-agent finished) makes the session active while it runs. Background tasks still running
+are listed in :attr:`background_tasks`; :attr:`background_work` tells whether more is to come
+without a prompt (a :class:`~adapter.SessionManager` never reaps such a session).
 """
 
 from __future__ import annotations
@@ -41,7 +48,7 @@ from claudecode._tasks import TaskSet
 
 from .config import SessionConfig
 from .events import (
-    Complete,
+    ErrorEvent,
     Event,
     PermissionCancelled,
     PermissionRequest,
@@ -250,7 +257,17 @@ class AgentSession:
             _log.error("adapter.pump_crashed", session_id=self.id, error=repr(exc))
             error = f"internal error: {exc!r}"
         finally:
-            self._publish(self._translator.close(error))
+            closing = self._translator.close(error)
+            if error is None:  # a clean exit in the middle of a turn is an error too
+                error = next(
+                    (
+                        e.message
+                        for e in closing
+                        if type(e) is ErrorEvent and e.kind == "cli_exited"
+                    ),
+                    None,
+                )
+            self._publish(closing)
             self._tracer.end(error)
             self._finish("errored" if error else "terminated", error)
 
@@ -376,10 +393,17 @@ class AgentSession:
         debug = self._debug_events
         for event in stamped:
             tracer.observe(event)
-            if type(event) is Complete and self.status == "active":
-                self._set_status("idle")
             if debug is not None:
                 debug.write(encode_event(event) + b"\n")
+        self._follow_turns()
+
+    def _follow_turns(self) -> None:
+        """``active`` while the CLI has a turn running or a prompt of ours to run."""
+        busy = self._translator.busy
+        if busy and self.status in ("connected", "idle"):
+            self._set_status("active")
+        elif not busy and self.status == "active":
+            self._set_status("idle")
 
     def _set_status(self, status: SessionStatus, reason: str | None = None) -> None:
         if self.status in ("terminated", "errored"):
@@ -410,6 +434,17 @@ class AgentSession:
     def pending_permissions(self) -> list[str]:
         """Ids of the permission requests waiting for an answer."""
         return list(self._pending)
+
+    @property
+    def background_tasks(self) -> tuple[str, ...]:
+        """Ids of the background tasks (sub-agents) the CLI runs that have not finished."""
+        return self._translator.background_tasks
+
+    @property
+    def background_work(self) -> bool:
+        """Whether the CLI has work of its own going: background tasks still running, or one
+        finished and the turn that reports it has not started yet."""
+        return bool(self._translator.background_tasks) or self._translator.self_start_expected
 
     @property
     def last_seq(self) -> int:
@@ -454,14 +489,23 @@ class AgentSession:
                 {"type": "text", "text": text},
             ]
         self._turns += 1
+        # The uuid makes the CLI report the prompt's fate (command_lifecycle), which is how
+        # the session knows when its turn starts, even after turns queued before it.
+        prompt_uuid = str(uuid.uuid4())
+        self._translator.prompt_sent(prompt_uuid)
         self._tracer.start_turn(text, model=self.config.model)
-        self._set_status("active")
+        self._follow_turns()
         if self._debug_protocol is not None:
             record = {"dir": "to_cli", "prompt": text, "images": len(images)}
             self._debug_protocol.write(json.dumps(record).encode() + b"\n")
         # Published before the write so it precedes every event of the turn it starts.
         self._publish([UserMessage(text=text, images=len(images))])
-        await client.send(content)
+        try:
+            await client.send(content, uuid=prompt_uuid)
+        except BaseException:
+            self._translator.prompt_failed(prompt_uuid)
+            self._follow_turns()
+            raise
 
     async def answer_permission(self, pending_id: str, decision: PermissionDecision) -> None:
         """Answer an open :class:`~adapter.events.PermissionRequest`.

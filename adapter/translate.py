@@ -13,9 +13,21 @@ Theory of operation
 **Turns.** A turn opens with ``system/init`` (sent once per turn) or any message of model
 activity (``system/status`` requesting, ``stream_event``, ``assistant``, a non-replayed
 ``user``, ``tool_progress``, a permission prompt) and closes with its ``result``. A ``result``
-with no open turn (a background sub-agent that finished and started a turn by itself) is just
-another turn. :meth:`~Translator.finish_turn` closes a turn that gets no ``result`` (after an
-``ExitPlanMode`` approval) with a synthetic :class:`~adapter.events.Complete`.
+with no open turn is just another turn. :meth:`~Translator.finish_turn` closes a turn that
+gets no ``result`` (after an ``ExitPlanMode`` approval) with a synthetic
+:class:`~adapter.events.Complete`.
+
+**Outstanding work, as the CLI reports it.** :attr:`~Translator.busy` is true while a turn
+runs or a prompt we sent (:meth:`~Translator.prompt_sent`, with its ``uuid``) has not started
+yet. Turns are counted from what the CLI says, not from what was sent: a prompt sent while a
+turn runs is queued by the CLI (``command_lifecycle`` ``queued``) and runs after that turn's
+``result`` (``started``), so the session stays busy across both; a turn the CLI starts by
+itself (a background sub-agent finished: a second ``system/init`` ... ``result`` with
+``origin.kind == "task-notification"``) makes it busy too. A CLI that reports no
+``command_lifecycle`` (older versions) runs prompts in order: each turn that opens takes the
+oldest prompt not yet started. Background tasks (``task_started`` with ``is_backgrounded``)
+stay in :attr:`~Translator.background_tasks` until their ``task_notification``; after one,
+:attr:`~Translator.self_start_expected` holds until the CLI opens the turn that reports it.
 
 **Text.** Text streams token by token from ``stream_event`` deltas (``message_id`` is the
 ``message_start`` id). The per-block ``assistant`` lines repeat it and are de-duplicated
@@ -38,7 +50,9 @@ arrives are completed synthetically (``error`` when the turn failed), before the
 **Order on ``result``.** Pending tool calls completed, then the result text (if no text was
 emitted), the :class:`~adapter.events.ContextWindow` (when changed), the
 :class:`~adapter.events.Complete`, and last an :class:`~adapter.events.ErrorEvent` when the
-result is an error ("complete before error", as Kandev).
+result is an error ("complete before error", as Kandev). The ``Complete`` of a failed turn
+carries the same kind, message and status in ``error``, so a consumer that stops at
+``Complete`` still knows what went wrong.
 
 **Message UUIDs.** Main-chain ``user`` UUIDs are committed at once; ``assistant`` UUIDs only
 when a successful ``result`` confirms them. The last committed UUID is
@@ -59,6 +73,8 @@ an SSE ``error`` the CLI recovers from) and unknown messages pass through as
 
 from __future__ import annotations
 
+import contextlib
+from collections import deque
 from collections.abc import Callable, Iterable
 from typing import Any, Final
 
@@ -76,6 +92,7 @@ from claudecode.control import InitializeResult
 from claudecode.messages import (
     AssistantMessage,
     AuthStatus,
+    CommandLifecycle,
     ControlCancelRequest,
     InboundControlRequest,
     InboundMessage,
@@ -126,6 +143,7 @@ from .events import (
     Raw,
     Reasoning,
     SessionStatus,
+    TurnError,
 )
 from .events import ToolProgress as ToolProgressEvent
 
@@ -194,6 +212,12 @@ class Translator(StreamEvents):
         self._agents: BoundedMap[str, str] = BoundedMap(256)
         self._task_tools: BoundedMap[str, str] = BoundedMap(256)
         self._results = 0
+        # outstanding work (see "Outstanding work" above)
+        self._awaiting: deque[str] = deque()  # our prompts not started yet, oldest first
+        self._starting = False  # command_lifecycle said one started; its turn opens next
+        self._lifecycle_seen = False  # the CLI reports command_lifecycle (2.1.332)
+        self._background: BoundedMap[str, str | None] = BoundedMap(256)  # task -> Agent call
+        self._self_start_expected = False
 
     # ----------------------------------------------------------------- properties
 
@@ -201,6 +225,21 @@ class Translator(StreamEvents):
     def turn_open(self) -> bool:
         """Whether a turn started and has not ended yet."""
         return self._turn_open
+
+    @property
+    def busy(self) -> bool:
+        """Whether a turn runs or a prompt we sent has not started yet (see the module doc)."""
+        return self._turn_open or self._starting or bool(self._awaiting)
+
+    @property
+    def background_tasks(self) -> tuple[str, ...]:
+        """Ids of background tasks the CLI started and has not reported finished."""
+        return tuple(self._background.keys())
+
+    @property
+    def self_start_expected(self) -> bool:
+        """A background task finished and the CLI has not yet opened the turn reporting it."""
+        return self._self_start_expected
 
     @property
     def pending_tool_calls(self) -> tuple[str, ...]:
@@ -271,6 +310,15 @@ class Translator(StreamEvents):
             self._merge_into = None
         return out
 
+    def prompt_sent(self, uuid: str) -> None:
+        """We sent a prompt with this ``uuid``: busy until the CLI starts (and ends) its turn."""
+        self._awaiting.append(uuid)
+
+    def prompt_failed(self, uuid: str) -> None:
+        """The prompt ``uuid`` never reached the CLI: forget it."""
+        with contextlib.suppress(ValueError):
+            self._awaiting.remove(uuid)
+
     def initialized(self, result: InitializeResult) -> list[Event]:
         """The CLI answered ``initialize``: its slash commands as :class:`AvailableCommands`."""
         try:
@@ -294,8 +342,8 @@ class Translator(StreamEvents):
         input, or an empty name); this method never raises.
         """
         try:
-            self._open()
             event = plain.permission_event(req, self._parent_of, self._work_dir or self._cwd)
+            self._open(event.parent_tool_call_id)
             self._permissions[req.request_id] = event.tool_call_id
             return event
         except Exception as exc:
@@ -326,12 +374,19 @@ class Translator(StreamEvents):
         """The CLI went away: end the open turn, plus an ``ErrorEvent(kind="cli_exited")``.
 
         With ``error`` the synthetic :class:`Complete` is an error and pending tool calls end
-        as ``error``. Calling it again gives nothing.
+        as ``error``. A CLI that goes away in the middle of a turn (or before a prompt we sent
+        started) is an error even when it exited cleanly: the turn never got its ``result``.
+        Calling it again gives nothing.
         """
         if self._closed:
             return []
         self._closed = True
         try:
+            if error is None and self.busy:
+                error = "the CLI exited in the middle of a turn"
+            if self._awaiting:
+                self._awaiting.clear()
+                self._turn_open = True  # the prompt's turn ends here, unanswered
             events = self._finish("cli_exited", error=error)
             if error is not None:
                 events.append(ErrorEvent(message=error, kind="cli_exited"))
@@ -353,8 +408,26 @@ class Translator(StreamEvents):
             kind="internal",
         )
 
-    def _open(self) -> None:
+    def _open(self, parent: str | None = None) -> None:
+        # A sub-agent's own activity is not a turn: a background one goes on between turns.
+        if self._turn_open or parent is not None:
+            return
         self._turn_open = True
+        if self._starting:
+            self._starting = False  # the prompt command_lifecycle said started
+        elif self._lifecycle_seen or not self._awaiting:
+            self._self_start_expected = False  # a turn the CLI started by itself
+        else:
+            self._awaiting.popleft()  # no command_lifecycle: prompts run in order
+
+    def _on_lifecycle(self, msg: CommandLifecycle) -> list[Event]:
+        self._lifecycle_seen = True
+        command = msg.command_uuid
+        if msg.state != "queued" and command is not None and command in self._awaiting:
+            self._awaiting.remove(command)
+            if msg.state == "started" and not self._turn_open:
+                self._starting = True
+        return []
 
     def _note_agent(self, agent_id: str | None, parent: str | None) -> None:
         if agent_id and parent:
@@ -411,6 +484,11 @@ class Translator(StreamEvents):
         if isinstance(msg, SystemTaskStarted) and msg.task_id and msg.tool_use_id:
             self._task_tools.set(msg.task_id, msg.tool_use_id)
             self._agents.set(msg.task_id, msg.tool_use_id)
+        if isinstance(msg, SystemTaskStarted) and msg.task_id and msg.is_backgrounded:
+            self._background.set(msg.task_id, msg.tool_use_id)
+        elif isinstance(msg, SystemTaskNotification) and msg.task_id in self._background:
+            self._background.pop(str(msg.task_id))
+            self._self_start_expected = True
         task_id = getattr(msg, "task_id", None)
         known = self._task_tools.get(task_id) if isinstance(task_id, str) else None
         return [plain.task_event(msg, known)]
@@ -423,8 +501,8 @@ class Translator(StreamEvents):
     # ---------------------------------------------------------- assistant / user
 
     def _on_assistant(self, msg: AssistantMessage) -> list[Event]:
-        self._open()
         parent = msg.parent_tool_use_id
+        self._open(parent)
         self._note_agent(msg.agent_id, parent)
         message = msg.message
         message_id = message.id
@@ -463,8 +541,8 @@ class Translator(StreamEvents):
     def _on_user(self, msg: UserMessage) -> list[Event]:
         if msg.is_replay:
             return []
-        self._open()
         parent = msg.parent_tool_use_id
+        self._open(parent)
         self._note_agent(msg.agent_id, parent)
         if parent is None and msg.uuid:
             self._last_committed = msg.uuid
@@ -498,8 +576,13 @@ class Translator(StreamEvents):
 
     def _on_result(self, msg: ResultMessage) -> list[Event]:
         self._results += 1
+        self._open()  # a result with no open turn is a turn of its own
+        if msg.origin is not None and msg.origin.get("kind") == "task-notification":
+            self._self_start_expected = False
         events: list[Event] = []
-        events += self._calls.complete_all("error" if msg.is_error else "complete")
+        events += self._calls.complete_all(
+            "error" if msg.is_error else "complete", keep=self._background_calls()
+        )
         if not self._text_in_turn and msg.result:
             message_id = f"result:{msg.uuid or self._results}"
             events.append(MessageChunk(message_id=message_id, text=msg.result))
@@ -509,11 +592,22 @@ class Translator(StreamEvents):
             events.append(window)
         if not msg.is_error and self._pending_assistant_uuid:
             self._last_committed = self._pending_assistant_uuid
-        events.append(plain.complete_of(msg, self._turn_model or self._model, self._last_committed))
-        if msg.is_error:
-            events.append(plain.result_error(msg))
+        complete = plain.complete_of(msg, self._turn_model or self._model, self._last_committed)
+        events.append(complete)
+        if complete.error is not None:
+            events.append(
+                ErrorEvent(
+                    message=complete.error.message,
+                    kind=complete.error.kind,
+                    status=complete.error.status,
+                )
+            )
         self._end_turn()
         return events
+
+    def _background_calls(self) -> frozenset[str]:
+        """The Agent calls of running background tasks: their sub-agents outlive the turn."""
+        return frozenset(v for v in self._background.values() if v)
 
     def _end_turn(self) -> None:
         self._turn_open = False
@@ -536,6 +630,7 @@ class Translator(StreamEvents):
                 model=self._turn_model or self._model,
                 last_message_uuid=self._last_committed,
                 synthetic=True,
+                error=None if error is None else TurnError(kind="cli_exited", message=error),
             )
         )
         self._end_turn()
@@ -556,7 +651,7 @@ class Translator(StreamEvents):
         return [PermissionCancelled(pending_id=msg.request_id, reason="cancelled_by_cli")]
 
     def _on_tool_progress(self, msg: ToolProgress) -> list[Event]:
-        self._open()
+        self._open(msg.parent_tool_use_id)
         return [
             ToolProgressEvent(
                 tool_call_id=msg.tool_use_id or "",
@@ -595,5 +690,6 @@ _HANDLERS: Final[dict[type[Any], _Handler]] = {
     ResultMessage: Translator._on_result,
     ToolProgress: Translator._on_tool_progress,
     ControlCancelRequest: Translator._on_cancel,
+    CommandLifecycle: Translator._on_lifecycle,
 }
 """Dispatch by exact message class; classes not listed give nothing (or ``raw``)."""
