@@ -8,7 +8,7 @@ Entries are tagged by ``kind`` in JSON.
 
 from __future__ import annotations
 
-from typing import Literal, TypeAlias
+from typing import Any, Literal, TypeAlias
 
 import msgspec
 
@@ -103,7 +103,7 @@ class PermissionEntry(_Entry, frozen=True, tag="permission"):
     pending_id: str
     tool_name: str
     title: str
-    input: dict[str, object]
+    input: dict[str, Any]
     normalized: NormalizedPayload
     action_type: ActionType = "other"
     tool_call_id: str | None = None
