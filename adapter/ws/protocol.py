@@ -26,6 +26,7 @@ internal error, 4001 the client fell behind (reconnect and ``subscribe`` with ``
 
 from __future__ import annotations
 
+import typing
 from typing import Any, Final, Literal, TypeAlias
 
 import msgspec
@@ -33,7 +34,7 @@ import msgspec
 from ..backend import SessionInfo
 from ..chat.history import HistorySession
 from ..chat.view import ChatSnapshot
-from ..events import AnyEvent
+from ..events import AnyEvent, event_schema
 
 __all__ = (
     "CLOSE_CODES",
@@ -308,10 +309,7 @@ ServerFrame: TypeAlias = (
 )
 
 _client_decoder = msgspec.json.Decoder(ClientFrame)
-_CLIENT_TYPES = frozenset(
-    t.__struct_config__.tag
-    for t in ClientFrame.__args__  # type: ignore[attr-defined]
-)
+_CLIENT_TYPES = frozenset(t.__struct_config__.tag for t in typing.get_args(ClientFrame))
 _encoder = msgspec.json.Encoder()
 
 
@@ -360,11 +358,39 @@ def event_frame(event: AnyEvent) -> EventFrame:
     return EventFrame(session_id=event.session_id, seq=event.seq, event=event)
 
 
+def _external(value: Any, shared: set[str]) -> Any:
+    """``value`` with references to the event schema's definitions pointing into it."""
+    if isinstance(value, dict):
+        ref = value.get("$ref")
+        if isinstance(ref, str) and ref.startswith("#/$defs/") and ref[8:] in shared:
+            return {**value, "$ref": _EVENT_SCHEMA + ref}
+        return {k: _external(v, shared) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_external(v, shared) for v in value]
+    return value
+
+
+_EVENT_SCHEMA = "event-schema.json"
+
+
 def ws_schema() -> dict[str, Any]:
-    """The JSON Schema of the protocol: ``client`` and ``server`` frame unions."""
+    """The JSON Schema of the protocol: ``client`` and ``server`` frame unions.
+
+    Events and the tool payloads inside them are defined by the event schema
+    (``event-schema.json``, :func:`adapter.events.event_schema`) and referenced from here, so
+    this schema changes only when the protocol itself does.
+    """
     (client, server), components = msgspec.json.schema_components(
         [ClientFrame, ServerFrame], ref_template="#/$defs/{name}"
     )
+    shared = set(event_schema()["$defs"]) & set(components)
+    components = {k: v for k, v in components.items() if k not in shared}
+    event_frame_def = components["EventFrame"]
+    event_frame_def["properties"]["event"] = {
+        "$ref": _EVENT_SCHEMA,
+        "description": "One event, as the event schema defines it.",
+    }
+    client, server, components = (_external(x, shared) for x in (client, server, components))
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "title": "claudecode-bridge WebSocket protocol",
