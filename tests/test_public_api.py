@@ -14,6 +14,7 @@ PACKAGES = [
     "adapter.chat",
     "adapter.cluster",
     "adapter.ws",
+    "terminals",
 ]
 
 

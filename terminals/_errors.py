@@ -1,0 +1,88 @@
+"""The typed errors of terminal sessions.
+
+::
+
+    TerminalError
+    ├── AgentUnavailableError      the agent's program is not installed (names what to install)
+    ├── UnknownAgentError          no agent of that name is declared
+    ├── TerminalExistsError        a live session already has that id
+    ├── UnknownTerminalError       no session has that id
+    ├── TerminalClosedError        the session has ended (input, attach)
+    ├── TooManyTerminalsError      the manager's session cap is reached
+    └── InvalidTerminalSizeError   columns / rows out of range
+"""
+
+from __future__ import annotations
+
+__all__ = (
+    "AgentUnavailableError",
+    "InvalidTerminalSizeError",
+    "TerminalClosedError",
+    "TerminalError",
+    "TerminalExistsError",
+    "TooManyTerminalsError",
+    "UnknownAgentError",
+    "UnknownTerminalError",
+)
+
+
+class TerminalError(Exception):
+    """Base class of every error raised by the terminals package."""
+
+
+class AgentUnavailableError(TerminalError):
+    """The agent's program was not found; ``install_hint`` says how to install it."""
+
+    def __init__(self, agent: str, install_hint: str) -> None:
+        super().__init__(f"agent {agent!r} is not installed: {install_hint}")
+        self.agent = agent
+        self.install_hint = install_hint
+
+
+class UnknownAgentError(TerminalError):
+    """No agent of that name is declared."""
+
+    def __init__(self, agent: str, known: tuple[str, ...]) -> None:
+        super().__init__(f"unknown agent {agent!r} (known: {', '.join(known)})")
+        self.agent = agent
+
+
+class TerminalExistsError(TerminalError):
+    """A live terminal session already uses that id."""
+
+    def __init__(self, session_id: str) -> None:
+        super().__init__(f"terminal session {session_id!r} already exists")
+        self.session_id = session_id
+
+
+class UnknownTerminalError(TerminalError):
+    """No terminal session has that id."""
+
+    def __init__(self, session_id: str) -> None:
+        super().__init__(f"no terminal session {session_id!r}")
+        self.session_id = session_id
+
+
+class TerminalClosedError(TerminalError):
+    """The terminal session has ended; it takes no more input."""
+
+    def __init__(self, session_id: str) -> None:
+        super().__init__(f"terminal session {session_id!r} has ended")
+        self.session_id = session_id
+
+
+class TooManyTerminalsError(TerminalError):
+    """The manager already runs its maximum number of terminal sessions."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(f"too many terminal sessions (limit {limit})")
+        self.limit = limit
+
+
+class InvalidTerminalSizeError(TerminalError):
+    """Columns or rows outside the accepted range."""
+
+    def __init__(self, cols: int, rows: int) -> None:
+        super().__init__(f"invalid terminal size {cols}x{rows} (1..1000 each)")
+        self.cols = cols
+        self.rows = rows

@@ -1,0 +1,256 @@
+"""The server-side screen of a terminal session: a :mod:`pyte` virtual terminal.
+
+Output is queued with :meth:`TerminalScreen.feed` (cheap: a list append) and parsed only when
+the screen is read (:meth:`lines`, :meth:`render`, :meth:`resize`), so a flood of output costs
+the session's reader nothing and the screen's parse cost is paid at the rate the screen is
+looked at. The queue is bounded: past ``max_pending`` bytes the oldest queued output is dropped
+and the screen restarts from a clean state fed with the newest output, which is what a person
+looking at a flooding terminal sees anyway (counted in ``resyncs``).
+
+:meth:`render` turns the screen (and a bounded scrollback) into bytes that, written to a fresh
+xterm-compatible terminal, reproduce it: text with colours and attributes, the cursor position
+and the input modes that change what keys send (application cursor keys, bracketed paste,
+mouse reporting), so a viewer who connects late sees the current screen exactly instead of a
+garbled replay of raw output.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from typing import Any
+
+import pyte
+from pyte.screens import Char
+
+__all__ = ("TerminalScreen",)
+
+_DEFAULT_MAX_PENDING = 1 << 20
+
+_NAMED_COLOURS = {
+    "black": 0,
+    "red": 1,
+    "green": 2,
+    "brown": 3,
+    "yellow": 3,
+    "blue": 4,
+    "magenta": 5,
+    "cyan": 6,
+    "white": 7,
+}
+
+#: Private modes replayed to a new viewer: cursor keys, cursor visibility, mouse, focus,
+#: bracketed paste (pyte records every private mode shifted left by 5).
+_REPLAYED_PRIVATE_MODES = (1, 25, 1000, 1002, 1003, 1004, 1006, 2004)
+
+
+def _colour(value: str, *, background: bool) -> str:
+    if value == "default":
+        return ""
+    base = 40 if background else 30
+    if value.startswith("bright"):
+        index = _NAMED_COLOURS.get(value[6:])
+        if index is not None:
+            return str(base + 60 + index)
+    index = _NAMED_COLOURS.get(value)
+    if index is not None:
+        return str(base + index)
+    if len(value) == 6:
+        try:
+            r, g, b = int(value[0:2], 16), int(value[2:4], 16), int(value[4:6], 16)
+        except ValueError:
+            return ""
+        return f"{base + 8};2;{r};{g};{b}"
+    return ""
+
+
+def _sgr(char: Char) -> str:
+    codes = ["0"]
+    if char.bold:
+        codes.append("1")
+    if char.italics:
+        codes.append("3")
+    if char.underscore:
+        codes.append("4")
+    if char.blink:
+        codes.append("5")
+    if char.reverse:
+        codes.append("7")
+    if char.strikethrough:
+        codes.append("9")
+    fg = _colour(char.fg, background=False)
+    if fg:
+        codes.append(fg)
+    bg = _colour(char.bg, background=True)
+    if bg:
+        codes.append(bg)
+    return "\x1b[" + ";".join(codes) + "m"
+
+
+def _attrs(char: Char) -> tuple[Any, ...]:
+    return (
+        char.fg,
+        char.bg,
+        char.bold,
+        char.italics,
+        char.underscore,
+        char.strikethrough,
+        char.reverse,
+        char.blink,
+    )
+
+
+_PLAIN = _attrs(Char(" "))
+
+
+def _render_line(line: Any, columns: int) -> str:
+    # Drop trailing blank cells in the default style: they cost bytes and change nothing.
+    last = columns - 1
+    while last >= 0:
+        cell = line[last]
+        if cell.data not in (" ", "") or _attrs(cell) != _PLAIN:
+            break
+        last -= 1
+    parts: list[str] = []
+    current = _PLAIN
+    for x in range(last + 1):
+        cell = line[x]
+        if cell.data == "":  # the right half of a wide character
+            continue
+        attrs = _attrs(cell)
+        if attrs != current:
+            parts.append(_sgr(cell))
+            current = attrs
+        parts.append(cell.data)
+    if current != _PLAIN:
+        parts.append("\x1b[0m")
+    return "".join(parts)
+
+
+class _Screen(pyte.Screen):
+    """A pyte screen that keeps the lines scrolled off its top (a bounded scrollback)."""
+
+    def __init__(self, columns: int, lines: int, scrollback: int) -> None:
+        self.scrollback: deque[Any] = deque(maxlen=max(scrollback, 1))
+        self._keep_scrollback = scrollback > 0
+        super().__init__(columns, lines)
+
+    def index(self) -> None:
+        top, bottom = self.margins or pyte.screens.Margins(0, self.lines - 1)
+        if self._keep_scrollback and top == 0 and self.cursor.y == bottom:
+            self.scrollback.append(self.buffer[0])
+        super().index()
+
+
+class TerminalScreen:
+    """A virtual terminal fed with a session's output (see the module docstring)."""
+
+    def __init__(
+        self,
+        cols: int,
+        rows: int,
+        *,
+        scrollback: int = 1000,
+        max_pending: int = _DEFAULT_MAX_PENDING,
+    ) -> None:
+        self._scrollback_size = scrollback
+        self._screen = _Screen(cols, rows, scrollback)
+        self._stream = pyte.ByteStream(self._screen)
+        self._pending: deque[bytes] = deque()
+        self._pending_bytes = 0
+        self._max_pending = max_pending
+        self._reset_needed = False
+        self.resyncs = 0
+
+    @property
+    def cols(self) -> int:
+        """Columns."""
+        return int(self._screen.columns)
+
+    @property
+    def rows(self) -> int:
+        """Rows."""
+        return int(self._screen.lines)
+
+    @property
+    def pending_bytes(self) -> int:
+        """Output queued but not parsed yet."""
+        return self._pending_bytes
+
+    def feed(self, data: bytes) -> None:
+        """Queue output for the screen (parsed when the screen is next read)."""
+        self._pending.append(data)
+        self._pending_bytes += len(data)
+        if self._pending_bytes > self._max_pending:
+            while self._pending_bytes - len(self._pending[0]) > self._max_pending // 2:
+                self._pending_bytes -= len(self._pending.popleft())
+            self._reset_needed = True
+
+    def flush(self) -> None:
+        """Parse every queued byte now."""
+        if not self._pending:
+            return
+        if self._reset_needed:
+            self._reset_needed = False
+            self.resyncs += 1
+            cols, rows = self.cols, self.rows
+            self._screen = _Screen(cols, rows, self._scrollback_size)
+            self._stream = pyte.ByteStream(self._screen)
+        data = b"".join(self._pending)
+        self._pending.clear()
+        self._pending_bytes = 0
+        self._stream.feed(data)
+
+    def resize(self, cols: int, rows: int) -> None:
+        """Change the screen size (queued output is parsed at the old size first)."""
+        self.flush()
+        self._screen.resize(lines=rows, columns=cols)
+
+    def lines(self) -> list[str]:
+        """The visible screen as text, one string per row (padded to the width)."""
+        self.flush()
+        return list(self._screen.display)
+
+    def text(self) -> str:
+        """The visible screen as text, trailing blanks removed."""
+        return "\n".join(line.rstrip() for line in self.lines())
+
+    def scrollback_lines(self) -> list[str]:
+        """The scrollback as text, oldest first."""
+        self.flush()
+        cols = self.cols
+        return [
+            "".join(line[x].data for x in range(cols)).rstrip() for line in self._screen.scrollback
+        ]
+
+    def render(self, *, scrollback: int | None = None) -> bytes:
+        """Bytes that redraw this screen (after up to ``scrollback`` lines of history) on a
+        fresh terminal of the same size."""
+        self.flush()
+        screen = self._screen
+        cols, rows = self.cols, self.rows
+        out: list[str] = ["\x1b[0m\x1b[H\x1b[2J\x1b[3J"]
+        history = list(screen.scrollback) if screen._keep_scrollback else []
+        if scrollback is not None:
+            history = history[-scrollback:] if scrollback > 0 else []
+        for line in history:
+            out.append(_render_line(line, cols))
+            out.append("\r\n")
+        if history:
+            # Scroll exactly the history lines off the visible area; the rows are drawn over
+            # the blank screen below at absolute positions.
+            out.append("\n" * (rows - 1))
+        for y in range(rows):
+            out.append(f"\x1b[{y + 1};1H")
+            out.append(_render_line(screen.buffer[y], cols))
+        modes = screen.mode
+        for mode in _REPLAYED_PRIVATE_MODES:
+            shifted = mode << 5
+            if mode == 25:
+                if shifted not in modes:
+                    out.append("\x1b[?25l")
+            elif shifted in modes:
+                out.append(f"\x1b[?{mode}h")
+        cursor = screen.cursor
+        out.append(f"\x1b[{cursor.y + 1};{min(cursor.x, cols - 1) + 1}H")
+        out.append(_sgr(cursor.attrs) if _attrs(cursor.attrs) != _PLAIN else "")
+        return "".join(out).encode("utf-8", "replace")

@@ -1,0 +1,96 @@
+"""The server-side screen: what it renders reproduces it on a fresh terminal."""
+
+from __future__ import annotations
+
+import pyte
+from hypothesis import given
+from hypothesis import strategies as st
+
+from terminals import TerminalScreen
+
+COLS, ROWS = 30, 8
+
+_pieces = st.one_of(
+    st.text(alphabet=st.characters(min_codepoint=0x20, max_codepoint=0x7E), max_size=40),
+    st.sampled_from(
+        [
+            "\r\n",
+            "\n",
+            "\r",
+            "\t",
+            "\b",
+            "\x1b[1m",
+            "\x1b[3m",
+            "\x1b[4m",
+            "\x1b[7m",
+            "\x1b[9m",
+            "\x1b[0m",
+            "\x1b[31m",
+            "\x1b[92m",
+            "\x1b[44m",
+            "\x1b[38;5;208m",
+            "\x1b[48;2;10;20;30m",
+            "\x1b[H",
+            "\x1b[5;7H",
+            "\x1b[2J",
+            "\x1b[K",
+            "\x1b[2A",
+            "\x1b[3C",
+            "\x1b[?25l",
+            "\x1b[?25h",
+            "\x1b[?1h",
+            "\x1b[?2004h",
+            "é",
+            "中文",
+            "─│",
+        ]
+    ),
+)
+
+
+def _cells(screen: pyte.Screen) -> list[list[tuple[object, ...]]]:
+    return [
+        [tuple(screen.buffer[y][x]) for x in range(screen.columns)] for y in range(screen.lines)
+    ]
+
+
+@given(st.lists(_pieces, max_size=60), st.integers(min_value=1, max_value=64))
+def test_render_reproduces_text_attributes_cursor_and_modes(pieces: list[str], chunk: int) -> None:
+    data = "".join(pieces).encode()
+    screen = TerminalScreen(COLS, ROWS, scrollback=0)
+    for i in range(0, len(data), chunk):  # arbitrary chunking, UTF-8 split anywhere
+        screen.feed(data[i : i + chunk])
+    expected = pyte.Screen(COLS, ROWS)
+    pyte.ByteStream(expected).feed(data)
+    assert expected.display == screen.lines()
+
+    replayed = pyte.Screen(COLS, ROWS)
+    pyte.ByteStream(replayed).feed(screen.render())
+    assert _cells(expected) == _cells(replayed)
+    assert (expected.cursor.x, expected.cursor.y) == (
+        min(replayed.cursor.x, COLS),
+        replayed.cursor.y,
+    ) or expected.cursor.x >= COLS
+    for mode in (1 << 5, 25 << 5, 2004 << 5):
+        assert (mode in expected.mode) == (mode in replayed.mode)
+
+
+def test_scrollback_keeps_lines_scrolled_off_the_top() -> None:
+    screen = TerminalScreen(20, 5, scrollback=3)
+    screen.feed(b"".join(b"row-%d\r\n" % i for i in range(10)))
+    assert ["row-3", "row-4", "row-5"] == screen.scrollback_lines()
+    assert "row-6" == screen.lines()[0].rstrip()
+    # A fresh terminal of the same size gets the history in its own scrollback.
+    replayed = TerminalScreen(20, 5, scrollback=100)
+    replayed.feed(screen.render())
+    assert screen.lines() == replayed.lines()
+    assert ["row-3", "row-4", "row-5"] == replayed.scrollback_lines()
+
+
+def test_a_flood_resyncs_the_screen_from_recent_output() -> None:
+    screen = TerminalScreen(20, 4, scrollback=0, max_pending=1000)
+    for i in range(500):
+        screen.feed(b"line %d\r\n" % i)
+    assert screen.pending_bytes <= 1000
+    assert "line 499" == screen.lines()[-2].rstrip()
+    assert 1 == screen.resyncs
