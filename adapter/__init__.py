@@ -3,7 +3,8 @@
 :class:`AgentSession` runs one CLI session (through :mod:`claudecode`), turns every message
 into the events of :mod:`adapter.events` (a tagged union, the public wire schema), publishes
 them to any number of subscribers, applies a permission policy and traces each turn with
-OpenTelemetry. :class:`SessionManager` runs many at once. :class:`Translator` is the pure
+OpenTelemetry. :class:`SessionManager` runs many at once; :class:`LocalBackend` serves them
+to front ends through the :class:`SessionBackend` interface. :class:`Translator` is the pure
 message -> event translation, usable on its own. ``claudecode-bridge run`` is a terminal front
 end on the same channel.
 """
@@ -47,6 +48,7 @@ from .events import (
     event_schema,
 )
 from .fanout import EventHub, SubscriberDropped, Subscription
+from .local import LocalBackend
 from .manager import SessionManager, TooManySessionsError, UnknownSessionError
 from .policies import PermissionDecision, PermissionPolicy
 from .session import AgentSession, UnknownPermissionError
@@ -68,6 +70,7 @@ __all__ = (
     "event_schema",
     "EventHub",
     "EventStream",
+    "LocalBackend",
     "MessageChunk",
     "ModeChanged",
     "PermissionCancelled",

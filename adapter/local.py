@@ -1,0 +1,450 @@
+"""The in-process session backend: :class:`LocalBackend` over a :class:`SessionManager`.
+
+``async with LocalBackend(defaults) as backend:`` runs sessions in this process and serves
+them through the data-only :class:`~adapter.backend.SessionBackend` interface the front ends
+use. Besides delegating, it keeps what the interface promises and an ``AgentSession`` alone
+does not:
+
+* a :class:`~adapter.backend.SessionInfo` per session, with the UI ``state`` derived from
+  the adapter status and the open permission requests (``waiting`` wins over ``busy``);
+* a monitor task per session that follows its events (model, permission mode, CLI session
+  id) and reports every change that matters to :meth:`LocalBackend.watch` watchers;
+* closed sessions remembered for a while (``closed_ttl`` seconds, at most ``closed_max``):
+  :meth:`~LocalBackend.info` still answers and :meth:`~LocalBackend.subscribe` replays their
+  recorded history, so a page reloaded just after a session ended still shows it.
+
+Watchers are bounded: each holds at most one pending snapshot per session (a newer one
+replaces an undelivered older one), so a slow watcher costs memory proportional to the
+number of sessions, never to the number of changes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import time
+from collections import OrderedDict
+from collections.abc import AsyncIterator, Sequence
+from types import TracebackType
+from typing import TYPE_CHECKING, Any, Self
+
+import anyio
+import anyio.abc
+
+from claudecode import UsageError
+from claudecode._log import get_logger
+
+from .backend import EventStream, SessionBackend, SessionInfo, SessionSpec, SessionState
+from .config import SessionConfig
+from .events import ModeChanged, SessionStatus
+from .fanout import SubscriberDropped
+from .manager import SessionManager, UnknownSessionError
+from .policies import PermissionDecision, PermissionPolicy, PolicyName
+from .session import AgentSession
+
+__all__ = ("LocalBackend",)
+
+_log = get_logger("claudecode.adapter.local")
+
+_SPEC_POLICIES = frozenset({"autonomous", "supervised", "plan"})
+_TITLE_LENGTH = 80
+
+
+def _ui_state(session: AgentSession) -> SessionState:
+    status = session.status
+    if status == "terminated":
+        return "closed"
+    if status == "errored":
+        return "errored"
+    if status == "starting":
+        return "starting"
+    if session.pending_permissions:
+        return "waiting"
+    if status == "active":
+        return "busy"
+    return "idle"
+
+
+def _title(text: str) -> str | None:
+    line = next((part.strip() for part in text.splitlines() if part.strip()), "")
+    if not line:
+        return None
+    return line if len(line) <= _TITLE_LENGTH else line[: _TITLE_LENGTH - 1] + "…"
+
+
+@dataclasses.dataclass
+class _Entry:
+    """What the backend knows of one session beyond the AgentSession itself."""
+
+    session: AgentSession
+    created_at: float
+    model: str | None = None
+    permission_mode: str | None = None
+    cli_session_id: str | None = None
+    title: str | None = None
+    closed_at: float | None = None
+    last_sent: tuple[Any, ...] | None = None
+
+
+class _Watcher:
+    """One watcher's pending snapshots: at most one per session, oldest change first."""
+
+    def __init__(self) -> None:
+        self.pending: OrderedDict[str, SessionInfo] = OrderedDict()
+        self.wakeup = anyio.Event()
+        self.ended = False
+
+    def push(self, info: SessionInfo) -> None:
+        self.pending.pop(info.id, None)
+        self.pending[info.id] = info
+        self.wakeup.set()
+
+    def end(self) -> None:
+        self.ended = True
+        self.wakeup.set()
+
+    def __aiter__(self) -> _Watcher:
+        return self
+
+    async def __anext__(self) -> SessionInfo:
+        while not self.pending:
+            if self.ended:
+                raise StopAsyncIteration
+            await self.wakeup.wait()
+            self.wakeup = anyio.Event()
+        _, info = self.pending.popitem(last=False)
+        return info
+
+
+class LocalBackend:
+    """Sessions in this process, behind the :class:`~adapter.backend.SessionBackend` interface.
+
+    Args:
+        defaults: the :class:`SessionConfig` every session starts from; a
+            :class:`~adapter.backend.SessionSpec` overrides its ``cwd``, ``model``, ``policy``
+            (by name), ``permission_mode`` and the resume fields.
+        max_sessions: live sessions allowed at once.
+        idle_timeout: seconds an idle session lives on (``None``: forever).
+        closed_ttl: seconds a closed session is still reported and replayable.
+        closed_max: closed sessions remembered at most (the oldest are forgotten first).
+    """
+
+    def __init__(
+        self,
+        defaults: SessionConfig | None = None,
+        *,
+        max_sessions: int = 32,
+        idle_timeout: float | None = 900.0,
+        closed_ttl: float = 600.0,
+        closed_max: int = 64,
+    ) -> None:
+        self.defaults = defaults or SessionConfig()
+        self.closed_ttl = closed_ttl
+        self.closed_max = closed_max
+        self._manager = SessionManager(
+            self.defaults, max_sessions=max_sessions, idle_timeout=idle_timeout
+        )
+        self._live: dict[str, _Entry] = {}
+        self._closed: OrderedDict[str, _Entry] = OrderedDict()
+        self._watchers: list[_Watcher] = []
+        self._all_retired: anyio.Event | None = None
+        self._tg: anyio.abc.TaskGroup | None = None
+
+    @property
+    def max_sessions(self) -> int:
+        """Live sessions allowed at once."""
+        return self._manager.max_sessions
+
+    # -- lifecycle -------------------------------------------------------------------
+
+    async def __aenter__(self) -> Self:
+        if self._tg is not None:
+            raise UsageError("the LocalBackend is running already")
+        tg = anyio.create_task_group()
+        await tg.__aenter__()
+        try:
+            await self._manager.__aenter__()
+        except BaseException:
+            tg.cancel_scope.cancel()
+            await tg.__aexit__(None, None, None)
+            raise
+        self._tg = tg
+        self._all_retired = anyio.Event()
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        """Close every session (their CLIs are reaped), end the watchers. Idempotent."""
+        tg, self._tg = self._tg, None
+        if tg is None:
+            return
+        assert self._all_retired is not None
+        if not self._live:
+            self._all_retired.set()
+        try:
+            # The manager shields its own closing of the sessions.
+            await self._manager.__aexit__(None, None, None)
+            # The monitors end with their sessions; let them record it.
+            with anyio.move_on_after(5, shield=True):
+                await self._all_retired.wait()
+        finally:
+            # Not inside the shielded scope: the task group's scope must be the innermost
+            # one when it exits.
+            tg.cancel_scope.cancel()
+            await tg.__aexit__(None, None, None)
+            for entry in list(self._live.values()):
+                self._retire(entry)
+            for watcher in self._watchers:
+                watcher.end()
+            self._watchers.clear()
+
+    # -- the SessionBackend interface -------------------------------------------------
+
+    def config_for(self, spec: SessionSpec) -> SessionConfig:
+        """The :class:`SessionConfig` a session created from ``spec`` runs with.
+
+        Raises:
+            UsageError: ``spec.policy`` names no built-in policy.
+        """
+        changes: dict[str, Any] = {}
+        if spec.cwd is not None:
+            changes["cwd"] = spec.cwd
+        if spec.model is not None:
+            changes["model"] = spec.model
+        if spec.policy is not None:
+            if spec.policy not in _SPEC_POLICIES:
+                names = ", ".join(sorted(_SPEC_POLICIES))
+                raise UsageError(f"unknown policy {spec.policy!r} (one of: {names})")
+            name: PolicyName = spec.policy  # type: ignore[assignment]
+            changes["policy"] = PermissionPolicy(
+                name, read_only_tools=self.defaults.policy.read_only_tools
+            )
+        if spec.permission_mode is not None:
+            changes["permission_mode"] = spec.permission_mode
+        if spec.resume is not None:
+            changes["resume"] = spec.resume
+            changes["resume_session_at"] = spec.resume_session_at
+            changes["fork_session"] = spec.fork
+        return dataclasses.replace(self.defaults, **changes)
+
+    async def create(self, spec: SessionSpec, *, session_id: str | None = None) -> SessionInfo:
+        """Start a session from ``spec`` and return once its CLI is connected."""
+        tg = self._require_running()
+        config = self.config_for(spec)
+        if session_id is not None and session_id in self._live:
+            raise UsageError(f"a session {session_id!r} exists already")
+        session = await self._manager.create(config, session_id=session_id)
+        self._closed.pop(session.id, None)
+        entry = _Entry(
+            session=session,
+            created_at=time.time() - (time.monotonic() - session.created_at),
+            model=config.model,
+            permission_mode=config.permission_mode or config.policy.cli_permission_mode,
+        )
+        self._live[session.id] = entry
+        # Follow the session from its first event: nothing it published is missed.
+        subscription = session.subscribe(after_seq=0)
+        tg.start_soon(self._monitor, entry, subscription, name=f"backend monitor {session.id}")
+        self._changed(entry)
+        return self._info(entry)
+
+    async def info(self, session_id: str) -> SessionInfo:
+        """The session's current snapshot (also for a recently closed session)."""
+        return self._info(self._entry(session_id))
+
+    async def list(self) -> list[SessionInfo]:
+        """Every live session, then the recently closed ones."""
+        self._expire_closed()
+        return [self._info(e) for e in (*self._live.values(), *self._closed.values())]
+
+    @contextlib.asynccontextmanager
+    async def subscribe(
+        self, session_id: str, *, after_seq: int | None = None
+    ) -> AsyncIterator[EventStream]:
+        """Events with ``seq > after_seq`` (history first), then live ones; a closed session
+        replays what its history still holds, then ends."""
+        entry = self._entry(session_id)
+        with entry.session.subscribe(after_seq) as subscription:
+            yield subscription
+
+    async def prompt(
+        self, session_id: str, text: str, *, images: Sequence[tuple[str, bytes]] = ()
+    ) -> None:
+        """Send a prompt to the session."""
+        entry = self._live_entry(session_id)
+        await entry.session.prompt(text, images=images)
+        if entry.title is None:
+            entry.title = _title(text)
+        self._changed(entry)
+
+    async def answer_permission(
+        self, session_id: str, pending_id: str, decision: PermissionDecision
+    ) -> None:
+        """Answer an open permission request."""
+        entry = self._live_entry(session_id)
+        await entry.session.answer_permission(pending_id, decision)
+        self._changed(entry)
+
+    async def interrupt(self, session_id: str) -> None:
+        """Interrupt the running turn."""
+        await self._live_entry(session_id).session.interrupt()
+
+    async def set_model(self, session_id: str, model: str | None) -> None:
+        """Use ``model`` from the next turn on."""
+        entry = self._live_entry(session_id)
+        await entry.session.set_model(model)
+        entry.model = model
+        self._changed(entry)
+
+    async def set_permission_mode(self, session_id: str, mode: str) -> None:
+        """Switch the CLI's permission mode."""
+        await self._live_entry(session_id).session.set_permission_mode(mode)
+
+    async def close(self, session_id: str) -> None:
+        """End the session and wait until it ended (a closed one: nothing to do)."""
+        if session_id in self._closed:
+            return
+        entry = self._live_entry(session_id)
+        with contextlib.suppress(UnknownSessionError):
+            await self._manager.close(session_id)
+        await entry.session.wait_closed()
+        self._retire(entry)
+
+    @contextlib.asynccontextmanager
+    async def watch(self) -> AsyncIterator[AsyncIterator[SessionInfo]]:
+        """A :class:`SessionInfo` per change that matters (see the module docs)."""
+        watcher = _Watcher()
+        if self._tg is None:
+            watcher.end()
+        else:
+            self._watchers.append(watcher)
+        try:
+            yield watcher
+        finally:
+            watcher.end()
+            with contextlib.suppress(ValueError):
+                self._watchers.remove(watcher)
+
+    # -- internals ---------------------------------------------------------------------
+
+    def _require_running(self) -> anyio.abc.TaskGroup:
+        if self._tg is None:
+            raise UsageError("the LocalBackend is not running (use `async with`)")
+        return self._tg
+
+    def _entry(self, session_id: str) -> _Entry:
+        entry = self._live.get(session_id)
+        if entry is not None:
+            return entry
+        self._expire_closed()
+        entry = self._closed.get(session_id)
+        if entry is None:
+            raise UnknownSessionError(f"no session {session_id!r}")
+        return entry
+
+    def _live_entry(self, session_id: str) -> _Entry:
+        entry = self._live.get(session_id)
+        if entry is None:
+            if session_id in self._closed:
+                raise UsageError(f"session {session_id!r} is closed")
+            raise UnknownSessionError(f"no session {session_id!r}")
+        return entry
+
+    def _info(self, entry: _Entry) -> SessionInfo:
+        session = entry.session
+        state = _ui_state(session)
+        if entry.closed_at is not None and state not in ("closed", "errored"):
+            state = "closed"
+        last_activity = time.time() - (time.monotonic() - session.last_activity)
+        return SessionInfo(
+            id=session.id,
+            status=session.status,
+            state=state,
+            status_reason=session.status_reason,
+            cwd=str(session.config.cwd) if session.config.cwd is not None else None,
+            model=entry.model,
+            permission_mode=entry.permission_mode,
+            cli_session_id=entry.cli_session_id or session.cli_session_id,
+            created_at=entry.created_at,
+            last_activity=max(entry.created_at, last_activity),
+            pending_permissions=tuple(session.pending_permissions),
+            last_seq=session.last_seq,
+            title=entry.title,
+        )
+
+    def _changed(self, entry: _Entry) -> None:
+        """Tell the watchers, if something they care about changed."""
+        info = self._info(entry)
+        key = (
+            info.status,
+            info.state,
+            info.pending_permissions,
+            info.model,
+            info.permission_mode,
+            info.cli_session_id,
+            info.title,
+        )
+        if key == entry.last_sent:
+            return
+        entry.last_sent = key
+        for watcher in self._watchers:
+            watcher.push(info)
+
+    async def _monitor(self, entry: _Entry, subscription: Any) -> None:
+        session = entry.session
+        try:
+            while True:
+                try:
+                    batch = await subscription.receive_batch()
+                except anyio.EndOfStream:
+                    break
+                except SubscriberDropped as exc:
+                    # Fell behind (a huge burst): pick up from where it was.
+                    subscription.close()
+                    subscription = session.subscribe(after_seq=exc.last_seq)
+                    continue
+                for event in batch:
+                    if type(event) is SessionStatus:
+                        entry.cli_session_id = event.cli_session_id or entry.cli_session_id
+                        entry.model = event.model or entry.model
+                        entry.permission_mode = event.permission_mode or entry.permission_mode
+                    elif type(event) is ModeChanged:
+                        entry.permission_mode = event.mode
+                self._changed(entry)
+        finally:
+            subscription.close()
+            with anyio.move_on_after(30, shield=True):
+                await session.wait_closed()
+            self._retire(entry)
+
+    def _retire(self, entry: _Entry) -> None:
+        session_id = entry.session.id
+        if self._live.get(session_id) is not entry:
+            return
+        del self._live[session_id]
+        entry.closed_at = time.monotonic()
+        self._closed[session_id] = entry
+        self._expire_closed()
+        self._changed(entry)
+        if not self._live and self._tg is None and self._all_retired is not None:
+            self._all_retired.set()
+
+    def _expire_closed(self) -> None:
+        now = time.monotonic()
+        while self._closed:
+            oldest = next(iter(self._closed.values()))
+            assert oldest.closed_at is not None
+            if len(self._closed) <= self.closed_max and now - oldest.closed_at < self.closed_ttl:
+                break
+            self._closed.popitem(last=False)
+
+
+if TYPE_CHECKING:  # LocalBackend implements the whole interface (checked by mypy)
+    _implements: type[SessionBackend] = LocalBackend

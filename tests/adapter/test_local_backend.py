@@ -1,0 +1,198 @@
+"""LocalBackend: the in-process SessionBackend, against the fake CLI subprocess."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+from adapter import (
+    Complete,
+    Event,
+    LocalBackend,
+    MessageChunk,
+    PermissionDecision,
+    PermissionPolicy,
+    PermissionRequest,
+    SessionConfig,
+    SessionInfo,
+    SessionSpec,
+    TooManySessionsError,
+    UnknownPermissionError,
+    UnknownSessionError,
+)
+from claudecode import UsageError
+from claudecode.testing import fake_cli_command, script, text_turn, tool_turn
+
+pytestmark = pytest.mark.anyio
+
+
+def defaults(tmp_path: Path, body: Any, **kwargs: Any) -> SessionConfig:
+    cli = fake_cli_command(body, tmp_path / "fake")
+    work = tmp_path / "work"
+    work.mkdir(exist_ok=True)
+    kwargs.setdefault("policy", PermissionPolicy("supervised"))
+    return SessionConfig(cli_path=cli, cwd=work, **kwargs)
+
+
+async def until_complete(events: AsyncIterator[Event]) -> list[Event]:
+    seen: list[Event] = []
+    async for event in events:
+        seen.append(event)
+        if isinstance(event, Complete):
+            break
+    return seen
+
+
+async def next_state(changes: AsyncIterator[SessionInfo], state: str) -> SessionInfo:
+    async for info in changes:
+        if info.state == state:
+            return info
+    raise AssertionError(f"the watch ended before state {state!r}")
+
+
+def test_spec_overrides_the_defaults(tmp_path: Path) -> None:
+    """A spec's fields replace the defaults'; unset ones keep them; policies go by name."""
+    base = SessionConfig(
+        cwd=tmp_path, model="base-model", policy=PermissionPolicy("supervised", None, frozenset())
+    )
+    backend = LocalBackend(base)
+    same = backend.config_for(SessionSpec())
+    assert base == same
+    cfg = backend.config_for(
+        SessionSpec(model="m2", policy="plan", permission_mode="acceptEdits", resume="abc")
+    )
+    assert ("m2", "plan", "acceptEdits", "abc") == (
+        cfg.model,
+        cfg.policy.name,
+        cfg.permission_mode,
+        cfg.resume,
+    )
+    assert frozenset() == cfg.policy.read_only_tools  # the backend's own tool set is kept
+    assert tmp_path == cfg.cwd
+    with pytest.raises(UsageError, match="unknown policy"):
+        backend.config_for(SessionSpec(policy="custom"))
+
+
+async def test_lifecycle_states_watch_and_closed_replay(tmp_path: Path) -> None:
+    """idle -> busy -> idle -> closed, reported by watch(); a closed session still answers
+    info() and replays its history."""
+    with anyio.fail_after(30):
+        async with LocalBackend(defaults(tmp_path, script(text_turn("Hi there!")))) as backend:
+            async with backend.watch() as changes:
+                info = await backend.create(SessionSpec(model="opus"))
+                assert "idle" == info.state
+                assert "connected" == info.status
+                assert "opus" == info.model
+                assert info.created_at > 1e9
+                assert "idle" == (await next_state(changes, "idle")).state
+                async with backend.subscribe(info.id, after_seq=0) as events:
+                    await backend.prompt(info.id, "say hi\nplease")
+                    busy = await next_state(changes, "busy")
+                    assert "say hi" == busy.title
+                    seen = await until_complete(aiter(events))
+                assert "Hi there!" == "".join(e.text for e in seen if isinstance(e, MessageChunk))
+                assert list(range(1, len(seen) + 1)) == [e.seq for e in seen]
+                idle = await next_state(changes, "idle")
+                assert idle.cli_session_id
+                assert [info.id] == [i.id for i in await backend.list()]
+                await backend.close(info.id)
+                closed = await next_state(changes, "closed")
+                assert "terminated" == closed.status
+            after = await backend.info(info.id)
+            assert "closed" == after.state
+            assert ["closed"] == [i.state for i in await backend.list()]
+            async with backend.subscribe(info.id, after_seq=0) as events:
+                replayed = [e async for e in events]
+            assert [e.seq for e in seen] == [e.seq for e in replayed[: len(seen)]]
+            with pytest.raises(UsageError, match="closed"):
+                await backend.prompt(info.id, "again")
+            await backend.close(info.id)  # closing a closed session is a no-op
+
+
+async def test_waiting_while_a_permission_is_open(tmp_path: Path) -> None:
+    """An open permission request shows as `waiting`; answering it runs the tool."""
+    body = script(tool_turn("Bash", {"command": "touch ok.txt"}, permission=True))
+    cfg = defaults(tmp_path, body)
+    with anyio.fail_after(30):
+        async with LocalBackend(cfg) as backend:
+            info = await backend.create(SessionSpec())
+            async with backend.watch() as changes, backend.subscribe(info.id) as events:
+                await backend.prompt(info.id, "go")
+                request = None
+                async for event in events:
+                    if isinstance(event, PermissionRequest):
+                        request = event
+                        break
+                assert request is not None
+                waiting = await next_state(changes, "waiting")
+                assert (request.pending_id,) == waiting.pending_permissions
+                with pytest.raises(UnknownPermissionError):
+                    await backend.answer_permission(info.id, "nope", PermissionDecision("allow"))
+                await backend.answer_permission(
+                    info.id, request.pending_id, PermissionDecision("allow")
+                )
+                await until_complete(aiter(events))
+                assert () == (await next_state(changes, "idle")).pending_permissions
+    assert (Path(str(cfg.cwd)) / "ok.txt").exists()
+
+
+async def test_errors_unknown_ids_and_the_cap(tmp_path: Path) -> None:
+    """Unknown ids, a bad policy name and the session cap are typed errors."""
+    with anyio.fail_after(30):
+        async with LocalBackend(defaults(tmp_path, script()), max_sessions=1) as backend:
+            for call in (
+                backend.info("nope"),
+                backend.prompt("nope", "x"),
+                backend.interrupt("nope"),
+                backend.close("nope"),
+            ):
+                with pytest.raises(UnknownSessionError):
+                    await call
+            with pytest.raises(UnknownSessionError):
+                async with backend.subscribe("nope"):
+                    pass
+            with pytest.raises(UsageError, match="unknown policy"):
+                await backend.create(SessionSpec(policy="yolo"))
+            first = await backend.create(SessionSpec(), session_id="s1")
+            assert "s1" == first.id
+            with pytest.raises(TooManySessionsError):
+                await backend.create(SessionSpec())
+
+
+async def test_a_slow_watcher_holds_one_snapshot_per_session(tmp_path: Path) -> None:
+    """A watcher that does not read keeps only the newest snapshot of each session."""
+    with anyio.fail_after(30):
+        async with LocalBackend(defaults(tmp_path, script(text_turn("a"), text_turn("b")))) as b:
+            async with b.watch() as changes:
+                ids = [(await b.create(SessionSpec())).id for _ in range(2)]
+                for text in ("one", "two"):
+                    async with b.subscribe(ids[0]) as events:
+                        await b.prompt(ids[0], text)
+                        await until_complete(aiter(events))
+                await b.close(ids[0])
+                infos: list[SessionInfo] = []
+                with anyio.move_on_after(0.5):
+                    async for info in changes:
+                        infos.append(info)
+            # Both sessions reported, each once, with its newest state.
+            assert sorted(ids) == sorted(i.id for i in infos)
+            assert {ids[0]: "closed", ids[1]: "idle"} == {i.id: i.state for i in infos}
+
+
+async def test_backend_exit_closes_sessions_and_ends_watchers(tmp_path: Path) -> None:
+    """Leaving the backend closes every session (the CLI is reaped) and ends the watch."""
+    with anyio.fail_after(30):
+        backend = LocalBackend(defaults(tmp_path, script()))
+        async with backend:
+            info = await backend.create(SessionSpec())
+            async with backend.watch() as changes:
+                await backend.aclose()
+                states = [i.state async for i in changes]
+        assert "closed" == states[-1]
+        with pytest.raises(UsageError, match="not running"):
+            await backend.create(SessionSpec())
+        assert "closed" == (await backend.info(info.id)).state
