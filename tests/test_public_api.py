@@ -13,6 +13,7 @@ PACKAGES = [
     "adapter",
     "adapter.chat",
     "adapter.cluster",
+    "adapter.server",
     "adapter.ws",
     "terminals",
 ]

@@ -1,0 +1,130 @@
+"""The core routes: health, readiness and a small REST API over the session backend.
+
+=======  =========================================  ==========================================
+GET      ``/healthz``                               liveness (no token needed)
+GET      ``/readyz``                                the CLI found, sessions count (503 if not)
+GET      ``/api/sessions``                          every session (:class:`SessionInfo`)
+POST     ``/api/sessions``                          create from a :class:`SessionSpec` body
+GET      ``/api/sessions/{id}``                     one session
+DELETE   ``/api/sessions/{id}``                     close it
+POST     ``/api/sessions/{id}/prompt``              ``{"text": ...}`` starts a turn
+POST     ``/api/sessions/{id}/interrupt``           interrupt the running turn
+POST     ``/api/sessions/{id}/permissions/{pid}``   answer a permission request (below)
+=======  =========================================  ==========================================
+
+A permission answer is ``{"behavior": "allow" | "allow_always" | "deny", "message": "...",
+"interrupt": false, "updated_input": {...}}`` (all but ``behavior`` optional).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+import msgspec
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import BaseRoute, Route
+
+from claudecode import CLINotFoundError, find_cli
+
+from ..backend import SessionSpec
+from ..policies import PermissionDecision
+from .app import ServerContext
+from .json_io import json_response, read_json
+
+__all__ = ("PermissionAnswer", "PromptBody", "core_routes")
+
+
+class PromptBody(msgspec.Struct, forbid_unknown_fields=True):
+    """``POST /api/sessions/{id}/prompt``."""
+
+    text: str
+
+
+class PermissionAnswer(msgspec.Struct, forbid_unknown_fields=True):
+    """``POST /api/sessions/{id}/permissions/{pending_id}``."""
+
+    behavior: Literal["allow", "allow_always", "deny"]
+    message: str = ""
+    interrupt: bool = False
+    updated_input: dict[str, Any] | None = None
+
+    def decision(self) -> PermissionDecision:
+        """As the adapter's :class:`PermissionDecision`."""
+        return PermissionDecision(self.behavior, self.message, self.interrupt, self.updated_input)
+
+
+def core_routes(ctx: ServerContext) -> list[BaseRoute]:
+    """Health, readiness and the session REST API."""
+    backend = ctx.backend
+    ctx.endpoints.extend([("sessions API", "/api/sessions"), ("health", "/healthz")])
+
+    async def healthz(request: Request) -> Response:
+        return json_response({"status": "ok"})
+
+    async def readyz(request: Request) -> Response:
+        cli: str | None
+        try:
+            cli = find_cli(ctx.settings.session_defaults.cli_path)
+        except CLINotFoundError:
+            cli = None
+        sessions = await backend.list()
+        live = sum(1 for s in sessions if s.state not in ("closed", "errored"))
+        ready = cli is not None
+        body = {
+            "ready": ready,
+            "cli": cli,
+            "demo": ctx.settings.demo,
+            "sessions": live,
+            "max_sessions": ctx.settings.max_sessions,
+        }
+        return json_response(body, 200 if ready else 503)
+
+    async def list_sessions(request: Request) -> Response:
+        return json_response(await backend.list())
+
+    async def create_session(request: Request) -> Response:
+        spec = await read_json(request, SessionSpec)
+        return json_response(await backend.create(spec), 201)
+
+    async def get_session(request: Request) -> Response:
+        return json_response(await backend.info(request.path_params["session_id"]))
+
+    async def close_session(request: Request) -> Response:
+        session_id = request.path_params["session_id"]
+        await backend.close(session_id)
+        return json_response(await backend.info(session_id))
+
+    async def prompt(request: Request) -> Response:
+        body = await read_json(request, PromptBody)
+        await backend.prompt(request.path_params["session_id"], body.text)
+        return json_response({"ok": True}, 202)
+
+    async def interrupt(request: Request) -> Response:
+        await backend.interrupt(request.path_params["session_id"])
+        return json_response({"ok": True})
+
+    async def answer_permission(request: Request) -> Response:
+        answer = await read_json(request, PermissionAnswer)
+        await backend.answer_permission(
+            request.path_params["session_id"],
+            request.path_params["pending_id"],
+            answer.decision(),
+        )
+        return json_response({"ok": True})
+
+    return [
+        Route("/healthz", healthz, methods=["GET"]),
+        Route("/readyz", readyz, methods=["GET"]),
+        Route("/api/sessions", list_sessions, methods=["GET"]),
+        Route("/api/sessions", create_session, methods=["POST"]),
+        Route("/api/sessions/{session_id}", get_session, methods=["GET"]),
+        Route("/api/sessions/{session_id}", close_session, methods=["DELETE"]),
+        Route("/api/sessions/{session_id}/prompt", prompt, methods=["POST"]),
+        Route("/api/sessions/{session_id}/interrupt", interrupt, methods=["POST"]),
+        Route(
+            "/api/sessions/{session_id}/permissions/{pending_id}",
+            answer_permission,
+            methods=["POST"],
+        ),
+    ]

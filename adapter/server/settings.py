@@ -1,0 +1,38 @@
+"""What the HTTP server runs with."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+
+from ..config import SessionConfig
+
+__all__ = ("ServerSettings",)
+
+
+@dataclass(frozen=True, kw_only=True)
+class ServerSettings:
+    """Settings of :func:`~adapter.server.create_app`; every field has a safe default.
+
+    Security: ``token`` (when set, every route but ``/healthz`` needs ``Authorization:
+    Bearer <token>``; WebSocket routes also accept a ``token`` query parameter, since browsers
+    cannot set headers there), ``cors_origins`` (the browser origins allowed to call the API
+    from another origin; requests carrying any other foreign ``Origin`` are refused),
+    ``max_body_bytes`` (larger request bodies get 413).
+
+    Sessions: ``session_defaults`` and ``max_sessions`` configure the in-process backend the
+    app creates when none is given; ``demo`` says the sessions run the built-in scripted
+    stand-in (reported by ``/readyz``). ``state_dir`` is where front ends keep what must
+    survive a restart (created private, 0700).
+
+    Streams: ``keepalive_seconds`` between ``: keep-alive`` comments on idle SSE streams.
+    """
+
+    token: str | None = None
+    cors_origins: tuple[str, ...] = ()
+    max_body_bytes: int = 8 * 1024 * 1024
+    demo: bool = False
+    state_dir: str | os.PathLike[str] | None = None
+    session_defaults: SessionConfig = field(default_factory=SessionConfig)
+    max_sessions: int = 32
+    keepalive_seconds: float = 15.0
