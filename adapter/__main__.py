@@ -5,6 +5,8 @@ This is an entry point, so (unlike the libraries) it may configure logging. Sub-
 * ``run`` — one prompt, one turn: a readable terminal rendering, or ``--json`` events;
   ``--demo`` runs against a built-in scripted stand-in for the CLI.
 * ``schema`` — print the JSON Schema of the event stream (``docs/event-schema.json``).
+* ``serve`` — the HTTP server for every front end (needs the ``server`` extra); see
+  :mod:`adapter.serve`.
 * ``doctor`` — find the Claude Code CLI, print its path and version, and check that it
   speaks stream-json (spawn, initialize, close). Exit 0 when usable, 1 otherwise.
 """
@@ -17,6 +19,7 @@ import sys
 import anyio
 
 from .cli_run import add_run_arguments, run_command
+from .serve import add_serve_arguments, serve_command
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -27,6 +30,8 @@ def _parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     run = sub.add_parser("run", help="run one prompt and show what the agent does")
     add_run_arguments(run)
+    serve = sub.add_parser("serve", help="serve sessions over HTTP to UIs and other programs")
+    add_serve_arguments(serve)
     sub.add_parser("schema", help="print the JSON Schema of the event stream")
     doctor = sub.add_parser("doctor", help="check that the Claude Code CLI is usable")
     doctor.add_argument("--cli", help="path of the claude executable (default: discovered)")
@@ -51,6 +56,8 @@ def main(argv: list[str] | None = None) -> int:
         return _doctor(args)
     if args.command == "run":
         return run_command(args)
+    if args.command == "serve":
+        return serve_command(args)
     if args.command == "schema":
         import json
 

@@ -1,0 +1,288 @@
+"""``claudecode-bridge serve``: the HTTP server (every front end) under uvicorn.
+
+Secure by default: it binds 127.0.0.1; binding any other address needs a token (``--token``,
+better ``CLAUDECODE_BRIDGE_TOKEN`` or ``--token-file``, since a command line is visible to
+every user of the machine) unless ``--insecure-no-auth`` says otherwise. With ``--demo``,
+or with a clear notice when no Claude Code CLI is found, sessions run the built-in scripted
+stand-in (:mod:`adapter.demo`).
+
+Shutdown on SIGINT / SIGTERM is graceful: streams are told first (runs end with an error
+event coded ``shutdown``), uvicorn stops accepting and drains connections, then every
+session is closed and its CLI reaped. A second SIGINT skips the draining, never the reaping.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import ipaddress
+import os
+import signal
+import socket
+import sys
+import tempfile
+import threading
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+from claudecode import CLINotFoundError, find_cli
+
+from .config import SessionConfig
+from .policies import PermissionPolicy
+
+__all__ = ("TOKEN_ENV_VAR", "add_serve_arguments", "is_loopback", "serve_command")
+
+#: The environment variable ``serve`` reads its bearer token from.
+TOKEN_ENV_VAR = "CLAUDECODE_BRIDGE_TOKEN"
+
+
+def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
+    """The ``serve`` sub-command's arguments."""
+    parser.add_argument("--host", default="127.0.0.1", help="address to bind (127.0.0.1)")
+    parser.add_argument("--port", type=int, default=8000, help="port (8000; 0 picks a free one)")
+    parser.add_argument("--cwd", help="working directory of the sessions (default: here)")
+    parser.add_argument("--model", help="model the sessions use")
+    parser.add_argument(
+        "--policy",
+        choices=("supervised", "autonomous", "plan"),
+        default="supervised",
+        help="permission policy: ask before tools that change things (supervised, the "
+        "default), allow everything (autonomous), or plan mode",
+    )
+    parser.add_argument(
+        "--token",
+        help=f"require 'Authorization: Bearer TOKEN' (prefer ${TOKEN_ENV_VAR} or --token-file: "
+        "a command line is visible to other users)",
+    )
+    parser.add_argument("--token-file", help="read the bearer token from this file")
+    parser.add_argument(
+        "--cors-origin",
+        action="append",
+        default=[],
+        metavar="ORIGIN",
+        help="a browser origin allowed to call the server (repeatable), e.g. http://localhost:5173",
+    )
+    parser.add_argument("--max-sessions", type=int, default=32, help="live sessions at most (32)")
+    parser.add_argument(
+        "--max-body", type=int, default=8 * 1024 * 1024, help="largest request body in bytes"
+    )
+    parser.add_argument(
+        "--state-dir",
+        help="where threads and other state survive restarts (default: "
+        "$XDG_STATE_HOME/claudecode-bridge)",
+    )
+    parser.add_argument("--demo", action="store_true", help="use the built-in scripted stand-in")
+    parser.add_argument("--cli", help="path of the claude executable (default: discovered)")
+    parser.add_argument(
+        "--insecure-no-auth",
+        action="store_true",
+        help="allow binding a non-loopback address without a token",
+    )
+    parser.add_argument(
+        "--otlp",
+        nargs="?",
+        const="http://localhost:4318",
+        metavar="URL",
+        help="export traces over OTLP/HTTP (default URL http://localhost:4318)",
+    )
+    parser.add_argument("-v", "--verbose", action="count", default=0, help="log more (to stderr)")
+
+
+def is_loopback(host: str) -> bool:
+    """Whether binding ``host`` only accepts connections from this machine."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def _token(args: argparse.Namespace) -> str | None:
+    if args.token_file:
+        token = Path(args.token_file).read_text(encoding="utf-8").strip()
+        if not token:
+            raise SystemExit(f"claudecode-bridge serve: {args.token_file} is empty")
+        return token
+    if args.token:
+        print(
+            f"note: a token on the command line is visible to other users; prefer "
+            f"${TOKEN_ENV_VAR} or --token-file",
+            file=sys.stderr,
+        )
+        return str(args.token)
+    return os.environ.get(TOKEN_ENV_VAR) or None
+
+
+def _state_dir(args: argparse.Namespace) -> Path:
+    if args.state_dir:
+        return Path(args.state_dir)
+    base = os.environ.get("XDG_STATE_HOME") or os.path.join(Path.home(), ".local", "state")
+    return Path(base) / "claudecode-bridge"
+
+
+def _url(host: str, port: int) -> str:
+    shown = f"[{host}]" if ":" in host else host
+    return f"http://{shown}:{port}"
+
+
+def _bind(host: str, port: int) -> socket.socket:
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((host.strip("[]"), port))
+    sock.set_inheritable(True)
+    return sock
+
+
+def serve_command(args: argparse.Namespace) -> int:
+    """Carry out ``claudecode-bridge serve``; returns the exit status."""
+    try:
+        import uvicorn  # noqa: F401
+    except ImportError:
+        print(
+            "claudecode-bridge serve needs the server extra: "
+            "pip install 'claudecode-bridge[server]'",
+            file=sys.stderr,
+        )
+        return 2
+    from ._setup import configure_logging, configure_tracing
+
+    configure_logging(args.verbose)
+    token = _token(args)
+    if token is None and not is_loopback(args.host) and not args.insecure_no_auth:
+        print(
+            f"claudecode-bridge serve: refusing to bind {args.host} without a token: anyone "
+            f"who can reach it could run commands on this machine. Set ${TOKEN_ENV_VAR} (or "
+            "--token-file), or pass --insecure-no-auth if something in front of the server "
+            "authenticates.",
+            file=sys.stderr,
+        )
+        return 2
+    tracer_provider = configure_tracing(args.otlp)
+    try:
+        with tempfile.TemporaryDirectory(prefix="claudecode-demo-") as scratch:
+            demo = bool(args.demo)
+            cli_path: str | None = None
+            if not demo:
+                try:
+                    cli_path = find_cli(args.cli)
+                except CLINotFoundError as exc:
+                    print(
+                        f"notice: {exc}\nnotice: serving the built-in DEMO instead (a scripted "
+                        "stand-in, not Claude); install the Claude Code CLI for the real "
+                        "thing.",
+                        file=sys.stderr,
+                    )
+                    demo = True
+            cwd = args.cwd
+            if demo:
+                from .demo import demo_cli
+
+                cli_path = str(demo_cli(scratch))
+                if cwd is None:
+                    cwd = os.path.join(scratch, "work")
+                    Path(cwd).mkdir()
+            defaults = SessionConfig(
+                cli_path=cli_path,
+                cwd=cwd,
+                model=args.model,
+                policy=PermissionPolicy(args.policy),
+                tracer_provider=tracer_provider,
+            )
+            sock = _bind(args.host, args.port)
+            try:
+                return asyncio.run(_serve(args, sock, defaults, token=token, demo=demo))
+            except KeyboardInterrupt:
+                return 130
+            finally:
+                sock.close()
+    finally:
+        if tracer_provider is not None:
+            tracer_provider.shutdown()
+
+
+async def _serve(
+    args: argparse.Namespace,
+    sock: socket.socket,
+    defaults: SessionConfig,
+    *,
+    token: str | None,
+    demo: bool,
+) -> int:
+    import uvicorn
+
+    from .local import LocalBackend
+    from .server import ServerSettings, create_app
+
+    settings = ServerSettings(
+        token=token,
+        cors_origins=tuple(args.cors_origin),
+        max_body_bytes=args.max_body,
+        demo=demo,
+        state_dir=_state_dir(args),
+        session_defaults=defaults,
+        max_sessions=args.max_sessions,
+    )
+    async with LocalBackend(defaults, max_sessions=args.max_sessions) as backend:
+        app = create_app(backend, settings)
+        context = app.state.bridge
+        config = uvicorn.Config(
+            app,
+            lifespan="on",
+            log_config=None,
+            log_level="info" if args.verbose else "warning",
+            access_log=args.verbose > 1,
+            timeout_graceful_shutdown=10,
+            server_header=False,
+        )
+        loop = asyncio.get_running_loop()
+        server = _make_server_class()(
+            config, lambda: loop.call_soon_threadsafe(context.begin_shutdown)
+        )
+        host, port = sock.getsockname()[:2]
+        base = _url(args.host if args.host != "0.0.0.0" else host, port)
+        lines = [f"claudecode-bridge serving on {base}" + (" (DEMO)" if demo else "")]
+        lines += [f"  {label + ':':<14} {base}{path}" for label, path in context.endpoints]
+        if token is not None:
+            lines.append("  every request needs 'Authorization: Bearer <token>'")
+        print("\n".join(lines), flush=True)
+        await server.serve(sockets=[sock])
+    return 0
+
+
+def _make_server_class() -> type[Any]:
+    import uvicorn
+
+    class Server(uvicorn.Server):
+        """uvicorn's server with our signal handling: tell the streams first, and no
+        re-raising of the signal afterwards (a graceful stop exits 0)."""
+
+        def __init__(self, config: uvicorn.Config, on_exit: Callable[[], None]) -> None:
+            super().__init__(config)
+            self._on_exit = on_exit
+
+        @contextlib.contextmanager
+        def capture_signals(self) -> Iterator[None]:
+            if threading.current_thread() is not threading.main_thread():
+                yield
+                return
+            handled = (signal.SIGINT, signal.SIGTERM)
+            original = {sig: signal.signal(sig, self.handle_exit) for sig in handled}
+            try:
+                yield
+            finally:
+                for sig, handler in original.items():
+                    signal.signal(sig, handler)
+
+        def handle_exit(self, sig: int, frame: FrameType | None) -> None:
+            if self.should_exit and sig == signal.SIGINT:
+                self.force_exit = True
+            else:
+                self.should_exit = True
+            self._on_exit()
+
+    return Server
