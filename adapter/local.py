@@ -22,9 +22,11 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import json
+import os
 import time
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Self
 
@@ -70,6 +72,21 @@ def _title(text: str) -> str | None:
     if not line:
         return None
     return line if len(line) <= _TITLE_LENGTH else line[: _TITLE_LENGTH - 1] + "…"
+
+
+def _mcp_servers(config: str | os.PathLike[str] | Mapping[str, Any] | None) -> dict[str, Any]:
+    """The servers of an ``--mcp-config`` value (a mapping, a JSON string or a file)."""
+    if config is None:
+        return {}
+    if isinstance(config, Mapping):
+        return dict(config.get("mcpServers", config))
+    text = os.fspath(config)
+    if text.lstrip().startswith("{"):
+        loaded = json.loads(text)
+    else:
+        with open(text, encoding="utf-8") as fh:
+            loaded = json.load(fh)
+    return dict(loaded.get("mcpServers", {}))
 
 
 @dataclasses.dataclass
@@ -122,7 +139,8 @@ class LocalBackend:
     Args:
         defaults: the :class:`SessionConfig` every session starts from; a
             :class:`~adapter.backend.SessionSpec` overrides its ``cwd``, ``model``, ``policy``
-            (by name), ``permission_mode`` and the resume fields.
+            (by name), ``permission_mode``, the resume fields and ``cli_session_id``, and
+            adds its ``mcp_servers`` to the defaults' ``mcp_config``.
         max_sessions: live sessions allowed at once.
         idle_timeout: seconds an idle session lives on (``None``: forever).
         closed_ttl: seconds a closed session is still reported and replayable.
@@ -232,6 +250,12 @@ class LocalBackend:
             changes["resume"] = spec.resume
             changes["resume_session_at"] = spec.resume_session_at
             changes["fork_session"] = spec.fork
+        if spec.cli_session_id is not None:
+            changes["cli_session_id"] = spec.cli_session_id
+        if spec.mcp_servers:
+            servers = _mcp_servers(self.defaults.mcp_config)
+            servers.update(spec.mcp_servers)
+            changes["mcp_config"] = {"mcpServers": servers}
         return dataclasses.replace(self.defaults, **changes)
 
     async def create(self, spec: SessionSpec, *, session_id: str | None = None) -> SessionInfo:

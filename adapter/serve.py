@@ -134,6 +134,9 @@ def _bind(host: str, port: int) -> socket.socket:
     sock = socket.socket(family, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind((host.strip("[]"), port))
+    # Listening now: connections made as soon as the URL is printed wait in the backlog
+    # until uvicorn accepts them.
+    sock.listen(2048)
     sock.set_inheritable(True)
     return sock
 

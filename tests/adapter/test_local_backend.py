@@ -75,6 +75,16 @@ def test_spec_overrides_the_defaults(tmp_path: Path) -> None:
     assert tmp_path == cfg.cwd
     with pytest.raises(UsageError, match="unknown policy"):
         backend.config_for(SessionSpec(policy="custom"))
+    named = backend.config_for(
+        SessionSpec(cli_session_id="0f0e", mcp_servers={"ed": {"type": "http", "url": "u"}})
+    )
+    assert "0f0e" == named.cli_session_id
+    assert {"mcpServers": {"ed": {"type": "http", "url": "u"}}} == named.mcp_config
+    merged = LocalBackend(
+        SessionConfig(mcp_config='{"mcpServers": {"base": {"type": "stdio", "command": "x"}}}')
+    ).config_for(SessionSpec(mcp_servers={"ed": {"type": "http", "url": "u"}}))
+    assert isinstance(merged.mcp_config, dict)
+    assert ["base", "ed"] == sorted(merged.mcp_config["mcpServers"])
 
 
 async def test_lifecycle_states_watch_and_closed_replay(tmp_path: Path) -> None:
