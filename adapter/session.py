@@ -187,6 +187,8 @@ class AgentSession:
         extra.setdefault("permission_timeout", None)
         if cfg.cli_session_id is not None:
             extra["extra_args"] = ("--session-id", cfg.cli_session_id, *extra.get("extra_args", ()))
+        # Every permission request becomes an event (or a policy answer): answered here.
+        extra.setdefault("permission_prompt_tool_name", "stdio")
         return ClaudeCodeOptions(
             cli_path=cfg.cli_path,
             cwd=cfg.cwd,

@@ -172,6 +172,11 @@ class Initialize(_Req, frozen=True, tag="initialize"):
     system_prompt: str | None = msgspec.field(default=None, name="systemPrompt")
     append_system_prompt: str | None = msgspec.field(default=None, name="appendSystemPrompt")
     json_schema: dict[str, Any] | None = msgspec.field(default=None, name="jsonSchema")
+    #: Skill names the session may use (absent: every skill the CLI finds).
+    skills: list[str] | None = None
+    exclude_dynamic_sections: bool | None = msgspec.field(
+        default=None, name="excludeDynamicSections"
+    )
 
 
 class Interrupt(_Req, frozen=True, tag="interrupt"):

@@ -77,8 +77,10 @@ class Session(InboundControl, ControlRequests):
 
     Args:
         options: what to run and how (:class:`ClaudeCodeOptions`); defaults work.
-        can_use_tool: answers permission requests; without it they arrive as messages
-            (:class:`InboundControlRequest`) to answer with :meth:`respond`.
+        can_use_tool: answers permission requests (sent over stdio). Without it the CLI
+            decides by its permission mode and denies what would need a prompt, unless
+            ``options.permission_prompt_tool_name="stdio"``: then the requests arrive as
+            messages (:class:`InboundControlRequest`) to answer with :meth:`respond`.
         hooks: ``{"PreToolUse": [HookMatcher("Bash", [callback])], ...}``, registered at
             ``initialize``.
         mcp_servers: in-process MCP servers, declared to the CLI and answered here.
@@ -101,6 +103,8 @@ class Session(InboundControl, ControlRequests):
         on_messages: Callable[[list[InboundMessage]], None] | None = None,
     ) -> None:
         self.options = options or ClaudeCodeOptions()
+        # Fails early (UsageError) when a callback and a non-stdio prompt tool are both given.
+        self.options.prompt_tool(has_callback=can_use_tool is not None)
         self._on_messages = on_messages
         self._can_use_tool = can_use_tool
         self._hook_config: dict[str, list[dict[str, Any]]] = {}
@@ -220,7 +224,11 @@ class Session(InboundControl, ControlRequests):
     def _build_transport(self) -> Transport:
         opts = self.options
         executable = find_cli(opts.cli_path)
-        argv = opts.to_argv(executable, sdk_mcp_servers=list(self._mcp_servers))
+        argv = opts.to_argv(
+            executable,
+            sdk_mcp_servers=list(self._mcp_servers),
+            permission_callback=self._can_use_tool is not None,
+        )
         env = opts.build_env(trace_env())
         return SubprocessTransport(
             argv,
@@ -229,6 +237,8 @@ class Session(InboundControl, ControlRequests):
             close_grace=opts.close_grace,
             kill_after=opts.kill_after,
             stderr_tail_lines=opts.stderr_tail_lines,
+            on_stderr=opts.stderr,
+            user=opts.user,
         )
 
     @property

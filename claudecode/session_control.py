@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from . import control as ctl
+from .options import ClaudeCodeOptions
 
 __all__ = ("ControlRequests",)
 
@@ -18,6 +19,7 @@ class ControlRequests:
     """
 
     initialize_result: ctl.InitializeResult | None
+    options: ClaudeCodeOptions
     _hook_config: dict[str, list[dict[str, Any]]]
 
     async def request(self, body: Any, *, timeout: float | None = None) -> dict[str, Any] | None:
@@ -25,8 +27,8 @@ class ControlRequests:
         raise NotImplementedError
 
     async def initialize(self) -> ctl.InitializeResult:
-        """Send ``initialize`` (hooks, SDK MCP servers) and return the CLI's description."""
-        body = ctl.Initialize(hooks=self._hook_config or None)
+        """Send ``initialize`` (hooks, agents, skills) and return the CLI's description."""
+        body = ctl.Initialize(hooks=self._hook_config or None, **self.options.initialize_fields())
         result = await self.request(body)
         self.initialize_result = ctl.parse_result(ctl.InitializeResult, result)
         return self.initialize_result

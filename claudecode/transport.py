@@ -15,7 +15,7 @@ import os
 import signal
 import subprocess
 from abc import ABC, abstractmethod
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import anyio
 import anyio.abc
@@ -78,6 +78,8 @@ class SubprocessTransport(Transport):
         close_grace: seconds to wait for exit after closing stdin, before SIGTERM.
         kill_after: seconds between SIGTERM and SIGKILL.
         stderr_tail_lines: how many stderr lines to keep for errors.
+        on_stderr: called with each stderr line (in the drain task; must not block).
+        user: run the child as this user.
     """
 
     def __init__(
@@ -89,12 +91,16 @@ class SubprocessTransport(Transport):
         close_grace: float = 5.0,
         kill_after: float = 5.0,
         stderr_tail_lines: int = 50,
+        on_stderr: Callable[[str], None] | None = None,
+        user: str | None = None,
     ) -> None:
         self.argv = list(argv)
         self.cwd = cwd
         self.env = dict(env) if env is not None else None
         self.close_grace = close_grace
         self.kill_after = kill_after
+        self.on_stderr = on_stderr
+        self.user = user
         self._tail: collections.deque[str] = collections.deque(maxlen=max(1, stderr_tail_lines))
         self._process: anyio.abc.Process | None = None
         self._stderr_done = anyio.Event()
@@ -124,6 +130,7 @@ class SubprocessTransport(Transport):
                 cwd=self.cwd,
                 env=self.env,
                 start_new_session=True,
+                user=self.user,
             )
         except OSError as exc:
             raise CLIStartError(f"could not start {self.argv[0]!r}: {exc}") from exc
@@ -157,6 +164,11 @@ class SubprocessTransport(Transport):
             return
         self._tail.append(text[:2000])
         _log.debug("cli.stderr", pid=pid, line=text[:2000])
+        if self.on_stderr is not None:
+            try:
+                self.on_stderr(text)
+            except Exception as exc:  # a faulty callback must not stop the drain
+                _log.warning("cli.stderr_callback_failed", error=repr(exc))
 
     async def send(self, data: bytes) -> None:
         process = self._require()

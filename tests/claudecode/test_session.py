@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import signal
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +17,7 @@ from claudecode import (
     CLIStartError,
     ControlRequestError,
     SessionClosedError,
+    UsageError,
 )
 from claudecode import control as ctl
 from claudecode.callbacks import HookMatcher
@@ -108,10 +110,63 @@ async def test_can_use_tool_modified_input_runs_instead(tmp_path: Path) -> None:
     assert not (workdir / "original.txt").exists()
 
 
-async def test_permission_request_without_callback_is_a_message(tmp_path: Path) -> None:
-    """With no callback the request is delivered; respond() answers it; deny is reported."""
-    body = script(tool_turn("Bash", {"command": "touch nope.txt"}, permission=True))
+async def test_nobody_answering_permission_prompts_cannot_hang(tmp_path: Path) -> None:
+    """No callback and no opt-in: the CLI is not asked to prompt over stdio, so a tool that
+    needs approval is denied by the CLI and the turn ends, though nobody reads requests."""
+    body = script(tool_turn("Bash", {"command": "touch nope.txt"}, permission=True), "next")
     opts = options(tmp_path, body)
+    seen: list[Any] = []
+    with anyio.fail_after(20):
+        async with Session(opts) as session:
+            assert "--permission-prompt-tool" not in session.transport.argv  # type: ignore[attr-defined]
+            await session.send("go")
+            seen += [message async for message in session.receive_response()]
+    assert not any(isinstance(message, InboundControlRequest) for message in seen)
+    last = seen[-1]
+    assert isinstance(last, ResultMessage)
+    assert ["Bash"] == [d.tool_name for d in last.permission_denials or []]
+    assert not (Path(str(opts.cwd)) / "nope.txt").exists()
+
+
+async def test_a_callback_turns_on_stdio_prompts(tmp_path: Path) -> None:
+    """With can_use_tool the CLI prompts over stdio; a non-stdio prompt tool with a callback
+    is a UsageError before anything starts."""
+    body = script(tool_turn("Bash", {"command": "touch yes.txt"}, permission=True))
+    opts = options(tmp_path, body)
+    asked: list[str] = []
+
+    async def approve(req: InboundControlRequest) -> ctl.OutboundControlResponse:
+        asked.append(req.request.tool_name)  # type: ignore[union-attr]
+        return req.allow()
+
+    with anyio.fail_after(20):
+        async with Session(opts, can_use_tool=approve) as session:
+            argv = session.transport.argv  # type: ignore[attr-defined]
+            assert "stdio" == argv[argv.index("--permission-prompt-tool") + 1]
+            await session.send("go")
+            [m async for m in session.receive_response()]
+    assert ["Bash"] == asked
+    assert (Path(str(opts.cwd)) / "yes.txt").exists()
+    with pytest.raises(UsageError):
+        Session(replace(opts, permission_prompt_tool_name="mcp__p__ask"), can_use_tool=approve)
+
+
+async def test_stderr_callback_gets_each_line(tmp_path: Path) -> None:
+    """options.stderr is called with every stderr line; the error tail keeps them too."""
+    lines: list[str] = []
+    body = script(text_turn("fine"), stderr_lines=["warming up", "ready"])
+    with anyio.fail_after(20):
+        async with Session(options(tmp_path, body, stderr=lines.append)) as session:
+            await session.send("go")
+            [m async for m in session.receive_response()]
+    assert ["warming up", "ready"] == lines
+
+
+async def test_permission_request_without_callback_is_a_message(tmp_path: Path) -> None:
+    """Opted into stdio prompts with no callback: the request is delivered; respond()
+    answers it; deny is reported."""
+    body = script(tool_turn("Bash", {"command": "touch nope.txt"}, permission=True))
+    opts = options(tmp_path, body, permission_prompt_tool_name="stdio")
     with anyio.fail_after(20):
         async with Session(opts) as session:
             await session.send("go")
@@ -244,8 +299,9 @@ async def test_crash_mid_turn_fails_pending_requests(tmp_path: Path) -> None:
         crash_after_type="can_use_tool",
         crash_exit_code=3,
     )
+    opts = options(tmp_path, body, permission_prompt_tool_name="stdio")
     with anyio.fail_after(20):
-        async with Session(options(tmp_path, body)) as session:
+        async with Session(opts) as session:
             await session.send("go")
             with pytest.raises(CLIExitedError) as info:
                 async for _ in session.messages():

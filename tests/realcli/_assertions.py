@@ -89,7 +89,9 @@ def open_recorded(
     ``Session`` itself would use (SDK MCP servers declared in ``--mcp-config``).
     """
     argv = options.to_argv(
-        find_cli(options.cli_path), sdk_mcp_servers=[s.name for s in mcp_servers]
+        find_cli(options.cli_path),
+        sdk_mcp_servers=[s.name for s in mcp_servers],
+        permission_callback=can_use_tool is not None,
     )
     transport = RecordingTransport(
         argv,
@@ -98,6 +100,8 @@ def open_recorded(
         close_grace=options.close_grace,
         kill_after=options.kill_after,
         stderr_tail_lines=options.stderr_tail_lines,
+        on_stderr=options.stderr,
+        user=options.user,
     )
     session = Session(
         options,

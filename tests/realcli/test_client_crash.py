@@ -156,7 +156,7 @@ async def test_answering_a_permission_request_after_the_kill_raises(
 ) -> None:
     """No callback: the request is in the stream; the CLI dies; ``respond`` raises."""
     fake_api.add_main(tool_turn("Bash", {"command": "touch never.txt", "description": "x"}))
-    session, stdout = open_recorded(cli_options())
+    session, stdout = open_recorded(cli_options(permission_prompt_tool_name="stdio"))
     seen: list[Any] = []
     with anyio.fail_after(30):
         async with session:

@@ -82,7 +82,7 @@ async def test_interrupt_while_a_permission_request_is_open(
         tool_turn("Bash", {"command": "touch never.txt", "description": "Create"}),
         text_turn("next turn fine"),
     )
-    session, stdout = open_recorded(cli_options())
+    session, stdout = open_recorded(cli_options(permission_prompt_tool_name="stdio"))
     first: list[Any] = []
     second: list[Any] = []
     with anyio.fail_after(60):

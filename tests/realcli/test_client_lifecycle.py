@@ -40,7 +40,7 @@ async def test_leaving_the_block_with_an_open_permission_request_denies_it(
 ) -> None:
     """Leaving ``async with`` while a permission request waits: denied, nothing runs, exit."""
     fake_api.add_main(tool_turn("Bash", {"command": "touch never.txt", "description": "x"}))
-    session, stdout = open_recorded(cli_options())
+    session, stdout = open_recorded(cli_options(permission_prompt_tool_name="stdio"))
     seen: list[Any] = []
     with anyio.fail_after(30):
         async with session:

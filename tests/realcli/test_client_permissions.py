@@ -78,9 +78,10 @@ async def test_bash_allowed_by_callback_really_runs(
 async def test_permission_request_without_callback_is_answered_with_respond(
     cli_options: Any, fake_api: FakeAnthropicAPI, cli_env: Any
 ) -> None:
-    """No callback: the request arrives in the stream; ``session.respond(req.allow())``."""
+    """Opted in, no callback: the request arrives in the stream;
+    ``session.respond(req.allow())``."""
     fake_api.add_main(tool_turn("Bash", _bash("touch via_respond.txt")), text_turn("done"))
-    session, stdout = open_recorded(cli_options())
+    session, stdout = open_recorded(cli_options(permission_prompt_tool_name="stdio"))
     seen: list[Any] = []
     with anyio.fail_after(60):
         async with session:
@@ -188,7 +189,8 @@ async def test_unanswered_permission_request_times_out_as_a_denial(
 ) -> None:
     """``permission_timeout``: nobody answers, the session denies with ``interrupt=True``."""
     fake_api.add_main(tool_turn("Bash", _bash("touch too_slow.txt")), text_turn("unused"))
-    session, stdout = open_recorded(cli_options(permission_timeout=0.5))
+    options = cli_options(permission_timeout=0.5, permission_prompt_tool_name="stdio")
+    session, stdout = open_recorded(options)
     with anyio.fail_after(60):
         async with session:
             seen = await run_turn(session, "create a file")
