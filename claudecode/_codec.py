@@ -27,11 +27,14 @@ decoded as :class:`~claudecode.content.UnknownBlock` is written back as its orig
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import Callable
 from typing import Any, Final, Literal, TypeAlias
 
 import msgspec
 
+from ._lenient import EssentialFieldError, lenient_decode
 from .content import UNKNOWN_BLOCK_TAG, UnknownBlock, known_block_types
 from .control import (
     ControlRequestBody,
@@ -44,6 +47,7 @@ from .control import (
     UpdateEnvironmentVariables,
     UserInput,
 )
+from .lenient_info import Lenient
 from .messages import (
     AssistantMessage,
     AuthStatus,
@@ -137,6 +141,12 @@ def _tags(union: Any) -> frozenset[str]:
 
 
 _INBOUND_TYPES: Final = _tags(_InboundWire)
+_INBOUND_CLASSES: Final[dict[str, type]] = {
+    str(cls.__struct_config__.tag): cls for cls in _InboundWire.__args__
+}
+_SYSTEM_CLASSES: Final[dict[str, type]] = {
+    str(cls.__struct_config__.tag): cls for cls in SystemMessageUnion.__args__
+}
 _OUTBOUND_TYPES: Final = _tags(_OutboundWire)
 _SYSTEM_SUBTYPES: Final = known_system_subtypes()
 _INBOUND_REQUEST_SUBTYPES: Final = frozenset(("can_use_tool", "hook_callback", "mcp_message"))
@@ -145,6 +155,12 @@ _RESPONSE_SUBTYPES: Final = frozenset(("success", "error"))
 _EVENT_TYPES: Final = known_event_types()
 _DELTA_TYPES: Final = known_delta_types()
 _BLOCK_TYPES: Final = known_block_types()
+
+#: A ``\\uD800``-``\\uDFFF`` escape (paired or lone); only looked for when a decode failed.
+_SURROGATE_ESCAPE: Final = re.compile(rb"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+_LONE_SURROGATE: Final = re.compile("[\ud800-\udfff]")
+
+_SURROGATE_REPAIR: Final = "lone surrogate escapes replaced by U+FFFD"
 
 _Reason: TypeAlias = Literal["not_json", "wrong_shape"]
 
@@ -185,7 +201,48 @@ def decode_line(line: bytes, line_number: int = 0) -> InboundMessage:
     except msgspec.ValidationError as exc:
         return _slow_path(line, line_number, exc)
     except Exception as exc:  # DecodeError, RecursionError on absurd nesting, ...
+        if _SURROGATE_ESCAPE.search(line) is not None:
+            fixed = _replace_lone_surrogates(line)
+            if fixed is not None:
+                return _with_repair(decode_line(fixed, line_number), line, _SURROGATE_REPAIR)
         return _malformed(line, line_number, "not_json", exc)
+
+
+def _with_repair(msg: InboundMessage, raw: bytes, repair: str) -> InboundMessage:
+    """Record ``repair`` (and the original line) on a message decoded from a repaired line."""
+    if msg.__class__ is UnknownMessage or msg.__class__ is MalformedLine:
+        return msg
+    lenient: Lenient | None = getattr(msg, "lenient", None)
+    repairs = (repair,) if lenient is None else (repair, *lenient.repairs)
+    repaired: InboundMessage = msgspec.structs.replace(
+        msg,
+        lenient=Lenient(raw=bytes(raw), repairs=repairs),
+    )
+    return repaired
+
+
+def _replace_lone_surrogates(line: bytes) -> bytes | None:
+    """Re-encode ``line`` with each lone surrogate escape replaced by U+FFFD.
+
+    JavaScript writes ``"\\ud83d"`` for a string cut in the middle of an emoji; msgspec
+    rejects it, the standard library reads it as a lone surrogate. Returns None when the
+    line is not JSON for the standard library either.
+    """
+    try:
+        obj = json.loads(line)
+    except (ValueError, RecursionError):
+        return None
+    return msgspec.json.encode(_without_surrogates(obj))
+
+
+def _without_surrogates(obj: Any) -> Any:
+    if isinstance(obj, str):
+        return _LONE_SURROGATE.sub("\ufffd", obj)
+    if isinstance(obj, dict):
+        return {_without_surrogates(k): _without_surrogates(v) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [_without_surrogates(v) for v in obj]
+    return obj
 
 
 def _slow_path(line: bytes, line_number: int, exc: Exception) -> InboundMessage:
@@ -201,13 +258,38 @@ def _slow_path(line: bytes, line_number: int, exc: Exception) -> InboundMessage:
             return UnknownMessage(type=kind[0], subtype=kind[1], raw=bytes(line))
         if _rewrite_unknown_blocks(obj):
             patched = msgspec.json.encode(obj)
-            msg = _inbound_decoder.decode(patched)
-            if isinstance(msg, _SystemEnvelope):  # pragma: no cover - system lines have no blocks
-                return _system_decoder.decode(patched)
-            return msg
+            try:
+                msg = _inbound_decoder.decode(patched)
+                if isinstance(msg, _SystemEnvelope):  # pragma: no cover - no blocks in system
+                    return _system_decoder.decode(patched)
+                return msg
+            except msgspec.ValidationError:
+                pass  # something else is wrong too: repair it below
+        return _lenient(line, obj)
     except Exception as err:
         return _malformed(line, line_number, "wrong_shape", err)
-    return _malformed(line, line_number, "wrong_shape", exc)
+
+
+def _lenient(line: bytes, obj: dict[str, Any]) -> InboundMessage:
+    """Decode a known type after the strict decode failed, keeping what can be read."""
+    typ: str = obj["type"]
+    subtype = _str_at(obj, "subtype")
+    if typ == "system":
+        cls = _SYSTEM_CLASSES.get(subtype) if subtype is not None else None
+    else:
+        cls = _INBOUND_CLASSES[typ]
+    if cls is None:  # a system line without a subtype: no class to decode it as
+        return UnknownMessage(type=typ, subtype=None, raw=bytes(line), reason="no string 'subtype'")
+    try:
+        msg, repairs = lenient_decode(obj, cls)
+    except EssentialFieldError as err:
+        if typ == "control_request":
+            subtype = _str_at(obj.get("request"), "subtype")
+        return UnknownMessage(type=typ, subtype=subtype, raw=bytes(line), reason=str(err))
+    repaired: InboundMessage = msgspec.structs.replace(
+        msg, lenient=Lenient(raw=bytes(line), repairs=repairs)
+    )
+    return repaired
 
 
 def _classify(
@@ -384,6 +466,9 @@ def encode_message(msg: OutboundMessage | InboundMessage) -> bytes:
         return msg.raw.rstrip(b"\r\n") + b"\n"
     if isinstance(msg, MalformedLine):
         return msg.line.rstrip(b"\r\n") + b"\n"
+    lenient = getattr(msg, "lenient", None)
+    if lenient is not None:  # a leniently decoded line is written back as it came
+        return bytes(lenient.raw).rstrip(b"\r\n") + b"\n"
     buf = bytearray()
     if isinstance(msg, SystemMessage):
         _encoder.encode_into(msg, buf)

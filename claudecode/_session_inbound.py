@@ -145,9 +145,12 @@ class InboundControl:
             return
         if not request_id:
             return
-        response = ctl.error_response(
-            request_id, f"Unsupported control request subtype: {message.subtype}"
-        )
+        if message.reason is not None:  # a known subtype without an essential field
+            text = f"malformed {message.subtype or 'control'} request: {message.reason}"
+            _log.warning("control_request.malformed", request_id=request_id, error=text)
+        else:
+            text = f"Unsupported control request subtype: {message.subtype}"
+        response = ctl.error_response(request_id, text)
         assert self._tasks is not None
         self._tasks.spawn(self._write_quietly, ctl.encode_raw(response))
 

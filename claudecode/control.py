@@ -497,14 +497,30 @@ _R = TypeVar("_R")
 def parse_result(result_type: type[_R], payload: Mapping[str, Any] | None) -> _R:
     """Convert the ``response`` payload of a :class:`ControlSuccess` into ``result_type``.
 
-    A missing payload (``None``) gives the all-defaults result.
+    A missing payload (``None``) gives the all-defaults result. Fields of the wrong type are
+    dropped (they keep their defaults) and logged as a warning, like lines that decode only
+    leniently: an answer is never refused for a field nobody needs.
 
     Raises:
-        RemoteProtocolError: the payload has the wrong shape for ``result_type``.
+        RemoteProtocolError: the payload is not a JSON object.
     """
+    if payload is not None and not isinstance(payload, Mapping):
+        raise RemoteProtocolError(
+            f"control response payload is not a JSON object: {type(payload).__name__}"
+        )
     try:
         return msgspec.convert(dict(payload or {}), type=result_type)
     except msgspec.ValidationError as exc:
-        raise RemoteProtocolError(
-            f"control response payload is not a valid {result_type.__name__}: {exc}"
-        ) from exc
+        from ._lenient import lenient_convert  # _lenient imports this module
+        from ._log import get_logger
+
+        try:
+            result, repairs = lenient_convert(payload or {}, result_type)
+        except (ValueError, msgspec.ValidationError) as err:
+            raise RemoteProtocolError(
+                f"control response payload is not a valid {result_type.__name__}: {exc}"
+            ) from err
+        get_logger("claudecode.control").warning(
+            "control_result.repaired", result_type=result_type.__name__, repairs=list(repairs)
+        )
+        return result  # type: ignore[no-any-return]

@@ -10,6 +10,17 @@ by ``"subtype"``. Two classes are not on the wire at all:
 * :class:`MalformedLine` -- a line that is not JSON, or JSON of the wrong shape. The stream
   goes on after it.
 
+A line of a known type with a field of the wrong type, or without a required field nobody
+needs, still arrives as its own class: it is decoded leniently (the field keeps its default,
+a missing one gets the zero value of its type) and carries a :class:`Lenient` in
+``message.lenient`` with the raw line and the repairs made. Only a few essential fields
+(``claudecode._lenient.ESSENTIAL_FIELDS``: the ``message`` of an assistant or user line, the
+``event`` of a stream event and its ``index`` / ``content_block`` / ``delta``, a control
+request's ``request_id`` / ``request`` / ``tool_name`` / ``input`` / ``callback_id`` /
+``server_name``, a control answer's ``request_id``; and the ``subtype`` of a system line)
+cannot be done without: then the line is an :class:`UnknownMessage` with the raw line and a
+``reason``. Lone surrogate escapes (``"\\ud83d"``) decode as U+FFFD.
+
 Unknown keys are ignored everywhere. Decode lines with :func:`claudecode._codec.decode_line`.
 
 For convenience this module re-exports the ``System*`` classes of
@@ -21,12 +32,14 @@ For convenience this module re-exports the ``System*`` classes of
 
 from __future__ import annotations
 
+import re
 from typing import Any, Literal, TypeAlias
 
 import msgspec
 
 from .content import ContentBlock
 from .control import ControlFailure, ControlSuccess
+from .lenient_info import LENIENT_KEY, Lenient
 from .messages_control import (
     CanUseToolRequest,
     ControlCancelRequest,
@@ -74,6 +87,7 @@ __all__ = (
     "InboundControlResponse",
     "InboundMessage",
     "KeepAlive",
+    "Lenient",
     "MalformedLine",
     "McpMessageRequest",
     "ModelUsage",
@@ -116,6 +130,9 @@ __all__ = (
 
 class _Inbound(msgspec.Struct, frozen=True, kw_only=True, tag_field="type", omit_defaults=True):
     """Base of the top-level inbound messages."""
+
+    #: Set when the line only decoded after repairs (see :class:`~claudecode.lenient_info.Lenient`).
+    lenient: Lenient | None = msgspec.field(default=None, name=LENIENT_KEY)
 
 
 class _Struct(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
@@ -396,6 +413,9 @@ class PromptSuggestion(_Inbound, frozen=True, tag="prompt_suggestion"):
 # ------------------------------------------------------------------ not on the wire
 
 
+_TYPE_AT_START = re.compile(rb'\s*\{\s*"type"\s*:\s*"([A-Za-z_]{1,64})"')
+
+
 class UnknownMessage(msgspec.Struct, frozen=True, kw_only=True):
     """A well-formed line of a ``type`` (or ``subtype``) this version does not know.
 
@@ -407,6 +427,10 @@ class UnknownMessage(msgspec.Struct, frozen=True, kw_only=True):
     type: str
     subtype: str | None = None
     raw: bytes = b""
+    #: Why a line of a *known* type is delivered as unknown: an essential field is missing
+    #: or unreadable (see ``claudecode._lenient.ESSENTIAL_FIELDS``); ``None`` for a type or
+    #: subtype this version does not know.
+    reason: str | None = None
 
 
 class MalformedLine(msgspec.Struct, frozen=True, kw_only=True):
@@ -422,6 +446,15 @@ class MalformedLine(msgspec.Struct, frozen=True, kw_only=True):
     #: ``too_long`` is produced by the protocol layer for lines past the framer's limit.
     reason: Literal["not_json", "wrong_shape", "too_long"]
     error: str
+
+    def type_hint(self) -> str | None:
+        """The ``type`` the line starts with (the CLI writes it first), if it can be read.
+
+        ``"result"`` here means a turn ended even though its result line was unreadable
+        (cut off, too long): :meth:`~claudecode.session.Session.receive_response` stops there.
+        """
+        match = _TYPE_AT_START.match(self.line)
+        return match.group(1).decode("ascii") if match is not None else None
 
 
 #: Every inbound message: the wire types, plus :class:`UnknownMessage` and :class:`MalformedLine`.

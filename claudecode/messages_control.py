@@ -28,6 +28,7 @@ from .control import (
     OutboundControlResponse,
 )
 from .errors import UsageError
+from .lenient_info import LENIENT_KEY, Lenient
 
 __all__ = (
     "CanUseToolRequest",
@@ -42,6 +43,9 @@ __all__ = (
 
 class _Inbound(msgspec.Struct, frozen=True, kw_only=True, tag_field="type", omit_defaults=True):
     """Base of the top-level control-plane lines."""
+
+    #: Set when the line only decoded after repairs (see :class:`~claudecode.lenient_info.Lenient`).
+    lenient: Lenient | None = msgspec.field(default=None, name=LENIENT_KEY)
 
 
 # ----------------------------------------------------------------- control plane (in)

@@ -52,6 +52,7 @@ from .messages import (
     ControlCancelRequest,
     InboundControlRequest,
     InboundMessage,
+    MalformedLine,
     ResultMessage,
     SystemInit,
     UnknownMessage,
@@ -383,10 +384,20 @@ class Session(InboundControl, ControlRequests):
             raise
 
     async def receive_response(self) -> AsyncIterator[InboundMessage]:
-        """Messages up to and including the next :class:`ResultMessage` (one turn)."""
+        """Messages up to and including the next :class:`ResultMessage` (one turn).
+
+        A result line with fields of the wrong type still arrives as a ``ResultMessage``
+        (decoded leniently, see ``message.lenient``). One that cannot be read at all (cut off,
+        longer than ``max_line_bytes``) arrives as a :class:`MalformedLine` whose
+        :meth:`~MalformedLine.type_hint` is ``"result"``, and ends the turn just the same:
+        a turn never waits for a result that already came.
+        """
         async for message in self.messages():
             yield message
-            if type(message) is ResultMessage:
+            kind = type(message)
+            if kind is ResultMessage:
+                return
+            if kind is MalformedLine and message.type_hint() == "result":  # type: ignore[union-attr]
                 return
 
     async def _next_message(self) -> InboundMessage:

@@ -18,6 +18,8 @@ from typing import Any, Final, TypeAlias
 
 import msgspec
 
+from .lenient_info import LENIENT_KEY, Lenient
+
 __all__ = (
     "CompactMetadata",
     "known_system_subtypes",
@@ -50,6 +52,9 @@ class SystemMessage(
     msgspec.Struct, frozen=True, kw_only=True, tag_field="subtype", omit_defaults=True
 ):
     """Base class of every ``system`` line (``isinstance(msg, SystemMessage)``)."""
+
+    #: Set when the line only decoded after repairs (see :class:`~claudecode.lenient_info.Lenient`).
+    lenient: Lenient | None = msgspec.field(default=None, name=LENIENT_KEY)
 
     session_id: str | None = None
     uuid: str | None = None

@@ -259,10 +259,20 @@ def test_lenient_results_accept_missing_payloads() -> None:
     assert (usage.total_tokens, usage.max_tokens) == (5, 10)
 
 
-def test_result_of_the_wrong_shape_is_a_remote_protocol_error() -> None:
-    """A payload with wrong types is the CLI's fault: RemoteProtocolError."""
+def test_result_with_wrong_fields_keeps_what_it_can_read() -> None:
+    """A wrong-typed field is dropped (default kept) and logged; the rest of the answer stays.
+    Only a payload that is not an object at all is a RemoteProtocolError."""
+    from structlog.testing import capture_logs
+
+    with capture_logs() as logs:
+        result = parse_result(
+            ctl.InitializeResult,
+            {"pid": "not a number", "agents": ["claude", "Explore"], "claude_code_version": "9"},
+        )
+    assert (result.pid, result.agents, result.claude_code_version) == (None, [], "9")
+    assert [e["event"] for e in logs] == ["control_result.repaired"]
     with pytest.raises(RemoteProtocolError):
-        parse_result(ctl.InitializeResult, {"pid": "not a number"})
+        parse_result(ctl.InitializeResult, ["not", "an", "object"])  # type: ignore[arg-type]
 
 
 # --------------------------------------------------------------- round-trip property
