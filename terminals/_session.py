@@ -149,6 +149,7 @@ class TerminalSession:
             rows=self.rows,
             state=self.state,
             viewers=len(self._viewers),
+            trust_accepted=self.trust_accepted,
             exit_code=None if exit_ is None else exit_.code,
             exit_signal=None if exit_ is None else exit_.signal,
             exit_signal_name=None if exit_ is None else exit_.signal_name,

@@ -27,7 +27,8 @@ class TerminalInfo(msgspec.Struct, kw_only=True, frozen=True):
     ``exit_code`` is set when the program exited by itself, ``exit_signal`` (a number, with
     ``exit_signal_name``) when a signal ended it; ``exit_reason`` says why it ended:
     ``exited``, ``stopped`` (asked to stop), ``watchdog`` (no output within the spawn
-    timeout) or ``closed`` (the manager shut down). Times are Unix seconds.
+    timeout) or ``closed`` (the manager shut down). ``trust_accepted``: the agent's
+    folder-trust prompt was answered "yes" by the bridge. Times are Unix seconds.
     """
 
     id: str
@@ -41,6 +42,7 @@ class TerminalInfo(msgspec.Struct, kw_only=True, frozen=True):
     rows: int
     state: TerminalState
     viewers: int = 0
+    trust_accepted: bool = False
     exit_code: int | None = None
     exit_signal: int | None = None
     exit_signal_name: str | None = None
