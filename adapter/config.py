@@ -26,11 +26,14 @@ class SessionConfig:
     ``cli_path``, ``env``, and ``client_options`` (any other
     :class:`claudecode.ClaudeCodeOptions` field, e.g. timeouts or ``extra_args``).
 
-    Adapter: ``policy`` (see :mod:`adapter.policies`), ``permission_timeout`` (seconds an
-    unanswered permission request stays open, default 5 minutes; ``None``: forever),
+    Adapter: ``policy`` (see :mod:`adapter.policies`), ``permission_timeout`` (seconds a
+    permission request may stay undecided, by a person or a ``custom`` policy callback, before
+    it is denied; default 5 minutes; ``None``: forever),
     ``plan_exit_grace`` (seconds to wait for a ``result`` after ExitPlanMode was approved
     before completing the turn synthetically), ``history_size`` and ``subscriber_buffer``
-    (events kept for late subscribers / allowed to wait per subscriber), ``debug_dir``
+    (events kept for late subscribers / allowed to wait per subscriber before it is dropped;
+    the buffer is capped at half the history, so a dropped subscriber that resubscribes
+    promptly with ``after_seq`` loses nothing), ``debug_dir``
     (write protocol messages and events as JSONL there), ``tracer_provider`` and
     ``capture_content`` (OpenTelemetry; content capture is off by default).
     """
@@ -56,7 +59,7 @@ class SessionConfig:
     permission_timeout: float | None = 300.0
     plan_exit_grace: float = 2.0
     history_size: int = 10_000
-    subscriber_buffer: int = 10_000
+    subscriber_buffer: int = 5_000
     debug_dir: str | os.PathLike[str] | None = None
     tracer_provider: Any = None
     capture_content: bool | None = None

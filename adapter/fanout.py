@@ -8,6 +8,14 @@ sequence number it received — so a slow consumer never slows the session or th
 subscribers, and memory stays bounded. A dropped (or late) subscriber catches up by
 subscribing again with ``after_seq``: the history replays what it missed, as far back as it
 reaches (:attr:`Subscription.gap` tells when events were lost before the history starts).
+
+Sizing keeps that promise: a subscriber may fall at most half the history behind
+(``subscriber_buffer`` is capped at ``history // 2``, and so is a subscription's
+``max_pending``). When it is dropped it has missed its buffer plus the one publish that
+overflowed it, so the history still holds all of that, with about ``history // 2`` events of
+room left: it loses nothing if it resubscribes before that many more were published. (A
+subscription opened with a longer backlog than half the history may lag as far as its
+backlog; if it is dropped again, its next catch-up may report a ``gap``.)
 """
 
 from __future__ import annotations
@@ -145,16 +153,18 @@ class EventHub:
 
     Args:
         session_id: stamped on every event.
-        history: how many recent events are kept for late subscribers.
+        history: how many recent events are kept for late subscribers (at least 2).
         subscriber_buffer: how many undelivered events a subscriber may have before it is
-            dropped.
+            dropped; at most ``history // 2`` (see the module docstring).
     """
 
-    def __init__(self, session_id: str, *, history: int = 10_000, subscriber_buffer: int = 10_000):
+    def __init__(self, session_id: str, *, history: int = 10_000, subscriber_buffer: int = 5_000):
         self.session_id = session_id
-        self._history: collections.deque[Event] = collections.deque(maxlen=max(1, history))
+        size = max(2, history)
+        self._history: collections.deque[Event] = collections.deque(maxlen=size)
         self._subscribers: list[Subscription] = []
-        self._buffer = subscriber_buffer
+        self._max_lag = size // 2
+        self._buffer = max(1, min(subscriber_buffer, self._max_lag))
         self._seq = 0
         self._closed = False
 
@@ -162,6 +172,16 @@ class EventHub:
     def last_seq(self) -> int:
         """The sequence number of the newest event (0 before the first)."""
         return self._seq
+
+    @property
+    def history_size(self) -> int:
+        """How many recent events the history keeps."""
+        return self._history.maxlen or 0
+
+    @property
+    def subscriber_buffer(self) -> int:
+        """How many undelivered events a subscriber may have (by default) before it is dropped."""
+        return self._buffer
 
     @property
     def subscriber_count(self) -> int:
@@ -195,8 +215,9 @@ class EventHub:
         """A new subscription: live events, preceded by history newer than ``after_seq``.
 
         ``after_seq=None`` means live events only; ``0`` replays the whole history.
+        ``max_pending`` overrides the hub's ``subscriber_buffer`` (capped the same way).
         """
-        limit = max_pending or self._buffer
+        limit = max(1, min(max_pending or self._buffer, self._max_lag))
         backlog: list[Event] = [] if after_seq is None else self.history(after_seq)
         gap = 0
         if after_seq is not None:
@@ -221,4 +242,3 @@ class EventHub:
         for sub in self._subscribers:
             sub._end(reason)
         self._subscribers.clear()
-

@@ -19,6 +19,8 @@ from __future__ import annotations
 import base64
 import contextlib
 import json
+import math
+import os
 import time
 import uuid
 from collections.abc import Sequence
@@ -67,6 +69,17 @@ _log = get_logger("claudecode.adapter.session")
 _CONTROL_TYPES = frozenset({InboundControlRequest, ControlCancelRequest})
 
 SessionStatus = Literal["starting", "connected", "active", "idle", "terminated", "errored"]
+
+
+def _private_append(path: Path) -> IO[bytes]:
+    """``path`` opened for appending, readable and writable by its owner only."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o600)
+    try:
+        os.fchmod(fd, 0o600)  # an existing file keeps its mode otherwise
+        return os.fdopen(fd, "ab")
+    except BaseException:
+        os.close(fd)
+        raise
 
 
 class UnknownPermissionError(UsageError):
@@ -230,13 +243,15 @@ class AgentSession:
     def _open_debug_files(self, stack: contextlib.AsyncExitStack) -> None:
         if self.config.debug_dir is None:
             return
+        # They hold prompts and tool output: private to the user (0600 files in a 0700
+        # directory when we create it; an existing directory is left as the user made it).
         directory = Path(self.config.debug_dir)
-        directory.mkdir(parents=True, exist_ok=True)
+        directory.mkdir(mode=0o700, parents=True, exist_ok=True)
         self._debug_protocol = stack.enter_context(
-            open(directory / f"{self.id}.protocol.jsonl", "ab")  # noqa: SIM115
+            _private_append(directory / f"{self.id}.protocol.jsonl")
         )
         self._debug_events = stack.enter_context(
-            open(directory / f"{self.id}.events.jsonl", "ab")  # noqa: SIM115
+            _private_append(directory / f"{self.id}.events.jsonl")
         )
 
     # -- the pump: CLI messages -> events ------------------------------------------------
@@ -340,21 +355,42 @@ class AgentSession:
             return []
         return self._open_pending(req, event)
 
-    def _open_pending(self, req: InboundControlRequest, event: PermissionRequest) -> list[Event]:
+    def _open_pending(
+        self, req: InboundControlRequest, event: PermissionRequest, timeout: float | None = None
+    ) -> list[Event]:
         self._pending[req.request_id] = req
-        timeout = self.config.permission_timeout
+        if timeout is None:
+            timeout = self.config.permission_timeout
         if timeout is not None:
             self._timers[req.request_id] = self._spawn(self._expire, req.request_id, timeout)
         return [event]
 
     async def _ask_custom(self, req: InboundControlRequest, event: PermissionRequest) -> None:
-        try:
-            decision = await policy_decision(self.config.policy, event)
-        except Exception as exc:
-            _log.warning("adapter.policy_failed", session_id=self.id, error=repr(exc))
-            decision = PermissionDecision("deny", f"permission policy failed: {exc}")
+        # permission_timeout bounds the whole request: the policy's own time counts, and a
+        # policy that never returns is answered with a denial.
+        timeout = self.config.permission_timeout
+        deadline = None if timeout is None else anyio.current_time() + timeout
+        decision: PermissionDecision | None = None
+        with anyio.move_on_after(timeout if timeout is not None else math.inf) as scope:
+            try:
+                decision = await policy_decision(self.config.policy, event)
+            except Exception as exc:
+                _log.warning("adapter.policy_failed", session_id=self.id, error=repr(exc))
+                decision = PermissionDecision("deny", f"permission policy failed: {exc}")
+        if scope.cancelled_caught:
+            _log.warning(
+                "adapter.policy_timeout",
+                session_id=self.id,
+                pending_id=req.request_id,
+                tool=event.tool_name,
+                timeout=timeout,
+            )
+            decision = PermissionDecision(
+                "deny", "the permission policy did not decide in time", interrupt=True
+            )
         if decision is None:
-            self._publish(self._open_pending(req, event))
+            left = None if deadline is None else max(0.0, deadline - anyio.current_time())
+            self._publish(self._open_pending(req, event, left))
         else:
             await self._respond(req, decision)
 
