@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ._log import get_logger
+from .mcp_schema import input_schema, validation_error
 
 __all__ = ("McpTool", "SdkMcpServer", "ToolHandler")
 
@@ -55,16 +56,34 @@ class SdkMcpServer:
     tools: dict[str, McpTool] = field(default_factory=dict)
 
     def tool(
-        self, name: str, description: str, input_schema: Mapping[str, Any] | None = None
+        self,
+        name: str,
+        description: str,
+        input_schema: Mapping[str, Any] | type | None = None,
     ) -> Callable[[ToolHandler], ToolHandler]:
-        """Decorator registering ``fn`` as the tool ``name``."""
+        """Decorator registering ``fn`` as the tool ``name``.
+
+        ``input_schema`` is a JSON Schema or one of the shorthands of
+        :mod:`claudecode.mcp_schema` (``{"a": float}``, a ``TypedDict``). Calls whose
+        arguments do not match it are answered with a tool error, without calling ``fn``.
+        """
 
         def register(fn: ToolHandler) -> ToolHandler:
-            schema = input_schema if input_schema is not None else {"type": "object"}
-            self.tools[name] = McpTool(name, description, schema, fn)
+            self.add_tool(name, description, input_schema, fn)
             return fn
 
         return register
+
+    def add_tool(
+        self,
+        name: str,
+        description: str,
+        schema: Mapping[str, Any] | type | None,
+        handler: ToolHandler,
+    ) -> McpTool:
+        """Register ``handler`` as the tool ``name`` (what :meth:`tool` does)."""
+        self.tools[name] = tool = McpTool(name, description, input_schema(schema), handler)
+        return tool
 
     async def handle(self, message: Mapping[str, Any]) -> dict[str, Any]:
         """Answer one JSON-RPC message; notifications get an empty result, as the SDK does."""
@@ -107,16 +126,22 @@ class SdkMcpServer:
         if tool is None:
             return {"content": [{"type": "text", "text": f"unknown tool: {name}"}], "isError": True}
         arguments = params.get("arguments") or {}
+        problem = validation_error(arguments, tool.input_schema)
+        if problem is not None:
+            return _error(f"Input validation error: {problem}")
         try:
             value: Any = tool.handler(dict(arguments))
             if inspect.isawaitable(value):
                 value = await value
         except Exception as exc:
             _log.warning("mcp.tool_failed", server=self.name, tool=tool.name, error=repr(exc))
-            return {"content": [{"type": "text", "text": f"{type(exc).__name__}: {exc}"}],
-                    "isError": True}
+            return _error(f"{type(exc).__name__}: {exc}")
         if isinstance(value, Mapping) and "content" in value:
-            return dict(value)
+            result = dict(value)
+            # claude-agent-sdk's handlers flag errors as "is_error"; MCP spells it isError.
+            if "is_error" in result:
+                result["isError"] = bool(result.pop("is_error"))
+            return result
         if isinstance(value, list):
             return {"content": value}
         return {"content": [{"type": "text", "text": str(value)}]}
@@ -126,3 +151,5 @@ class SdkMcpServer:
         return {"jsonrpc": "2.0", "id": msg_id, "result": result}
 
 
+def _error(text: str) -> dict[str, Any]:
+    return {"content": [{"type": "text", "text": text}], "isError": True}

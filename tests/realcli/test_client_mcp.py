@@ -93,3 +93,42 @@ async def test_sdk_mcp_tool_call_reaches_the_model(
     result = seen[-1]
     assert isinstance(result, m.ResultMessage)
     assert (False, "the tool said pong") == (result.is_error, result.result)
+
+
+async def test_shorthand_schema_and_an_invalid_call(
+    cli_options: Any, fake_api: FakeAnthropicAPI
+) -> None:
+    """A tool declared with the SDK shorthand {"a": float, "b": float}: the CLI lists it; a
+    call with bad arguments is a tool error the model reads (the handler does not run), and
+    the session goes on to a valid call."""
+    server = SdkMcpServer("calc")
+    calls: list[dict[str, Any]] = []
+
+    @server.tool("add", "Add two numbers", {"a": float, "b": float})
+    async def add(args: dict[str, Any]) -> str:
+        calls.append(args)
+        return str(args["a"] + args["b"])
+
+    fake_api.add_main(
+        tool_turn("mcp__calc__add", {"a": "one", "b": 2}),
+        tool_turn("mcp__calc__add", {"a": 1.5, "b": 2}),
+        text_turn("3.5"),
+    )
+
+    async def allow(req: m.InboundControlRequest) -> OutboundControlResponse:
+        return req.allow()
+
+    session, stdout = open_recorded(cli_options(), can_use_tool=allow, mcp_servers=[server])
+    with anyio.fail_after(60):
+        async with session:
+            await session.send("add")
+            seen = [message async for message in session.receive_response()]
+    assert_every_line_typed(stdout, seen)
+    [init] = [x for x in seen if isinstance(x, m.SystemInit)]
+    assert "mcp__calc__add" in init.tools
+    [(_, bad), (_, good)] = tool_results(seen)
+    assert bad.is_error and "Input validation error" in result_text(bad)
+    assert not good.is_error and "3.5" in result_text(good)
+    assert [{"a": 1.5, "b": 2}] == calls
+    result = seen[-1]
+    assert isinstance(result, m.ResultMessage) and "3.5" == result.result
