@@ -7,6 +7,8 @@ This is an entry point, so (unlike the libraries) it may configure logging. Sub-
 * ``schema`` — print the JSON Schema of the event stream (``docs/event-schema.json``).
 * ``serve`` — the HTTP server for every front end (needs the ``server`` extra); see
   :mod:`adapter.serve`.
+* ``worker`` — run sessions for a cluster of gateways over NATS JetStream
+  (``--nats URL``; needs the ``cluster`` extra).
 * ``doctor`` — find the Claude Code CLI, print its path and version, and check that it
   speaks stream-json (spawn, initialize, close). Exit 0 when usable, 1 otherwise.
 """
@@ -33,6 +35,10 @@ def _parser() -> argparse.ArgumentParser:
     serve = sub.add_parser("serve", help="serve sessions over HTTP to UIs and other programs")
     add_serve_arguments(serve)
     sub.add_parser("schema", help="print the JSON Schema of the event stream")
+    from .cluster.cli_worker import add_worker_arguments
+
+    worker = sub.add_parser("worker", help="run sessions for a cluster over NATS JetStream")
+    add_worker_arguments(worker)
     doctor = sub.add_parser("doctor", help="check that the Claude Code CLI is usable")
     doctor.add_argument("--cli", help="path of the claude executable (default: discovered)")
     doctor.add_argument("--timeout", type=float, default=30.0, help="seconds to wait (30)")
@@ -58,6 +64,10 @@ def main(argv: list[str] | None = None) -> int:
         return run_command(args)
     if args.command == "serve":
         return serve_command(args)
+    if args.command == "worker":
+        from .cluster.cli_worker import worker_command
+
+        return worker_command(args)
     if args.command == "schema":
         import json
 

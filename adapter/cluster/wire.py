@@ -18,7 +18,7 @@ from typing import Any, Literal, TypeAlias
 
 import msgspec
 
-from claudecode import ClaudeCodeError, UsageError
+from claudecode import ClaudeCodeError, ControlRequestError, UsageError
 
 from ..backend import SessionInfo, SessionSpec
 from ..events import AnyEvent, Event
@@ -147,12 +147,14 @@ class CreateSession(_Command, tag="create", frozen=True):
     """Start a session (to the workers' queue group or one worker's own subject).
 
     ``session_id``: the bridge id (a resumed lost session keeps its id); ``first_seq``: the
-    seq its first event gets (a resumed session continues its numbering).
+    seq its first event gets (a resumed session continues its numbering); ``created_at``:
+    kept from the first start.
     """
 
     spec: SessionSpec = SessionSpec()
     session_id: str | None = None
     first_seq: int = 1
+    created_at: float = 0.0
 
 
 Command: TypeAlias = (
@@ -181,6 +183,7 @@ ErrorType: TypeAlias = Literal[
     "too_many_sessions",
     "unknown_permission",
     "usage",
+    "control",
     "cli",
     "declined",
     "bad_request",
@@ -188,11 +191,14 @@ ErrorType: TypeAlias = Literal[
 ]
 
 
-class ErrorBody(msgspec.Struct, frozen=True):
-    """A typed error: ``type`` says which exception the caller raises."""
+class ErrorBody(msgspec.Struct, frozen=True, omit_defaults=True):
+    """A typed error: ``type`` says which exception the caller raises (``subtype`` and
+    ``code``: a control request the CLI refused)."""
 
     type: ErrorType
     message: str
+    subtype: str | None = None
+    code: str | None = None
 
 
 class Reply(msgspec.Struct, kw_only=True, frozen=True, omit_defaults=True):
@@ -227,6 +233,8 @@ def error_body(exc: BaseException) -> ErrorBody:
         return ErrorBody("unknown_permission", str(exc))
     if isinstance(exc, UsageError):
         return ErrorBody("usage", str(exc))
+    if isinstance(exc, ControlRequestError):
+        return ErrorBody("control", exc.error_message, exc.subtype, exc.error_code)
     if isinstance(exc, ClaudeCodeError):
         return ErrorBody("cli", str(exc))
     return ErrorBody("internal", f"{type(exc).__name__}: {exc}")
@@ -243,6 +251,8 @@ def raise_error(error: ErrorBody) -> None:
         raise UnknownPermissionError(message)
     if error.type in ("usage", "bad_request"):
         raise UsageError(message)
+    if error.type == "control":
+        raise ControlRequestError(error.subtype or "?", message, error.code)
     raise ClaudeCodeError(message)
 
 

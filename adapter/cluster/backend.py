@@ -1,0 +1,335 @@
+"""The gateway side: a :class:`~adapter.SessionBackend` whose sessions run on workers.
+
+:class:`ClusterBackend` keeps no session state of its own — the registry is a KV bucket,
+events come from the session's JetStream stream, commands go to the owning worker as NATS
+requests — so any number of gateways serve the same sessions and a load balancer in front
+of them needs no sticky routing. It also sweeps the registry for sessions of dead workers,
+like the workers do (:mod:`adapter.cluster.recovery`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import uuid
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
+from types import TracebackType
+from typing import TYPE_CHECKING, Any, Self
+
+import anyio
+import anyio.abc
+
+from claudecode import ClaudeCodeError, UsageError
+from claudecode._log import get_logger
+
+from ..backend import EventStream, SessionInfo, SessionSpec
+from ..manager import UnknownSessionError
+from ..policies import PermissionDecision
+from .config import ClusterConfig, NatsSettings, valid_token
+from .eventlog import ClusterEventStream, ensure_event_stream
+from .placement import place_session
+from .recovery import recover_lost_session
+from .registry import Registry
+from .wire import (
+    AnswerPermission,
+    Close,
+    Command,
+    CreateSession,
+    Interrupt,
+    Prompt,
+    Reply,
+    SessionRecord,
+    SetModel,
+    SetPermissionMode,
+    WireError,
+    decode_reply,
+    encode,
+    raise_error,
+)
+
+if TYPE_CHECKING:  # pragma: no cover
+    from nats.aio.client import Client as NATS
+
+__all__ = ("ClusterBackend", "ClusterUnavailableError")
+
+_log = get_logger("claudecode.adapter.cluster.backend")
+
+
+class ClusterUnavailableError(ClaudeCodeError):
+    """NATS or the owning worker did not answer in time."""
+
+
+class _Watchers:
+    """Fan-out of registry changes to :meth:`ClusterBackend.watch` callers, bounded: each
+    watcher holds at most the newest snapshot per session."""
+
+    def __init__(self) -> None:
+        self._all: list[tuple[dict[str, SessionInfo], list[anyio.Event]]] = []
+
+    def publish(self, record: SessionRecord) -> None:
+        info = record.info
+        for latest, wake in self._all:
+            latest.pop(info.id, None)
+            latest[info.id] = info
+            wake[0].set()
+
+    @asynccontextmanager
+    async def watch(self) -> AsyncIterator[AsyncIterator[SessionInfo]]:
+        latest: dict[str, SessionInfo] = {}
+        wake = [anyio.Event()]
+        entry = (latest, wake)
+        self._all.append(entry)
+
+        async def changes() -> AsyncIterator[SessionInfo]:
+            while True:
+                while not latest:
+                    await wake[0].wait()
+                    wake[0] = anyio.Event()
+                key = next(iter(latest))
+                yield latest.pop(key)
+
+        try:
+            yield changes()
+        finally:
+            self._all.remove(entry)
+
+
+class ClusterBackend:
+    """Sessions on the cluster's workers, reached through NATS (a drop-in
+    :class:`~adapter.SessionBackend`).
+
+    Args:
+        nats: how to connect (:class:`NatsSettings`), or a connected nats-py client (not
+            closed by the backend).
+        config: the deployment's names and limits (the same as the workers').
+        resume_lost: resume sessions of dead workers on other workers.
+        subscriber_buffer: events a subscriber may have waiting before it is dropped.
+    """
+
+    def __init__(
+        self,
+        nats: NatsSettings | NATS,
+        config: ClusterConfig | None = None,
+        *,
+        resume_lost: bool = True,
+        subscriber_buffer: int = 10_000,
+    ) -> None:
+        self.config = config or ClusterConfig()
+        self._settings = nats if isinstance(nats, NatsSettings) else None
+        self._nc: Any = None if isinstance(nats, NatsSettings) else nats
+        self.resume_lost = resume_lost
+        self.subscriber_buffer = subscriber_buffer
+        self._watchers = _Watchers()
+        self._stack: contextlib.AsyncExitStack | None = None
+        self.registry: Registry | None = None
+        self._connected = False
+
+    # -- lifecycle -------------------------------------------------------------------
+
+    async def __aenter__(self) -> Self:
+        stack = contextlib.AsyncExitStack()
+        await stack.__aenter__()
+        try:
+            if self._nc is None:
+                assert self._settings is not None
+                self._nc = await self._settings.connect(
+                    name=self._settings.name or "bridge-gateway",
+                    disconnected_cb=self._disconnected,
+                    reconnected_cb=self._reconnected,
+                )
+                stack.push_async_callback(self._nc.close)
+            self._connected = True
+            self._js = self._nc.jetstream(timeout=self.config.request_timeout)
+            await ensure_event_stream(self._js, self.config)
+            self.registry = Registry(self._js, self.config, on_session=self._watchers.publish)
+            await self.registry.open()
+            tg = await stack.enter_async_context(anyio.create_task_group())
+            stack.callback(tg.cancel_scope.cancel)
+            await tg.start(self.registry.run)
+            tg.start_soon(self._sweeper)
+        except BaseException:
+            await stack.__aexit__(None, None, None)
+            raise
+        self._stack = stack
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        stack, self._stack = self._stack, None
+        if stack is not None:
+            self._connected = False
+            if self.registry is not None:
+                with anyio.CancelScope(shield=True):
+                    await self.registry.close()
+            await stack.__aexit__(exc_type, exc, tb)
+
+    async def _disconnected(self) -> None:
+        if self._stack is not None and self._connected:
+            _log.warning("cluster.nats_disconnected")
+        self._connected = False
+
+    async def _reconnected(self) -> None:
+        self._connected = True
+        _log.info("cluster.nats_reconnected")
+
+    @property
+    def ready(self) -> bool:
+        """Connected to NATS (for a readiness probe)."""
+        return self._stack is not None and self._connected and bool(self._nc.is_connected)
+
+    def _require(self) -> Registry:
+        if self.registry is None or self._stack is None:
+            raise UsageError("the ClusterBackend is not running (use `async with`)")
+        return self.registry
+
+    async def _sweeper(self) -> None:
+        registry = self._require()
+        while True:
+            await anyio.sleep(self.config.heartbeat_interval)
+            for record, revision in registry.lost_sessions():
+                try:
+                    await recover_lost_session(
+                        self._nc, registry, self.config, record, revision, resume=self.resume_lost
+                    )
+                except Exception as exc:
+                    _log.warning(
+                        "cluster.recovery_failed", session_id=record.info.id, error=repr(exc)
+                    )
+
+    # -- SessionBackend ------------------------------------------------------------------
+
+    async def create(self, spec: SessionSpec, *, session_id: str | None = None) -> SessionInfo:
+        """Start a session on the least loaded worker that carries ``spec.labels``.
+
+        Raises:
+            TooManySessionsError: every worker is full (or none carries the labels).
+        """
+        registry = self._require()
+        if session_id is not None:
+            if not valid_token(session_id):
+                raise UsageError(f"session id {session_id!r}: use letters, digits, '_' or '-'")
+            if await registry.get(session_id) is not None:
+                raise UsageError(f"a session {session_id!r} exists already")
+        command = CreateSession(spec=spec, session_id=session_id or uuid.uuid4().hex)
+        reply = await place_session(self._nc, registry, self.config, command)
+        if reply.error is not None:
+            raise_error(reply.error)
+        if reply.info is None:
+            raise ClusterUnavailableError("the worker's answer had no session")
+        return reply.info
+
+    async def info(self, session_id: str) -> SessionInfo:
+        """The session's record in the registry."""
+        found = await self._require().get(session_id)
+        if found is None:
+            raise UnknownSessionError(f"no session {session_id!r}")
+        return found[0].info
+
+    async def list(self) -> list[SessionInfo]:
+        """Every session in the registry (closed ones for ``closed_retention`` seconds)."""
+        registry = self._require()
+        await registry.wait_loaded()
+        infos = [record.info for record, _ in registry.sessions.values()]
+        infos.sort(key=lambda info: (info.created_at, info.id))
+        return infos
+
+    @asynccontextmanager
+    async def subscribe(
+        self, session_id: str, *, after_seq: int | None = None
+    ) -> AsyncIterator[EventStream]:
+        """The session's events from its stream (see :class:`~adapter.SessionBackend`)."""
+        if await self._require().get(session_id) is None:
+            raise UnknownSessionError(f"no session {session_id!r}")
+        stream = ClusterEventStream(session_id, after_seq, max_pending=self.subscriber_buffer)
+        try:
+            await stream.start(self._js, self.config)
+            yield stream
+        finally:
+            with anyio.CancelScope(shield=True):
+                await stream.close()
+
+    async def _command(
+        self, session_id: str, command: Command, timeout: float | None = None
+    ) -> Reply:
+        from nats.errors import NoRespondersError, TimeoutError
+
+        registry = self._require()
+        if not valid_token(session_id):
+            raise UnknownSessionError(f"no session {session_id!r}")
+        timeout = timeout or self.config.request_timeout
+        try:
+            msg = await self._nc.request(
+                self.config.command_subject(session_id), encode(command), timeout=timeout
+            )
+        except NoRespondersError:
+            found = await registry.get(session_id)
+            if found is None:
+                raise UnknownSessionError(f"no session {session_id!r}") from None
+            info = found[0].info
+            if info.status == "lost":
+                raise UsageError(
+                    f"session {session_id} is being moved to another worker; retry shortly"
+                ) from None
+            raise UsageError(f"session {session_id} is {info.state}") from None
+        except TimeoutError:
+            found = await registry.get(session_id)
+            if found is not None and found[0].info.state == "closed":
+                raise UsageError(f"session {session_id} is closed") from None
+            raise ClusterUnavailableError(
+                f"no answer from session {session_id}'s worker within {timeout} s"
+            ) from None
+        try:
+            reply = decode_reply(msg.data)
+        except WireError as exc:
+            _log.warning("cluster.malformed_reply", session_id=session_id, error=str(exc))
+            raise ClusterUnavailableError("the worker sent a malformed reply") from None
+        if reply.error is not None:
+            raise_error(reply.error)
+        return reply
+
+    async def prompt(
+        self, session_id: str, text: str, *, images: Sequence[tuple[str, bytes]] = ()
+    ) -> None:
+        """Send a prompt to the session's worker."""
+        await self._command(session_id, Prompt(text=text, images=list(images)))
+
+    async def answer_permission(
+        self, session_id: str, pending_id: str, decision: PermissionDecision
+    ) -> None:
+        """Answer an open permission request on the session's worker."""
+        await self._command(
+            session_id,
+            AnswerPermission(
+                pending_id=pending_id,
+                behavior=decision.behavior,
+                message=decision.message,
+                interrupt=decision.interrupt,
+                updated_input=decision.updated_input,
+            ),
+        )
+
+    async def interrupt(self, session_id: str) -> None:
+        """Interrupt the running turn."""
+        await self._command(session_id, Interrupt())
+
+    async def set_model(self, session_id: str, model: str | None) -> None:
+        """Use ``model`` from the next turn on."""
+        await self._command(session_id, SetModel(model=model))
+
+    async def set_permission_mode(self, session_id: str, mode: str) -> None:
+        """Switch the CLI's permission mode."""
+        await self._command(session_id, SetPermissionMode(mode=mode))
+
+    async def close(self, session_id: str) -> None:
+        """End the session and wait until it ended."""
+        await self._command(session_id, Close(), timeout=self.config.create_timeout)
+
+    def watch(self) -> contextlib.AbstractAsyncContextManager[AsyncIterator[SessionInfo]]:
+        """Registry changes as :class:`~adapter.SessionInfo` snapshots (see
+        :class:`~adapter.SessionBackend`)."""
+        self._require()
+        return self._watchers.watch()

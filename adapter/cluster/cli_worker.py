@@ -1,0 +1,186 @@
+"""``claudecode-bridge worker --nats URL``: run sessions for the cluster until stopped.
+
+SIGTERM / SIGINT stop the worker cleanly: it stops taking sessions, closes the ones it runs
+(their subscribers see the end of their events) and removes its heartbeat key. ``--demo``
+runs the built-in scripted stand-in instead of the Claude Code CLI.
+"""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+from ..config import SessionConfig
+from ..policies import PermissionPolicy
+from .config import ClusterConfig, NatsSettings
+
+__all__ = (
+    "add_nats_arguments",
+    "add_worker_arguments",
+    "cluster_config_from_args",
+    "nats_settings_from_args",
+    "worker_command",
+)
+
+
+def add_nats_arguments(parser: argparse.ArgumentParser, *, required: bool) -> None:
+    """The NATS connection options (shared by ``worker`` and ``serve``)."""
+    parser.add_argument(
+        "--nats",
+        metavar="URL",
+        required=required,
+        action="append",
+        help="NATS server URL (repeat or comma-separate for a cluster); credentials belong in "
+        "--nats-creds, not in the URL",
+    )
+    parser.add_argument("--nats-creds", metavar="FILE", help="NATS credentials file (JWT+NKey)")
+    parser.add_argument("--nats-tls-ca", metavar="FILE", help="CA bundle to verify NATS servers")
+    parser.add_argument("--nats-tls-cert", metavar="FILE", help="client certificate for NATS")
+    parser.add_argument("--nats-tls-key", metavar="FILE", help="client key for NATS")
+    parser.add_argument(
+        "--nats-prefix",
+        default="bridge",
+        help="namespace of the bridge's subjects, streams and buckets (default: bridge)",
+    )
+
+
+def nats_settings_from_args(args: argparse.Namespace, name: str) -> NatsSettings:
+    """:class:`NatsSettings` from the parsed NATS options."""
+    servers = [url.strip() for value in args.nats or () for url in value.split(",") if url.strip()]
+    return NatsSettings(
+        servers=servers,
+        creds=args.nats_creds,
+        tls_ca=args.nats_tls_ca,
+        tls_cert=args.nats_tls_cert,
+        tls_key=args.nats_tls_key,
+        name=name,
+    )
+
+
+def cluster_config_from_args(args: argparse.Namespace) -> ClusterConfig:
+    """:class:`ClusterConfig` from the parsed options."""
+    return ClusterConfig(prefix=args.nats_prefix)
+
+
+def add_worker_arguments(parser: argparse.ArgumentParser) -> None:
+    """The ``worker`` sub-command's arguments."""
+    add_nats_arguments(parser, required=True)
+    parser.add_argument("--id", help="this worker's name (default: host name, pid, random)")
+    parser.add_argument(
+        "--label",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a placement label (repeatable), e.g. repo=api",
+    )
+    parser.add_argument("--max-sessions", type=int, default=32, help="sessions at once (32)")
+    parser.add_argument(
+        "--idle-timeout",
+        type=float,
+        default=900.0,
+        help="seconds before an idle session is closed (900; 0: never)",
+    )
+    parser.add_argument("--cwd", help="default working directory of sessions (default: here)")
+    parser.add_argument("--model", help="default model")
+    parser.add_argument("--permission-mode", help="default CLI permission mode")
+    parser.add_argument(
+        "--policy",
+        choices=("supervised", "autonomous", "plan"),
+        default="supervised",
+        help="default permission policy (supervised: a person approves tools)",
+    )
+    parser.add_argument("--cli", help="path of the claude executable (default: discovered)")
+    parser.add_argument("--demo", action="store_true", help="run the built-in scripted stand-in")
+    parser.add_argument(
+        "--no-resume-lost",
+        action="store_true",
+        help="do not resume sessions of dead workers here",
+    )
+    parser.add_argument("-v", "--verbose", action="count", default=0, help="log more (to stderr)")
+
+
+def _labels(values: list[str]) -> dict[str, str]:
+    labels: dict[str, str] = {}
+    for value in values:
+        key, sep, val = value.partition("=")
+        if not sep or not key:
+            raise SystemExit(f"--label {value!r}: use KEY=VALUE")
+        labels[key] = val
+    return labels
+
+
+def worker_command(args: argparse.Namespace) -> int:
+    """Run ``claudecode-bridge worker``; returns the exit status."""
+    from .._setup import configure_logging
+
+    configure_logging(args.verbose)
+    labels = _labels(args.label)
+    try:
+        config = cluster_config_from_args(args)
+    except ValueError as exc:
+        print(f"claudecode-bridge worker: {exc}", file=sys.stderr)
+        return 2
+    with tempfile.TemporaryDirectory(prefix="bridge-worker-") as scratch:
+        defaults = _defaults(args, Path(scratch))
+        try:
+            anyio.run(_serve, args, config, defaults, labels, backend="asyncio")
+        except KeyboardInterrupt:
+            return 130
+        except (OSError, ValueError) as exc:
+            print(f"claudecode-bridge worker: {exc}", file=sys.stderr)
+            return 1
+    return 0
+
+
+def _defaults(args: argparse.Namespace, scratch: Path) -> SessionConfig:
+    cli_path: Any = args.cli
+    if args.demo:
+        from ..demo import demo_cli
+
+        cli_path = demo_cli(scratch)
+    return SessionConfig(
+        cli_path=cli_path,
+        cwd=args.cwd,
+        model=args.model,
+        permission_mode=args.permission_mode,
+        policy=PermissionPolicy(args.policy),
+    )
+
+
+async def _serve(
+    args: argparse.Namespace,
+    config: ClusterConfig,
+    defaults: SessionConfig,
+    labels: dict[str, str],
+) -> None:
+    from .worker import ClusterWorker
+
+    settings = nats_settings_from_args(args, name=f"bridge-worker {args.id or ''}".strip())
+    worker = ClusterWorker(
+        settings,
+        config,
+        defaults,
+        worker_id=args.id,
+        max_sessions=args.max_sessions,
+        idle_timeout=args.idle_timeout or None,
+        labels=labels,
+        resume_lost=not args.no_resume_lost,
+    )
+    async with worker, anyio.create_task_group() as tg:
+
+        async def on_signal() -> None:
+            with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
+                async for _ in signals:
+                    worker.stop()
+                    return
+
+        tg.start_soon(on_signal)
+        print(f"worker {worker.id} ready", file=sys.stderr, flush=True)
+        await worker.serve_forever()
+        tg.cancel_scope.cancel()

@@ -1,0 +1,146 @@
+"""What happens to the sessions of a worker that died.
+
+Every worker and gateway sweeps its copy of the registry once per heartbeat interval. A
+session whose owner's heartbeat key is gone is *lost*: the first process to move its record
+from the revision it saw to ``status="lost"`` (an optimistic update, so exactly one wins)
+tells the session's subscribers — an ``error`` event on the session's stream, and for a turn
+that was running, the turn ended as interrupted (never silently replayed) — and, when it can,
+starts the session again on another worker with ``--resume`` of the same CLI session, under
+the same bridge session id, its events numbered on from where they stopped.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import msgspec
+
+from claudecode._log import get_logger
+
+from ..backend import SessionInfo
+from ..events import Complete, ErrorEvent, Event
+from .config import ClusterConfig
+from .eventlog import last_published_seq
+from .placement import place_session
+from .registry import Registry
+from .wire import END_HEADER, MSG_ID_HEADER, SEQ_HEADER, CreateSession, SessionRecord, encode_batch
+
+if TYPE_CHECKING:  # pragma: no cover
+    from nats.aio.client import Client as NATS
+
+__all__ = ("recover_lost_session",)
+
+_log = get_logger("claudecode.adapter.cluster.recovery")
+
+
+def _lost_events(info: SessionInfo, first_seq: int) -> list[Event]:
+    owner = info.owner or "?"
+    events: list[Event] = []
+    if info.state in ("busy", "waiting"):
+        events.append(
+            ErrorEvent(
+                message=f"worker {owner} stopped while a turn ran; the turn was interrupted",
+                kind="interrupted",
+            )
+        )
+        events.append(
+            Complete(
+                is_error=True,
+                subtype="error_during_execution",
+                terminal_reason="worker_lost",
+                synthetic=True,
+            )
+        )
+    else:
+        events.append(
+            ErrorEvent(message=f"worker {owner} stopped; the session was lost", kind="cli_exited")
+        )
+    for offset, event in enumerate(events):
+        event.seq = first_seq + offset
+        event.session_id = info.id
+    return events
+
+
+async def recover_lost_session(
+    nc: NATS,
+    registry: Registry,
+    config: ClusterConfig,
+    record: SessionRecord,
+    revision: int,
+    *,
+    resume: bool = True,
+) -> bool:
+    """Declare one session lost (if this process wins the claim), tell its subscribers and
+    resume it elsewhere. Returns whether this process handled it."""
+    info = record.info
+    lost = SessionRecord(
+        info=msgspec.structs.replace(
+            info,
+            status="lost",
+            state="errored",
+            status_reason=f"worker {info.owner} stopped sending heartbeats",
+            pending_permissions=(),
+        ),
+        spec=record.spec,
+    )
+    if not await registry.claim(lost, revision):
+        return False
+    _log.warning("cluster.session_lost", session_id=info.id, worker=info.owner)
+    js = nc.jetstream(timeout=config.request_timeout)
+    last = await last_published_seq(js, config, info.id)
+    events = _lost_events(info, last + 1)
+    first, final = events[0].seq, events[-1].seq
+    await js.publish(
+        config.event_subject(info.id),
+        encode_batch(events),
+        stream=config.event_stream,
+        headers={MSG_ID_HEADER: f"{info.id}:{final}", SEQ_HEADER: f"{first}-{final}"},
+    )
+    reason = "the session has no CLI session id to resume"
+    if resume and info.cli_session_id:
+        spec = msgspec.structs.replace(
+            record.spec,
+            resume=info.cli_session_id,
+            cli_session_id=None,
+            resume_session_at=None,
+            fork=False,
+        )
+        command = CreateSession(
+            spec=spec, session_id=info.id, first_seq=final + 1, created_at=info.created_at
+        )
+        reply = await place_session(nc, registry, config, command, exclude=info.owner)
+        if reply.error is None:
+            _log.info(
+                "cluster.session_resumed",
+                session_id=info.id,
+                worker=reply.info.owner if reply.info else None,
+            )
+            return True
+        reason = f"could not resume: {reply.error.message}"
+    elif not resume:
+        reason = "resuming lost sessions is off"
+    # Nobody takes it: the session ends here.
+    await registry.put(
+        SessionRecord(
+            info=msgspec.structs.replace(
+                lost.info, state="closed", status="errored", status_reason=reason
+            ),
+            spec=record.spec,
+        ),
+        ttl=config.closed_retention,
+    )
+    ended = ErrorEvent(message=f"session ended: {reason}", kind="cli_exited")
+    ended.seq, ended.session_id = final + 1, info.id
+    await js.publish(
+        config.event_subject(info.id),
+        encode_batch([ended]),
+        stream=config.event_stream,
+        headers={MSG_ID_HEADER: f"{info.id}:{final + 1}", SEQ_HEADER: f"{final + 1}-{final + 1}"},
+    )
+    await js.publish(
+        config.event_subject(info.id),
+        b"",
+        stream=config.event_stream,
+        headers={MSG_ID_HEADER: f"{info.id}:end:{final + 1}", END_HEADER: str(final + 1)},
+    )
+    return True

@@ -1,0 +1,265 @@
+"""The session registry and the workers' heartbeats, in two JetStream key-value buckets.
+
+``<prefix>_sessions`` maps a session id to its :class:`~adapter.cluster.wire.SessionRecord`
+(the public :class:`~adapter.SessionInfo` — owner, status, state, cwd, CLI session id,
+model, times — and the :class:`~adapter.SessionSpec` that started it). The owning worker
+writes it when the session's state changes. ``<prefix>_workers`` holds one key per worker,
+renewed every ``heartbeat_interval``; the bucket's age limit is ``heartbeat_ttl`` and the
+server leaves a delete marker when a key expires, so a worker that stops renewing (killed,
+cut off) disappears from every watcher within that bound.
+
+:class:`Registry` keeps a live local copy of both buckets (KV watchers) for placement and
+for noticing lost sessions; :meth:`Registry.sweep` finds sessions whose owner is gone.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import anyio
+
+from claudecode._log import get_logger
+
+from .config import ClusterConfig
+from .wire import SessionRecord, WireError, WorkerInfo, decode_record, decode_worker, encode
+
+if TYPE_CHECKING:  # pragma: no cover
+    from nats.js.client import JetStreamContext
+    from nats.js.kv import KeyValue
+
+__all__ = ("Registry", "open_buckets")
+
+_log = get_logger("claudecode.adapter.cluster.registry")
+
+_DELETES = ("DEL", "PURGE")
+
+
+async def open_buckets(js: JetStreamContext, config: ClusterConfig) -> tuple[KeyValue, KeyValue]:
+    """The sessions and workers buckets, created when missing."""
+    from nats.js.errors import BucketNotFoundError
+
+    try:
+        sessions = await js.key_value(config.sessions_bucket)
+    except BucketNotFoundError:
+        sessions = await js.create_key_value(
+            bucket=config.sessions_bucket, history=1, replicas=config.replicas
+        )
+    try:
+        workers = await js.key_value(config.workers_bucket)
+    except BucketNotFoundError:
+        workers = await js.create_key_value(
+            bucket=config.workers_bucket,
+            history=1,
+            ttl=config.heartbeat_ttl,
+            replicas=config.replicas,
+            # A delete marker when a heartbeat expires, so watchers see the worker go.
+            limit_marker_ttl=max(1.0, config.heartbeat_ttl),
+        )
+    return sessions, workers
+
+
+class Registry:
+    """A live copy of the sessions and workers buckets.
+
+    ``on_session`` is called with every session record that changes (and ``None`` records
+    are never passed: a deleted key is dropped from :attr:`sessions`).
+    """
+
+    def __init__(
+        self,
+        js: JetStreamContext,
+        config: ClusterConfig,
+        *,
+        on_session: Callable[[SessionRecord], None] | None = None,
+    ) -> None:
+        self._js = js
+        self.config = config
+        self.sessions: dict[str, tuple[SessionRecord, int]] = {}
+        self.workers: dict[str, WorkerInfo] = {}
+        self._on_session = on_session
+        self._sessions_kv: KeyValue | None = None
+        self._workers_kv: KeyValue | None = None
+        self._loaded = anyio.Event()
+        self._watchers: list[Any] = []
+        #: When a session's owner was first seen missing (monotonic seconds).
+        self._missing_since: dict[str, float] = {}
+
+    @property
+    def sessions_kv(self) -> KeyValue:
+        """The sessions bucket."""
+        assert self._sessions_kv is not None, "the registry is not started"
+        return self._sessions_kv
+
+    @property
+    def workers_kv(self) -> KeyValue:
+        """The workers bucket."""
+        assert self._workers_kv is not None, "the registry is not started"
+        return self._workers_kv
+
+    async def open(self) -> None:
+        """Open (create) the buckets without watching them."""
+        self._sessions_kv, self._workers_kv = await open_buckets(self._js, self.config)
+
+    async def run(self, *, task_status: Any = anyio.TASK_STATUS_IGNORED) -> None:
+        """Watch both buckets (until cancelled); ``started`` once the first copy is loaded."""
+        if self._sessions_kv is None:
+            await self.open()
+        async with anyio.create_task_group() as tg:
+            loaded = [anyio.Event(), anyio.Event()]
+            tg.start_soon(self._watch, self.sessions_kv, self._session_entry, loaded[0])
+            tg.start_soon(self._watch, self.workers_kv, self._worker_entry, loaded[1])
+            for event in loaded:
+                await event.wait()
+            self._loaded.set()
+            task_status.started()
+
+    async def _watch(self, kv: KeyValue, apply: Callable[[Any], None], loaded: anyio.Event) -> None:
+        # A KV watcher delivers the current value of every key, then None, then changes.
+        while True:
+            try:
+                watcher = await kv.watchall()
+            except Exception as exc:
+                _log.warning("cluster.watch_failed", bucket=kv._name, error=repr(exc))
+                await anyio.sleep(1.0)
+                continue
+            self._watchers.append(watcher)
+            try:
+                async for entry in watcher:
+                    if entry is None:
+                        loaded.set()
+                        continue
+                    apply(entry)
+            finally:
+                self._watchers.remove(watcher)
+                with anyio.CancelScope(shield=True):
+                    await _stop(watcher)
+
+    def _session_entry(self, entry: Any) -> None:
+        key = entry.key
+        if entry.operation in _DELETES or not entry.value:
+            self.sessions.pop(key, None)
+            return
+        try:
+            record = decode_record(entry.value)
+        except WireError as exc:
+            _log.warning("cluster.malformed_record", session_id=key, error=str(exc))
+            return
+        if record.info.id != key:
+            _log.warning("cluster.malformed_record", session_id=key, error="id mismatch")
+            return
+        self.sessions[key] = (record, entry.revision)
+        if self._on_session is not None:
+            self._on_session(record)
+
+    def _worker_entry(self, entry: Any) -> None:
+        key = entry.key
+        if entry.operation in _DELETES or not entry.value:
+            if self.workers.pop(key, None) is not None:
+                _log.info("cluster.worker_gone", worker=key)
+            return
+        try:
+            worker = decode_worker(entry.value)
+        except WireError as exc:
+            _log.warning("cluster.malformed_heartbeat", worker=key, error=str(exc))
+            return
+        if key not in self.workers:
+            _log.info("cluster.worker_seen", worker=key)
+        self.workers[key] = worker
+
+    async def wait_loaded(self) -> None:
+        """Wait until both buckets were read once."""
+        await self._loaded.wait()
+
+    # -- reads and writes ------------------------------------------------------------------
+
+    async def get(self, session_id: str) -> tuple[SessionRecord, int] | None:
+        """The session's record and revision, read from the bucket (not the copy)."""
+        from nats.js.errors import KeyDeletedError, KeyNotFoundError
+
+        try:
+            entry = await self.sessions_kv.get(session_id)
+        except (KeyNotFoundError, KeyDeletedError):
+            return None
+        if not entry.value:
+            return None
+        try:
+            return decode_record(entry.value), int(entry.revision or 0)
+        except WireError as exc:
+            _log.warning("cluster.malformed_record", session_id=session_id, error=str(exc))
+            return None
+
+    async def put(self, record: SessionRecord, *, ttl: float | None = None) -> None:
+        """Write a session's record (``ttl``: the key expires after that many seconds)."""
+        if ttl is None:
+            await self.sessions_kv.put(record.info.id, encode(record))
+            return
+        subject = f"$KV.{self.config.sessions_bucket}.{record.info.id}"
+        await self._js.publish(subject, encode(record), msg_ttl=max(1.0, ttl))
+
+    async def claim(self, record: SessionRecord, revision: int) -> bool:
+        """Write ``record`` only if the key is still at ``revision`` (one process wins)."""
+        from nats.js.errors import KeyWrongLastSequenceError
+
+        try:
+            await self.sessions_kv.update(record.info.id, encode(record), last=revision)
+        except KeyWrongLastSequenceError:
+            return False
+        return True
+
+    async def heartbeat(self, worker: WorkerInfo) -> None:
+        """Renew a worker's key."""
+        await self.workers_kv.put(worker.id, encode(worker))
+
+    async def forget_worker(self, worker_id: str) -> None:
+        """Remove a worker's key (a clean shutdown)."""
+        await self.workers_kv.delete(worker_id)
+
+    # -- placement and failure -------------------------------------------------------------
+
+    def candidates(self, labels: dict[str, str], *, exclude: str | None = None) -> list[str]:
+        """Live workers that carry every label, least loaded first."""
+        chosen = [
+            w
+            for w in self.workers.values()
+            if w.id != exclude
+            and all(w.labels.get(k) == v for k, v in labels.items())
+            and (w.max_sessions <= 0 or w.sessions < w.max_sessions)
+        ]
+        chosen.sort(key=lambda w: (w.sessions / max(1, w.max_sessions), w.sessions, w.id))
+        return [w.id for w in chosen]
+
+    def lost_sessions(self, now: float | None = None) -> list[tuple[SessionRecord, int]]:
+        """Sessions that are live in the registry but whose owner has had no heartbeat for
+        at least one heartbeat interval (seen twice, so a record that arrived before its
+        worker's first heartbeat is not taken for lost)."""
+        now = time.monotonic() if now is None else now
+        lost: list[tuple[SessionRecord, int]] = []
+        seen_missing: set[str] = set()
+        for record, revision in list(self.sessions.values()):
+            info = record.info
+            if info.state == "closed" or info.status == "lost" or info.owner is None:
+                continue
+            if info.owner in self.workers:
+                continue
+            seen_missing.add(info.id)
+            since = self._missing_since.setdefault(info.id, now)
+            if now - since >= self.config.heartbeat_interval:
+                lost.append((record, revision))
+        for key in list(self._missing_since):
+            if key not in seen_missing:
+                del self._missing_since[key]
+        return lost
+
+    async def close(self) -> None:
+        """Stop the watchers."""
+        for watcher in list(self._watchers):
+            await _stop(watcher)
+
+
+async def _stop(watcher: Any) -> None:
+    try:
+        await watcher.stop()
+    except Exception as exc:
+        _log.debug("cluster.watch_stop_failed", error=repr(exc))

@@ -1,0 +1,473 @@
+"""A worker: runs sessions (CLI processes) for the cluster.
+
+``async with ClusterWorker(nats, config, defaults) as worker: await worker.serve_forever()``.
+The worker
+
+* renews its heartbeat key (its load and labels) every ``heartbeat_interval``;
+* answers creation requests on the workers' queue group and on its own subject (declining
+  when at ``max_sessions`` or when the request's labels are not its own);
+* for each session it runs: publishes the events to the session's stream
+  (:class:`~adapter.cluster.EventPublisher`), keeps the session's registry record current,
+  and answers the session's commands (prompt, permission answers, interrupt, model / mode,
+  close) with an ack or a typed error;
+* sweeps the registry for sessions of dead workers (:mod:`adapter.cluster.recovery`).
+
+Anything malformed that arrives is logged and answered with a ``bad_request`` error; it
+never ends the worker.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import socket
+import time
+import uuid
+from collections.abc import Mapping
+from types import TracebackType
+from typing import TYPE_CHECKING, Any, Self
+
+import anyio
+import anyio.abc
+import msgspec
+
+from claudecode import UsageError
+from claudecode._log import get_logger
+
+from ..backend import SessionSpec
+from ..config import SessionConfig
+from ..manager import SessionManager, TooManySessionsError
+from ..session import AgentSession
+from ._sessions import config_for, info_of
+from .config import ClusterConfig, NatsSettings, valid_token
+from .eventlog import EventPublisher, ensure_event_stream
+from .recovery import recover_lost_session
+from .registry import Registry
+from .wire import (
+    AnswerPermission,
+    Close,
+    CreateSession,
+    ErrorBody,
+    Interrupt,
+    Prompt,
+    Reply,
+    SessionRecord,
+    SetModel,
+    SetPermissionMode,
+    WireError,
+    WorkerInfo,
+    decode_command,
+    encode,
+    error_body,
+)
+
+if TYPE_CHECKING:  # pragma: no cover
+    from nats.aio.client import Client as NATS
+    from nats.aio.msg import Msg
+
+__all__ = ("ClusterWorker",)
+
+_log = get_logger("claudecode.adapter.cluster.worker")
+
+#: A record's times and seq are refreshed at most this often (state changes go at once).
+_REFRESH = 2.0
+#: Commands that may wait for a session; beyond, the sender gets a ``usage`` error.
+_COMMAND_QUEUE = 64
+
+
+class _Hosted:
+    """What the worker keeps per session."""
+
+    def __init__(self, session: AgentSession, spec: SessionSpec, first_seq: int, created: float):
+        self.session = session
+        self.spec = spec
+        self.offset = first_seq - 1
+        self.created_at = created
+        self.changed = anyio.Event()
+        self.sub: Any = None
+        # Commands run in order, one at a time, in the session's own task (not in the NATS
+        # callback, which unsubscribing would cancel mid-answer).
+        self.commands, self.inbox = anyio.create_memory_object_stream[Any](_COMMAND_QUEUE)
+        self.drained = anyio.Event()
+        self.ended = anyio.Event()
+
+
+class ClusterWorker:
+    """Runs sessions for the cluster (see the module docstring).
+
+    Args:
+        nats: how to connect (:class:`NatsSettings`), or a connected nats-py client (not
+            closed by the worker).
+        config: the deployment's names and limits.
+        defaults: the :class:`~adapter.SessionConfig` a :class:`~adapter.SessionSpec` is
+            applied to (CLI path, policy, environment...).
+        worker_id: this worker's name (default: host name and a random suffix).
+        max_sessions: sessions run at once; creation requests beyond are declined.
+        idle_timeout: seconds an idle session lives (``None``: forever).
+        labels: placement labels this worker carries (e.g. ``{"repo": "api"}``).
+        resume_lost: start lost sessions of dead workers here (or elsewhere).
+    """
+
+    def __init__(
+        self,
+        nats: NatsSettings | NATS,
+        config: ClusterConfig | None = None,
+        defaults: SessionConfig | None = None,
+        *,
+        worker_id: str | None = None,
+        max_sessions: int = 32,
+        idle_timeout: float | None = 900.0,
+        labels: Mapping[str, str] | None = None,
+        resume_lost: bool = True,
+    ) -> None:
+        self.config = config or ClusterConfig()
+        self.id = worker_id or f"{_host_token()}-{uuid.uuid4().hex[:8]}"
+        if not valid_token(self.id):
+            raise ValueError(f"worker id {self.id!r}: use letters, digits, '_' or '-'")
+        self._settings = nats if isinstance(nats, NatsSettings) else None
+        self._nc: Any = None if isinstance(nats, NatsSettings) else nats
+        self.defaults = defaults or SessionConfig()
+        self.max_sessions = max_sessions
+        self.labels = dict(labels or {})
+        self.resume_lost = resume_lost
+        self._manager = SessionManager(
+            self.defaults, max_sessions=max_sessions, idle_timeout=idle_timeout
+        )
+        self._hosted: dict[str, _Hosted] = {}
+        self._starting = 0
+        self._started_at = time.time()
+        self._stack: contextlib.AsyncExitStack | None = None
+        self._tg: anyio.abc.TaskGroup | None = None
+        self._subs: list[Any] = []
+        self._stopped = anyio.Event()
+        self.registry: Registry | None = None
+
+    # -- lifecycle -------------------------------------------------------------------
+
+    async def __aenter__(self) -> Self:
+        stack = contextlib.AsyncExitStack()
+        await stack.__aenter__()
+        try:
+            if self._nc is None:
+                assert self._settings is not None
+                self._nc = await self._settings.connect(
+                    name=self._settings.name or f"bridge-worker {self.id}"
+                )
+                stack.push_async_callback(self._nc.close)
+            nc = self._nc
+            js = nc.jetstream(timeout=self.config.request_timeout)
+            self._js = js
+            await ensure_event_stream(js, self.config)
+            self.registry = Registry(js, self.config)
+            await self.registry.open()
+            await stack.enter_async_context(self._manager)
+            self._tg = await stack.enter_async_context(anyio.create_task_group())
+            stack.push_async_callback(self._shutdown)
+            await self._heartbeat_once()
+            self._tg.start_soon(self._heartbeats, name=f"worker {self.id} heartbeats")
+            await self._tg.start(self.registry.run)
+            self._tg.start_soon(self._sweeper, name=f"worker {self.id} sweeper")
+            self._subs.append(
+                await nc.subscribe(
+                    self.config.create_subject, queue=self.config.worker_queue, cb=self._on_create
+                )
+            )
+            self._subs.append(
+                await nc.subscribe(self.config.worker_create_subject(self.id), cb=self._on_create)
+            )
+            await nc.flush()
+        except BaseException:
+            await stack.__aexit__(None, None, None)
+            raise
+        self._stack = stack
+        _log.info("cluster.worker_started", worker=self.id, labels=self.labels)
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        stack, self._stack = self._stack, None
+        if stack is not None:
+            # Not inside a shielded scope: the task group's scope must be the innermost one
+            # when it exits (the shutdown steps shield themselves).
+            await stack.__aexit__(exc_type, exc, tb)
+
+    async def serve_forever(self) -> None:
+        """Wait until :meth:`stop` is called (or the task is cancelled)."""
+        await self._stopped.wait()
+
+    def stop(self) -> None:
+        """Make :meth:`serve_forever` return."""
+        self._stopped.set()
+
+    async def _shutdown(self) -> None:
+        with anyio.CancelScope(shield=True):
+            await self._shutdown_steps()
+        assert self._tg is not None
+        self._tg.cancel_scope.cancel()
+        _log.info("cluster.worker_stopped", worker=self.id)
+
+    async def _shutdown_steps(self) -> None:
+        # Stop taking sessions, close the running ones (their events end), then go.
+        for sub in self._subs:
+            with contextlib.suppress(Exception):
+                await sub.unsubscribe()
+        self._subs.clear()
+        with anyio.move_on_after(30):
+            for session_id in list(self._hosted):
+                with contextlib.suppress(Exception):
+                    await self._manager.close(session_id)
+            for hosted in list(self._hosted.values()):
+                await hosted.ended.wait()
+        if self.registry is not None:
+            with contextlib.suppress(Exception):
+                await self.registry.forget_worker(self.id)
+            await self.registry.close()
+
+    @property
+    def session_ids(self) -> list[str]:
+        """The sessions this worker runs."""
+        return list(self._hosted)
+
+    # -- heartbeats and the sweep ------------------------------------------------------
+
+    def _heartbeat(self) -> WorkerInfo:
+        return WorkerInfo(
+            id=self.id,
+            sessions=len(self._hosted) + self._starting,
+            max_sessions=self.max_sessions,
+            labels=self.labels,
+            host=socket.gethostname(),
+            started_at=self._started_at,
+        )
+
+    async def _heartbeat_once(self) -> None:
+        assert self.registry is not None
+        await self.registry.heartbeat(self._heartbeat())
+
+    async def _heartbeats(self) -> None:
+        while True:
+            await anyio.sleep(self.config.heartbeat_interval)
+            try:
+                await self._heartbeat_once()
+            except Exception as exc:  # NATS away: keep trying, the key may expire meanwhile
+                _log.warning("cluster.heartbeat_failed", worker=self.id, error=repr(exc))
+
+    async def _sweeper(self) -> None:
+        assert self.registry is not None
+        registry = self.registry
+        while True:
+            await anyio.sleep(self.config.heartbeat_interval)
+            for record, revision in registry.lost_sessions():
+                if record.info.owner == self.id:
+                    continue  # our own key lapsed (NATS was away): we still run it
+                try:
+                    await recover_lost_session(
+                        self._nc, registry, self.config, record, revision, resume=self.resume_lost
+                    )
+                except Exception as exc:
+                    _log.warning(
+                        "cluster.recovery_failed", session_id=record.info.id, error=repr(exc)
+                    )
+
+    # -- creation ----------------------------------------------------------------------
+
+    async def _on_create(self, msg: Msg) -> None:
+        # Starting a CLI takes seconds: answer in a task so requests do not queue up.
+        if self._tg is None:
+            return
+        self._tg.start_soon(self._create, msg)
+
+    async def _create(self, msg: Msg) -> None:
+        try:
+            command = decode_command(msg.data)
+        except WireError as exc:
+            _log.warning("cluster.malformed_command", subject=msg.subject, error=str(exc))
+            await _respond(msg, Reply(error=ErrorBody("bad_request", str(exc))))
+            return
+        if not isinstance(command, CreateSession):
+            await _respond(msg, Reply(error=ErrorBody("bad_request", "expected a create request")))
+            return
+        if len(self._hosted) + self._starting >= self.max_sessions:
+            await _respond(msg, Reply(error=ErrorBody("declined", f"worker {self.id} is full")))
+            return
+        if any(self.labels.get(k) != v for k, v in command.spec.labels.items()):
+            await _respond(
+                msg, Reply(error=ErrorBody("declined", f"worker {self.id} lacks the labels"))
+            )
+            return
+        self._starting += 1
+        try:
+            reply = await self._start(command)
+        except TooManySessionsError as exc:
+            reply = Reply(error=ErrorBody("declined", str(exc)))
+        except Exception as exc:
+            _log.info("cluster.create_failed", worker=self.id, error=repr(exc))
+            reply = Reply(error=error_body(exc))
+        finally:
+            self._starting -= 1
+        await _respond(msg, reply)
+
+    async def _start(self, command: CreateSession) -> Reply:
+        session_id = command.session_id or uuid.uuid4().hex
+        if not valid_token(session_id):
+            raise UsageError(f"session id {session_id!r}: use letters, digits, '_' or '-'")
+        if session_id in self._hosted:
+            raise UsageError(f"a session {session_id!r} exists already")
+        if command.first_seq < 1:
+            raise UsageError("first_seq must be at least 1")
+        config = config_for(self.defaults, command.spec)
+        session = await self._manager.create(config, session_id=session_id)
+        hosted = _Hosted(
+            session, command.spec, command.first_seq, command.created_at or time.time()
+        )
+        self._hosted[session_id] = hosted
+        try:
+
+            async def enqueue(msg: Msg) -> None:
+                try:
+                    hosted.commands.send_nowait(msg)
+                except anyio.WouldBlock:
+                    busy = ErrorBody("usage", "too many commands waiting for this session")
+                    await _respond(msg, Reply(error=busy))
+                except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+                    ended = ErrorBody("unknown_session", f"session {session_id!r} has ended")
+                    await _respond(msg, Reply(error=ended))
+
+            hosted.sub = await self._nc.subscribe(
+                self.config.command_subject(session_id), cb=enqueue
+            )
+            await self._nc.flush()
+            record = self._record(hosted)
+            assert self.registry is not None
+            await self.registry.put(record)
+        except BaseException:
+            self._hosted.pop(session_id, None)
+            with anyio.CancelScope(shield=True):
+                await self._manager.close(session_id)
+            raise
+        assert self._tg is not None
+        self._tg.start_soon(self._host, hosted, name=f"worker host {session_id}")
+        _log.info("cluster.session_started", worker=self.id, session_id=session_id)
+        return Reply(info=record.info)
+
+    def _record(self, hosted: _Hosted) -> SessionRecord:
+        info = info_of(
+            hosted.session,
+            owner=self.id,
+            created_at=hosted.created_at,
+            seq_offset=hosted.offset,
+            spec=hosted.spec,
+        )
+        return SessionRecord(info=info, spec=hosted.spec)
+
+    # -- one session -------------------------------------------------------------------
+
+    async def _host(self, hosted: _Hosted) -> None:
+        session = hosted.session
+        publisher = EventPublisher(
+            self._js,
+            self.config,
+            session.id,
+            first_seq=hosted.offset + 1,
+            on_published=hosted.changed.set,
+        )
+        try:
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(self._sync_record, hosted)
+                tg.start_soon(self._run_commands, hosted)
+                await publisher.run(session)
+                # Let a running command (a close) answer, then stop.
+                hosted.commands.close()
+                with anyio.move_on_after(10):
+                    await hosted.drained.wait()
+                tg.cancel_scope.cancel()
+        finally:
+            with anyio.CancelScope(shield=True):
+                if hosted.sub is not None:
+                    # drain, not unsubscribe: commands already received get their answer.
+                    with contextlib.suppress(Exception):
+                        await hosted.sub.drain()
+                with contextlib.suppress(Exception):
+                    assert self.registry is not None
+                    await self.registry.put(self._record(hosted), ttl=self.config.closed_retention)
+                self._hosted.pop(session.id, None)
+                hosted.ended.set()
+                _log.info("cluster.session_ended", worker=self.id, session_id=session.id)
+
+    async def _sync_record(self, hosted: _Hosted) -> None:
+        # Write the record when the state changes (at once) or times / seq moved (at most
+        # every few seconds); one write in flight per session.
+        assert self.registry is not None
+        last = self._record(hosted).info
+        written = time.monotonic()
+        while True:
+            with anyio.move_on_after(_REFRESH):
+                await hosted.changed.wait()
+            hosted.changed = anyio.Event()
+            record = self._record(hosted)
+            info = record.info
+            moved = (info.last_seq, info.last_activity) != (last.last_seq, last.last_activity)
+            changed = msgspec.structs.replace(
+                info, last_seq=0, last_activity=0.0
+            ) != msgspec.structs.replace(last, last_seq=0, last_activity=0.0)
+            if not changed and not (moved and time.monotonic() - written >= _REFRESH):
+                continue
+            try:
+                await self.registry.put(record)
+            except Exception as exc:
+                _log.warning("cluster.record_failed", session_id=info.id, error=repr(exc))
+                continue
+            last, written = info, time.monotonic()
+
+    async def _run_commands(self, hosted: _Hosted) -> None:
+        async with hosted.inbox:
+            async for msg in hosted.inbox:
+                await self._on_command(hosted, msg)
+        hosted.drained.set()
+
+    async def _on_command(self, hosted: _Hosted, msg: Msg) -> None:
+        session = hosted.session
+        try:
+            command = decode_command(msg.data)
+        except WireError as exc:
+            _log.warning("cluster.malformed_command", session_id=session.id, error=str(exc))
+            await _respond(msg, Reply(error=ErrorBody("bad_request", str(exc))))
+            return
+        try:
+            if isinstance(command, Prompt):
+                await session.prompt(command.text, images=command.images)
+            elif isinstance(command, AnswerPermission):
+                await session.answer_permission(command.pending_id, command.decision())
+            elif isinstance(command, Interrupt):
+                await session.interrupt()
+            elif isinstance(command, SetModel):
+                await session.set_model(command.model)
+            elif isinstance(command, SetPermissionMode):
+                await session.set_permission_mode(command.mode)
+            elif isinstance(command, Close):
+                await self._manager.close(session.id)
+            else:
+                raise UsageError(f"{type(command).__name__} is not a session command")
+        except Exception as exc:
+            await _respond(msg, Reply(error=error_body(exc)))
+            return
+        hosted.changed.set()
+        await _respond(msg, Reply(info=self._record(hosted).info))
+
+
+async def _respond(msg: Msg, reply: Reply) -> None:
+    if not msg.reply:
+        return  # a publish, not a request: nobody to answer
+    try:
+        await msg.respond(encode(reply))
+    except Exception as exc:  # the connection is gone: the requester times out
+        _log.debug("cluster.respond_failed", error=repr(exc))
+
+
+def _host_token() -> str:
+    name = "".join(c if c.isalnum() or c in "-_" else "-" for c in socket.gethostname())
+    return (name or "worker")[:40] + f"-{os.getpid()}"
