@@ -125,13 +125,12 @@ async def test_a_turn_with_a_permission_through_the_gateway(
             second = await until_complete(events)
             assert "Hi" == "".join(e.text for e in second if isinstance(e, MessageChunk))
             assert seen[-1].seq + 1 == second[0].seq
-            await backend.set_model(info.id, "claude-other")
             await backend.close(info.id)
             with anyio.fail_after(HANG_GUARD):
                 rest = [e async for e in events]
             assert all(e.seq > second[-1].seq for e in rest)
         closed = await backend.info(info.id)
-        assert "closed" == closed.state
+        assert "closed" == closed.state, closed
         assert closed.cli_session_id
         with pytest.raises(UsageError):
             await backend.prompt(info.id, "too late")
@@ -167,6 +166,7 @@ async def test_typed_errors(nats_server: LocalNatsServer, tmp_path: Path) -> Non
         assert "mine" == info.id
         with pytest.raises(UsageError):
             await backend.create(SessionSpec(), session_id="mine")
+        await backend.set_model("mine", "claude-other")
         with pytest.raises(ControlRequestError) as refused:
             await backend.set_permission_mode("mine", "no-such-mode")
         assert "set_permission_mode" == refused.value.subtype
