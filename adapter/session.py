@@ -199,7 +199,7 @@ class AgentSession:
         extra: dict[str, Any] = dict(cfg.client_options)
         extra.setdefault("permission_timeout", None)
         if cfg.cli_session_id is not None:
-            extra["extra_args"] = ("--session-id", cfg.cli_session_id, *extra.get("extra_args", ()))
+            extra.setdefault("session_id", cfg.cli_session_id)
         # Every permission request becomes an event (or a policy answer): answered here.
         extra.setdefault("permission_prompt_tool_name", "stdio")
         return ClaudeCodeOptions(
