@@ -9,6 +9,7 @@ This is an entry point, so (unlike the libraries) it may configure logging. Sub-
   :mod:`adapter.serve`.
 * ``worker`` — run sessions for a cluster of gateways over NATS JetStream
   (``--nats URL``; needs the ``cluster`` extra).
+* ``acp`` — run as an Agent Client Protocol agent on stdin/stdout (editors spawn it).
 * ``doctor`` — find the Claude Code CLI, print its path and version, and check that it
   speaks stream-json (spawn, initialize, close). Exit 0 when usable, 1 otherwise.
 """
@@ -20,6 +21,7 @@ import sys
 
 import anyio
 
+from .acp.command import acp_command, add_acp_arguments
 from .cli_run import add_run_arguments, run_command
 from .serve import add_serve_arguments, serve_command
 
@@ -39,6 +41,8 @@ def _parser() -> argparse.ArgumentParser:
 
     worker = sub.add_parser("worker", help="run sessions for a cluster over NATS JetStream")
     add_worker_arguments(worker)
+    acp = sub.add_parser("acp", help="serve editors as an Agent Client Protocol agent (stdio)")
+    add_acp_arguments(acp)
     doctor = sub.add_parser("doctor", help="check that the Claude Code CLI is usable")
     doctor.add_argument("--cli", help="path of the claude executable (default: discovered)")
     doctor.add_argument("--timeout", type=float, default=30.0, help="seconds to wait (30)")
@@ -68,6 +72,8 @@ def main(argv: list[str] | None = None) -> int:
         from .cluster.cli_worker import worker_command
 
         return worker_command(args)
+    if args.command == "acp":
+        return acp_command(args)
     if args.command == "schema":
         import json
 

@@ -11,6 +11,7 @@ PACKAGES = [
     "claudecode",
     "normalize",
     "adapter",
+    "adapter.acp",
     "adapter.agui",
     "adapter.chat",
     "adapter.cluster",

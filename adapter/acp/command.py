@@ -1,0 +1,136 @@
+"""``claudecode-bridge acp``: Claude Code as an ACP agent on stdin/stdout.
+
+The editor spawns this command and speaks JSON-RPC on its stdin/stdout. Stdout belongs to
+the protocol alone: at start the real stdout is moved to a private descriptor and descriptor
+1 is pointed at stderr, so a stray ``print``, a library warning or a child process that
+inherits descriptor 1 can never corrupt the stream. Logs go to stderr (or ``--log-file``).
+Closing stdin ends the agent: every session is closed and its CLI reaped, then it exits 0.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import anyio
+
+from claudecode import CLINotFoundError, find_cli
+from claudecode._discovery import INSTALL_HINT
+
+from ..config import SessionConfig
+from ..policies import PermissionPolicy
+from .agent import AcpAgent, AgentOptions
+
+__all__ = ("acp_command", "add_acp_arguments")
+
+_READ_SIZE = 256 * 1024
+
+
+def add_acp_arguments(parser: argparse.ArgumentParser) -> None:
+    """The ``acp`` sub-command's arguments."""
+    parser.add_argument(
+        "--cwd", help="run every session in DIR (default: the directory the editor sends)"
+    )
+    parser.add_argument("--model", help="model to start sessions with (default: the CLI's)")
+    parser.add_argument(
+        "--policy",
+        choices=("supervised", "autonomous", "plan"),
+        default="supervised",
+        help="permission policy (default supervised: the editor is asked before every tool "
+        "that is not read-only)",
+    )
+    parser.add_argument("--permission-mode", help="the CLI's starting permission mode")
+    parser.add_argument("--demo", action="store_true", help="use the built-in scripted stand-in")
+    parser.add_argument("--cli", help="path of the claude executable (default: discovered)")
+    parser.add_argument("--log-file", help="write logs here instead of stderr")
+    parser.add_argument("-v", "--verbose", action="count", default=0, help="log more")
+
+
+def _own_stdout() -> int:
+    """Keep the real stdout for the protocol; point descriptor 1 (and sys.stdout) at stderr."""
+    sys.stdout.flush()
+    protocol_fd = os.dup(1)
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    return protocol_fd
+
+
+async def _chunks(fd: int) -> AsyncIterator[bytes]:
+    while True:
+        chunk = await anyio.to_thread.run_sync(os.read, fd, _READ_SIZE, abandon_on_cancel=True)
+        if not chunk:
+            return
+        yield chunk
+
+
+class _Writer:
+    """Whole lines to a descriptor, one writer at a time (frames never interleave)."""
+
+    def __init__(self, fd: int) -> None:
+        self._fd = fd
+        self._lock = anyio.Lock()
+        self.broken = False
+
+    def _write_all(self, data: bytes) -> None:
+        view = memoryview(data)
+        while view:
+            written = os.write(self._fd, view)
+            view = view[written:]
+
+    async def send(self, data: bytes) -> None:
+        if self.broken:
+            return
+        async with self._lock:
+            try:
+                await anyio.to_thread.run_sync(self._write_all, data)
+            except OSError:
+                self.broken = True  # the editor went away; reading ends soon too
+
+
+async def _serve(config: SessionConfig, options: AgentOptions, protocol_fd: int) -> None:
+    from ..local import LocalBackend
+
+    writer = _Writer(protocol_fd)
+    async with LocalBackend(config, idle_timeout=None) as backend:
+        agent = AcpAgent(backend, writer.send, options)
+        await agent.serve(_chunks(sys.stdin.fileno()))
+
+
+def acp_command(args: argparse.Namespace) -> int:
+    """Carry out ``claudecode-bridge acp``; returns the exit status."""
+    protocol_fd = _own_stdout()
+    from .._setup import configure_logging
+
+    if args.log_file:
+        log = open(args.log_file, "a", encoding="utf-8")  # noqa: SIM115 (lives as long as we do)
+        os.chmod(args.log_file, 0o600)
+        os.dup2(log.fileno(), 2)
+    configure_logging(args.verbose)
+    policy = PermissionPolicy(args.policy)
+    with tempfile.TemporaryDirectory(prefix="claudecode-acp-") as scratch:
+        if args.demo:
+            from ..demo import demo_cli
+
+            cli_path = str(demo_cli(scratch))
+        else:
+            try:
+                cli_path = find_cli(args.cli)
+            except CLINotFoundError as exc:
+                print(f"claudecode-bridge acp: {exc}. {INSTALL_HINT}", file=sys.stderr)
+                return 1
+        config = SessionConfig(cli_path=cli_path, policy=policy, cwd=args.cwd)
+        options = AgentOptions(
+            model=args.model,
+            policy=args.policy,
+            permission_mode=args.permission_mode,
+            cwd=str(Path(args.cwd).resolve()) if args.cwd else None,
+        )
+        try:
+            anyio.run(_serve, config, options, protocol_fd)
+        except KeyboardInterrupt:
+            return 130
+    return 0
