@@ -1,0 +1,201 @@
+// Drives an ACP agent with the official TypeScript SDK's client (@agentclientprotocol/sdk),
+// following a JSON script, and prints what happened as JSON on stdout.
+//
+//   node drive.mjs script.json
+//
+// script.json: {
+//   "agent": ["cmd", "arg", ...], "env": {...}, "cwd": "...",
+//   "wire": "/path/prefix"           // raw bytes each way: <prefix>.agent.ndjson / .client.ndjson
+//   "steps": [
+//     {"op": "initialize"},
+//     {"op": "new", "name": "a", "cwd": "/abs"},
+//     {"op": "load", "name": "b", "sessionId": "<uuid>" | "from": "a", "cwd": "/abs"},
+//     {"op": "prompt", "session": "a", "prompt": "text" | [blocks],
+//      "permissions": ["allow_once", "reject_once", "cancel", ...],   // answers, in order
+//      "cancelOn": "first_chunk" | "tool_call" | "in_progress"},                       // send session/cancel then
+//     {"op": "set_mode", "session": "a", "modeId": "plan"},
+//     {"op": "set_model", "session": "a", "value": "haiku"},
+//     {"op": "parallel", "steps": [...]},
+//     {"op": "end"}                    // close the agent's stdin, wait for it to exit
+//   ]
+// }
+// Output: {"results": [...one per step...], "updates": {name: [update...]},
+//          "permissions": {name: [request params...]}, "exit": code, "stderr": "..."}
+import { spawn } from "node:child_process";
+import { appendFileSync, readFileSync, writeFileSync } from "node:fs";
+import * as acp from "@agentclientprotocol/sdk";
+
+const script = JSON.parse(readFileSync(process.argv[2], "utf8"));
+const child = spawn(script.agent[0], script.agent.slice(1), {
+  env: script.env,
+  cwd: script.cwd,
+  stdio: ["pipe", "pipe", "pipe"],
+});
+let stderr = "";
+child.stderr.on("data", (d) => {
+  stderr += d.toString();
+});
+const exited = new Promise((resolve) => child.on("exit", (code, signal) => resolve({ code, signal })));
+
+const wireAgent = script.wire + ".agent.ndjson";
+const wireClient = script.wire + ".client.ndjson";
+writeFileSync(wireAgent, "");
+writeFileSync(wireClient, "");
+
+const input = new ReadableStream({
+  start(controller) {
+    let open = true;
+    child.stdout.on("data", (d) => {
+      appendFileSync(wireAgent, d);
+      if (open) {
+        try {
+          controller.enqueue(new Uint8Array(d));
+        } catch {
+          open = false; // the SDK closed its reader
+        }
+      }
+    });
+    child.stdout.on("end", () => {
+      if (open) {
+        open = false;
+        try {
+          controller.close();
+        } catch {
+          // the SDK cancelled the stream already
+        }
+      }
+    });
+  },
+  cancel() {},
+});
+const output = new WritableStream({
+  write(chunk) {
+    appendFileSync(wireClient, chunk);
+    return new Promise((resolve, reject) =>
+      child.stdin.write(chunk, (err) => (err ? reject(err) : resolve())),
+    );
+  },
+  close() {
+    child.stdin.end();
+  },
+});
+
+const sessions = {}; // name -> sessionId
+const names = {}; // sessionId -> name
+const updates = {}; // name -> [update]
+const permissions = {}; // name -> [params]
+const answers = {}; // sessionId -> [optionId | "cancel"]
+const cancelOn = {}; // sessionId -> "tool_call" | "in_progress"
+let ctxRef = null;
+
+function nameOf(sessionId) {
+  return names[sessionId] ?? sessionId;
+}
+
+async function cancel(sessionId) {
+  delete cancelOn[sessionId];
+  await ctxRef.notify(acp.methods.agent.session.cancel, { sessionId });
+}
+
+const app = acp
+  .client({ name: "claudecode-bridge-tests" })
+  .onNotification(acp.methods.client.session.update, async ({ params }) => {
+    const name = nameOf(params.sessionId);
+    (updates[name] ??= []).push(params.update);
+    const when = cancelOn[params.sessionId];
+    const u = params.update;
+    if (
+      (when === "first_chunk" && u.sessionUpdate === "agent_message_chunk") ||
+      (when === "tool_call" && u.sessionUpdate === "tool_call") ||
+      (when === "in_progress" && u.sessionUpdate === "tool_call_update" && u.status === "in_progress")
+    ) {
+      await cancel(params.sessionId);
+    }
+  })
+  .onRequest(acp.methods.client.session.requestPermission, async ({ params }) => {
+    const name = nameOf(params.sessionId);
+    (permissions[name] ??= []).push(params);
+    const queue = answers[params.sessionId] ?? [];
+    const answer = queue.shift() ?? "reject_once";
+    if (answer === "cancel") {
+      await cancel(params.sessionId);
+      return { outcome: { outcome: "cancelled" } };
+    }
+    return { outcome: { outcome: "selected", optionId: answer } };
+  });
+
+async function step(ctx, s) {
+  try {
+    switch (s.op) {
+      case "initialize":
+        return await ctx.request(acp.methods.agent.initialize, {
+          protocolVersion: acp.PROTOCOL_VERSION,
+          clientCapabilities: { fs: { readTextFile: false, writeTextFile: false }, terminal: false },
+          clientInfo: { name: "claudecode-bridge-tests", version: "1" },
+        });
+      case "new": {
+        const r = await ctx.request(acp.methods.agent.session.new, {
+          cwd: s.cwd,
+          mcpServers: s.mcpServers ?? [],
+        });
+        sessions[s.name] = r.sessionId;
+        names[r.sessionId] = s.name;
+        return r;
+      }
+      case "load": {
+        const sessionId = s.sessionId ?? sessions[s.from];
+        names[sessionId] = s.name;
+        sessions[s.name] = sessionId;
+        return await ctx.request(acp.methods.agent.session.load, {
+          sessionId,
+          cwd: s.cwd,
+          mcpServers: [],
+        });
+      }
+      case "prompt": {
+        const sessionId = sessions[s.session];
+        answers[sessionId] = [...(s.permissions ?? [])];
+        if (s.cancelOn) cancelOn[sessionId] = s.cancelOn;
+        const prompt = typeof s.prompt === "string" ? [{ type: "text", text: s.prompt }] : s.prompt;
+        return await ctx.request(acp.methods.agent.session.prompt, { sessionId, prompt });
+      }
+      case "set_mode":
+        return await ctx.request(acp.methods.agent.session.setMode, {
+          sessionId: sessions[s.session],
+          modeId: s.modeId,
+        });
+      case "set_model":
+        return await ctx.request("session/set_config_option", {
+          sessionId: sessions[s.session],
+          configId: "model",
+          value: s.value,
+        });
+      case "parallel":
+        return await Promise.all(s.steps.map((inner) => step(ctx, inner)));
+      default:
+        return { error: { message: `unknown op ${s.op}` } };
+    }
+  } catch (err) {
+    return { error: { code: err?.code ?? null, message: String(err?.message ?? err) } };
+  }
+}
+
+const results = [];
+const stream = acp.ndJsonStream(output, input);
+const ending = script.steps.findIndex((s) => s.op === "end");
+const steps = ending < 0 ? script.steps : script.steps.slice(0, ending);
+try {
+  await app.connectWith(stream, async (ctx) => {
+    ctxRef = ctx;
+    for (const s of steps) {
+      results.push(await step(ctx, s));
+    }
+  });
+} catch (err) {
+  results.push({ error: { message: "connection: " + String(err?.message ?? err) } });
+}
+child.stdin.end();
+const timer = setTimeout(() => child.kill("SIGKILL"), 60000);
+const exit = await exited;
+clearTimeout(timer);
+process.stdout.write(JSON.stringify({ results, updates, permissions, sessions, exit, stderr }));

@@ -1,0 +1,63 @@
+"""``claudecode-bridge acp --demo`` end to end with the official ACP client: the scripted
+stand-in thinks, talks, asks to run a command, keeps a todo list, writes and edits a file."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+from .driver import drive, text_of, updates_of
+
+pytestmark = [pytest.mark.node, pytest.mark.slow]
+
+
+def test_demo_end_to_end(tmp_path: Path) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(tmp_path)}
+    report = drive(
+        [sys.executable, "-m", "adapter", "acp", "--demo"],
+        [
+            {"op": "initialize"},
+            {"op": "new", "name": "a", "cwd": str(work)},
+            {
+                "op": "prompt",
+                "session": "a",
+                "prompt": "show me around",
+                "permissions": ["allow_once", "allow_once", "reject_once"],
+            },
+            {"op": "set_mode", "session": "a", "modeId": "plan"},
+            {"op": "set_model", "session": "a", "value": "haiku"},
+            {"op": "end"},
+        ],
+        tmp_path / "acp",
+        env=env,
+        cwd=work,
+    )
+    _, new, prompt, mode, model = report["results"]
+    assert {"stopReason": "end_turn"} == prompt, report["stderr"][-3000:]
+    assert {} == mode
+    assert "haiku" == model["configOptions"][0]["currentValue"]
+    assert "model" == new["configOptions"][0]["category"]
+    assert "f-string" in text_of(report, "a")
+    assert text_of(report, "a", "agent_thought_chunk")
+    [plan] = updates_of(report, "a", "plan")
+    assert 3 == len(plan["entries"])
+    kinds = [c["kind"] for c in updates_of(report, "a", "tool_call")]
+    assert ["execute", "edit", "edit"] == kinds
+    finals = [
+        u["status"]
+        for u in updates_of(report, "a", "tool_call_update")
+        if u.get("status") in ("completed", "failed")
+    ]
+    assert ["completed", "completed", "failed"] == finals
+    edit = updates_of(report, "a", "tool_call")[2]
+    [diff] = [c for c in edit["content"] if c["type"] == "diff"]
+    assert str(work / "greeting.py") == diff["path"]
+    assert 'f"Hello, {name}!"' in diff["newText"]
+    # Logs never reach stdout: every line the agent wrote was a valid ACP message (checked by
+    # drive), and it exited cleanly when the client closed stdin.
+    assert 0 == report["exit"]["code"]

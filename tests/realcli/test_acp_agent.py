@@ -1,0 +1,275 @@
+"""``claudecode-bridge acp`` driven by the official ACP client (@agentclientprotocol/sdk),
+with the real CLI behind it talking to the fake Messages API.
+
+Every message on the wire, both ways, is checked against the ACP JSON Schema.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from acp_agent.driver import drive, text_of, updates_of
+
+from .cli import CLIEnv
+from .fake_api import FakeAnthropicAPI
+from .script import Text, ToolUse, Turn, text_turn, tool_turn
+
+pytestmark = [pytest.mark.realcli, pytest.mark.node, pytest.mark.slow]
+
+
+BETA_TO_GAMMA = {"old_string": "beta", "new_string": "gamma"}
+NO_SUCH_SESSION = "00000000-0000-4000-8000-000000000000"
+
+
+def agent_argv(cli_command: str, *args: str) -> list[str]:
+    return [sys.executable, "-m", "adapter", "acp", "--cli", cli_command, *args]
+
+
+def run(
+    cli_command: str,
+    cli_env: CLIEnv,
+    tmp_path: Path,
+    steps: list[dict[str, Any]],
+    *args: str,
+) -> dict[str, Any]:
+    env = cli_env()
+    env["PYTHONUNBUFFERED"] = "1"
+    return drive(
+        agent_argv(cli_command, *args),
+        steps,
+        tmp_path / f"acp-{len(list(tmp_path.glob('acp-*')))}",
+        env=env,
+        cwd=cli_env.cwd,
+    )
+
+
+def test_text_prompt_and_permissions(
+    cli_command: str, cli_env: CLIEnv, fake_api: FakeAnthropicAPI, tmp_path: Path
+) -> None:
+    """initialize, session/new, a text turn; a Bash call allowed, one rejected; an Edit
+    that arrives as a diff; the client closing stdin ends the agent cleanly."""
+    notes = cli_env.cwd / "notes.txt"
+    notes.write_text("alpha\nbeta\n")
+    fake_api.add_main(
+        text_turn("Hello from the bridge.", chunk=5),
+        tool_turn("Bash", {"command": "touch allowed.txt", "description": "make a file"}),
+        tool_turn("Bash", {"command": "touch rejected.txt", "description": "another file"}),
+        Turn(
+            blocks=[
+                ToolUse(
+                    "Edit", {"file_path": str(notes), "old_string": "beta", "new_string": "gamma"}
+                )
+            ]
+        ),
+        Turn(blocks=[Text("All done.")]),
+    )
+    cwd = str(cli_env.cwd)
+    report = run(
+        cli_command,
+        cli_env,
+        tmp_path,
+        [
+            {"op": "initialize"},
+            {"op": "new", "name": "a", "cwd": cwd},
+            {"op": "prompt", "session": "a", "prompt": "say hello"},
+            {
+                "op": "prompt",
+                "session": "a",
+                "prompt": "make two files and edit notes",
+                "permissions": ["allow_once", "reject_once", "allow_once"],
+            },
+            {"op": "end"},
+        ],
+    )
+    init, new, first, second = report["results"]
+    assert 1 == init["protocolVersion"]
+    assert init["agentCapabilities"]["loadSession"] is True
+    assert "default" == new["modes"]["currentModeId"]
+    assert {"end_turn"} == {first["stopReason"], second["stopReason"]}, report["results"]
+    assert "Hello from the bridge." in text_of(report, "a")
+    assert updates_of(report, "a", "available_commands_update")
+
+    # Permissions: asked three times with the four ACP options; the answers took effect.
+    asked = report["permissions"]["a"]
+    assert 3 == len(asked)
+    kinds = [o["kind"] for o in asked[0]["options"]]
+    assert ["allow_once", "allow_always", "reject_once", "reject_always"] == kinds
+    assert ["execute", "execute", "edit"] == [p["toolCall"]["kind"] for p in asked]
+    assert (cli_env.cwd / "allowed.txt").exists()
+    assert not (cli_env.cwd / "rejected.txt").exists()
+    assert "alpha\ngamma\n" == notes.read_text()
+
+    calls = updates_of(report, "a", "tool_call")
+    finals = {
+        u["toolCallId"]: u
+        for u in updates_of(report, "a", "tool_call_update")
+        if u.get("status") in ("completed", "failed")
+    }
+    by_kind = [(c["kind"], finals[c["toolCallId"]]["status"]) for c in calls]
+    assert [("execute", "completed"), ("execute", "failed"), ("edit", "completed")] == by_kind
+    edit = calls[2]
+    assert {"path": str(notes), "line": 2} in finals[edit["toolCallId"]]["locations"] or {
+        "path": str(notes)
+    } in edit["locations"]
+    diff = next(c for c in edit["content"] if c["type"] == "diff")
+    assert (str(notes), "beta", "gamma") == (diff["path"], diff["oldText"], diff["newText"])
+    assert 0 == report["exit"]["code"], report["stderr"][-2000:]
+
+
+def test_cancel_mid_turn_and_a_pending_permission(
+    cli_command: str, cli_env: CLIEnv, fake_api: FakeAnthropicAPI, tmp_path: Path
+) -> None:
+    """session/cancel while a permission request is open: the client answers it `cancelled`,
+    the prompt ends `cancelled`, the command never runs; the next prompt works."""
+    fake_api.add_main(
+        tool_turn("Bash", {"command": "touch never.txt", "description": "make a file"}),
+        text_turn("Still here."),
+    )
+    cwd = str(cli_env.cwd)
+    report = run(
+        cli_command,
+        cli_env,
+        tmp_path,
+        [
+            {"op": "initialize"},
+            {"op": "new", "name": "a", "cwd": cwd},
+            {"op": "prompt", "session": "a", "prompt": "make a file", "permissions": ["cancel"]},
+            {"op": "prompt", "session": "a", "prompt": "are you there?"},
+            {"op": "end"},
+        ],
+    )
+    _, _, cancelled, after = report["results"]
+    assert "cancelled" == cancelled["stopReason"], report["results"]
+    assert "end_turn" == after["stopReason"], report["results"]
+    assert not (cli_env.cwd / "never.txt").exists()
+    assert "Still here." in text_of(report, "a")
+    assert 0 == report["exit"]["code"]
+
+
+def test_cancel_while_streaming(
+    cli_command: str, cli_env: CLIEnv, fake_api: FakeAnthropicAPI, tmp_path: Path
+) -> None:
+    """session/cancel while the answer streams: the prompt answers `cancelled`."""
+    fake_api.add_main(
+        Turn(blocks=[Text("This answer streams slowly. " * 20)], chunk=4, delay=0.05),
+        text_turn("Short."),
+    )
+    cwd = str(cli_env.cwd)
+    steps: list[dict[str, Any]] = [
+        {"op": "initialize"},
+        {"op": "new", "name": "a", "cwd": cwd},
+        {"op": "prompt", "session": "a", "prompt": "a long story", "cancelOn": "first_chunk"},
+        {"op": "prompt", "session": "a", "prompt": "short please"},
+        {"op": "end"},
+    ]
+    report = run(cli_command, cli_env, tmp_path, steps)
+    _, _, cancelled, after = report["results"]
+    assert "cancelled" == cancelled["stopReason"], report["results"]
+    assert "end_turn" == after["stopReason"]
+    assert text_of(report, "a").endswith("Short.")
+
+
+def test_load_a_past_session_and_two_sessions_in_one_agent(
+    cli_command: str, cli_env: CLIEnv, fake_api: FakeAnthropicAPI, tmp_path: Path
+) -> None:
+    """A session from one agent process is loaded in a second one: its history is replayed as
+    session/update notifications (user, agent text, the tool call) and it goes on with its
+    context; two sessions run side by side in that second process."""
+    fake_api.add_main(
+        tool_turn("Bash", {"command": "echo remembered", "description": "say it"}),
+        text_turn("The word is remembered."),
+    )
+    cwd = str(cli_env.cwd)
+    first = run(
+        cli_command,
+        cli_env,
+        tmp_path,
+        [
+            {"op": "initialize"},
+            {"op": "new", "name": "a", "cwd": cwd},
+            {
+                "op": "prompt",
+                "session": "a",
+                "prompt": "remember a word",
+                "permissions": ["allow_once"],
+            },
+            {"op": "end"},
+        ],
+    )
+    assert "end_turn" == first["results"][2]["stopReason"], first["results"]
+    session_id = first["sessions"]["a"]
+    history = list((cli_env.home / ".claude" / "projects").glob(f"*/{session_id}.jsonl"))
+    assert history, "the ACP session id is the CLI's session id"
+
+    before = len(fake_api.main_requests())
+    fake_api.add_main(text_turn("Yes: remembered."), text_turn("A new session."))
+    second = run(
+        cli_command,
+        cli_env,
+        tmp_path,
+        [
+            {"op": "initialize"},
+            {"op": "load", "name": "old", "sessionId": session_id, "cwd": cwd},
+            {"op": "new", "name": "b", "cwd": cwd},
+            {
+                "op": "parallel",
+                "steps": [
+                    {"op": "prompt", "session": "old", "prompt": "what was the word?"},
+                    {"op": "prompt", "session": "b", "prompt": "hello"},
+                ],
+            },
+            {"op": "end"},
+        ],
+    )
+    _, loaded, _, both = second["results"]
+    assert "error" not in loaded, loaded
+    assert [{"stopReason": "end_turn"}] * 2 == both, second["results"]
+    replayed = second["updates"]["old"]
+    kinds = [u["sessionUpdate"] for u in replayed]
+    user = [u["content"]["text"] for u in replayed if u["sessionUpdate"] == "user_message_chunk"]
+    assert ["remember a word"] == user[:1]
+    assert "tool_call" in kinds
+    assert "The word is remembered." in text_of(second, "old")
+    # The loaded session kept its context: its CLI sent the earlier turns to the API.
+    later = fake_api.main_requests()[before:]
+    assert 2 == len(later)
+    assert any("remember a word" in json.dumps(r.body.get("messages")) for r in later)
+    # Which session got which scripted answer depends on who asked first.
+    live = {text_of(second, "old").removeprefix("The word is remembered."), text_of(second, "b")}
+    assert {"Yes: remembered.", "A new session."} == live
+    assert 0 == second["exit"]["code"]
+
+
+def test_unknown_session_and_bad_params_get_errors(
+    cli_command: str, cli_env: CLIEnv, fake_api: FakeAnthropicAPI, tmp_path: Path
+) -> None:
+    """An unknown session id: -32002; loading one that has no history: -32002; the agent
+    keeps serving and exits 0 when stdin closes."""
+    fake_api.add_main(text_turn("fine"))
+    cwd = str(cli_env.cwd)
+    report = run(
+        cli_command,
+        cli_env,
+        tmp_path,
+        [
+            {"op": "initialize"},
+            {"op": "new", "name": "a", "cwd": cwd},
+            {"op": "set_mode", "session": "a", "modeId": "nonsense"},
+            {
+                "op": "load",
+                "name": "x",
+                "sessionId": "00000000-0000-4000-8000-000000000000",
+                "cwd": cwd,
+            },
+            {"op": "prompt", "session": "a", "prompt": "still fine?"},
+            {"op": "end"},
+        ],
+    )
+    _, _, bad_mode, missing, ok = report["results"]
+    assert -32602 == bad_mode["error"]["code"]
+    assert -32002 == missing["error"]["code"]
+    assert {"stopReason": "end_turn"} == ok
