@@ -78,8 +78,9 @@ class Agent:
         found = shutil.which(self.command, path=path)
         if found:
             return os.path.abspath(found)
+        home = environ.get("HOME") or os.path.expanduser("~")
         for candidate in self.candidates:
-            expanded = os.path.expanduser(candidate)
+            expanded = home + candidate[1:] if candidate.startswith("~/") else candidate
             if _is_executable(expanded):
                 return expanded
         return None
@@ -150,7 +151,7 @@ AGENTS: Mapping[str, Agent] = {
             skip_permissions_args=("--dangerously-bypass-approvals-and-sandbox",),
             install_hint="npm install -g @openai/codex",
             busy_markers=("esc to interrupt", "Esc to interrupt"),
-            waiting_markers=("Allow command?", "Would you like to"),
+            waiting_markers=("Allow command?", "Would you like to", "Press enter to continue"),
         ),
         Agent(
             name="cursor-agent",
@@ -164,15 +165,15 @@ AGENTS: Mapping[str, Agent] = {
             candidates=_bin_candidates("gemini"),
             install_hint="npm install -g @google/gemini-cli",
             busy_markers=("esc to cancel",),
-            waiting_markers=("Allow execution", "Do you want to"),
+            waiting_markers=("Allow execution", "Do you want to", "Do you trust the files"),
         ),
         Agent(
             name="copilot",
             command="copilot",
             candidates=_bin_candidates("copilot"),
             install_hint="npm install -g @github/copilot",
-            busy_markers=("Esc to cancel", "esc to cancel"),
-            waiting_markers=("Do you want to",),
+            busy_markers=("Esc to cancel",),
+            waiting_markers=("Do you want to", "Do you trust the files"),
         ),
         Agent(
             name="shell",

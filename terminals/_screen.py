@@ -129,6 +129,11 @@ def _render_line(line: Any, columns: int) -> str:
 class _Screen(pyte.Screen):
     """A pyte screen that keeps the lines scrolled off its top (a bounded scrollback)."""
 
+    def select_graphic_rendition(self, *attrs: int, private: bool = False) -> None:
+        # ``CSI ? ... m`` / ``CSI > ... m`` (e.g. xterm's modifyOtherKeys) are not colours.
+        if not private:
+            super().select_graphic_rendition(*attrs)
+
     def __init__(self, columns: int, lines: int, scrollback: int) -> None:
         self.scrollback: deque[Any] = deque(maxlen=max(scrollback, 1))
         self._keep_scrollback = scrollback > 0
@@ -139,6 +144,20 @@ class _Screen(pyte.Screen):
         if self._keep_scrollback and top == 0 and self.cursor.y == bottom:
             self.scrollback.append(self.buffer[0])
         super().index()
+
+
+class _TolerantStream(pyte.ByteStream):
+    """A byte stream whose parser survives sequences the screen rejects: pyte resets its
+    parser and re-raises; we count the error and carry on with the next byte."""
+
+    errors = 0
+
+    def _send_to_parser(self, data: str) -> bool | None:
+        try:
+            return super()._send_to_parser(data)
+        except Exception:
+            self.errors += 1
+            return True  # pyte's fresh parser takes plain text
 
 
 class TerminalScreen:
@@ -154,7 +173,7 @@ class TerminalScreen:
     ) -> None:
         self._scrollback_size = scrollback
         self._screen = _Screen(cols, rows, scrollback)
-        self._stream = pyte.ByteStream(self._screen)
+        self._stream = _TolerantStream(self._screen)
         self._pending: deque[bytes] = deque()
         self._pending_bytes = 0
         self._max_pending = max_pending
@@ -170,6 +189,11 @@ class TerminalScreen:
     def rows(self) -> int:
         """Rows."""
         return int(self._screen.lines)
+
+    @property
+    def parse_errors(self) -> int:
+        """Sequences the screen could not apply (skipped)."""
+        return self._stream.errors
 
     @property
     def pending_bytes(self) -> int:
@@ -194,11 +218,17 @@ class TerminalScreen:
             self.resyncs += 1
             cols, rows = self.cols, self.rows
             self._screen = _Screen(cols, rows, self._scrollback_size)
-            self._stream = pyte.ByteStream(self._screen)
+            self._stream = _TolerantStream(self._screen)
         data = b"".join(self._pending)
         self._pending.clear()
         self._pending_bytes = 0
-        self._stream.feed(data)
+        try:
+            self._stream.feed(data)
+        except Exception:
+            # Whatever a program prints must not break its session: start the screen over.
+            self.resyncs += 1
+            self._screen = _Screen(self.cols, self.rows, self._scrollback_size)
+            self._stream = _TolerantStream(self._screen)
 
     def resize(self, cols: int, rows: int) -> None:
         """Change the screen size (queued output is parsed at the old size first)."""

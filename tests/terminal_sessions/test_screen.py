@@ -94,3 +94,17 @@ def test_a_flood_resyncs_the_screen_from_recent_output() -> None:
     assert screen.pending_bytes <= 1000
     assert "line 499" == screen.lines()[-2].rstrip()
     assert 1 == screen.resyncs
+
+
+@given(st.lists(st.binary(max_size=64), max_size=30))
+def test_any_bytes_leave_a_usable_screen(chunks: list[bytes]) -> None:
+    screen = TerminalScreen(COLS, ROWS, scrollback=5)
+    for chunk in chunks:
+        screen.feed(chunk)
+        screen.feed(b"\x1b[?1;2m\x1b[>4;1m")  # private SGR forms real TUIs send
+    # End whatever string or sequence is open (BEL, ST, CAN), then a full reset (RIS).
+    screen.feed(b"\x07\x1b\\\x18\x1bcstill-here")
+    assert "still-here" in screen.text()
+    replayed = pyte.Screen(COLS, ROWS)
+    pyte.ByteStream(replayed).feed(screen.render())
+    assert "still-here" in "\n".join(replayed.display)
