@@ -1,4 +1,11 @@
-"""``claudecode-bridge run``: one prompt, one turn, rendered for a person or as JSON lines.
+"""``claudecode-bridge run``: one prompt, its turn, rendered for a person or as JSON lines.
+
+If the turn started background tasks (sub-agents running in the background), ``run`` keeps
+listening after the answer until they reported and the turns the CLI starts for them ended
+(at most ``--background-timeout`` seconds; Ctrl-C stops waiting), printing those turns too.
+
+Everything printed is escaped: control characters from the model, tools or the CLI never
+reach the terminal raw (:mod:`adapter._escape`).
 
 Exit status: 0 when the turn succeeded, 1 when it ended in error (or the CLI failed),
 2 for usage errors (handled by argparse and by :func:`run_command`).
@@ -8,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import math
 import os
 import signal
 import sys
@@ -20,6 +28,7 @@ import anyio
 from claudecode import ClaudeCodeError, CLINotFoundError, find_cli
 from claudecode._discovery import INSTALL_HINT
 
+from ._escape import escape_control, escape_json_line
 from .config import SessionConfig
 from .events import (
     Complete,
@@ -60,6 +69,15 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
         "OTEL_EXPORTER_OTLP_ENDPOINT also switches it on)",
     )
     parser.add_argument("--debug-dir", help="write protocol messages and events as JSONL here")
+    parser.add_argument(
+        "--background-timeout",
+        type=float,
+        default=600.0,
+        metavar="SECONDS",
+        help="after the answer, keep listening this long for background tasks (sub-agents) the "
+        "CLI started, and print the turns they start when they finish (default 600; 0: do "
+        "not wait). Ctrl-C stops waiting. Running out of time exits 1",
+    )
     parser.add_argument("-v", "--verbose", action="count", default=0, help="log more (to stderr)")
 
 
@@ -70,7 +88,9 @@ class _Prompter:
         self.out = out
 
     async def ask(self, event: PermissionRequest) -> PermissionDecision:
-        question = f"\nAllow: {event.title}? [y]es / [n]o / [a]lways for {event.tool_name}: "
+        question = escape_control(
+            f"\nAllow: {event.title}? [y]es / [n]o / [a]lways for {event.tool_name}: "
+        )
         answer = await anyio.to_thread.run_sync(self._read, question)
         if answer in ("a", "always"):
             return PermissionDecision("allow_always")
@@ -128,7 +148,13 @@ async def _run(args: argparse.Namespace, cli_path: str, prompt: str, tracer_prov
         )
     )
     with root:
-        return await _run_session(config, renderer, prompter, prompt)
+        return await _run_session(config, renderer, prompter, prompt, args.background_timeout)
+
+
+def _more_to_come(session: AgentSession) -> bool:
+    """A turn runs or is queued, or a background task has yet to report (and start the turn
+    that tells the model)."""
+    return session.status == "active" or session.background_work
 
 
 async def _run_session(
@@ -136,6 +162,7 @@ async def _run_session(
     renderer: TerminalRenderer | None,
     prompter: _Prompter,
     prompt: str,
+    background_timeout: float = 600.0,
 ) -> int:
     failed = False
     quit_requested = anyio.Event()
@@ -146,11 +173,37 @@ async def _run_session(
         with session.subscribe(after_seq=0) as events:
             await session.prompt(prompt)
             completed = False
-            while not completed:
-                try:
-                    batch = await events.receive_batch()
-                except anyio.EndOfStream:
-                    failed = True  # the session ended without completing the turn
+            # After the prompt's own turn, a background sub-agent may still be working: the
+            # CLI starts a turn by itself when it finishes. Keep listening (bounded) so that
+            # turn is printed too, and the CLI is not stopped under the running task.
+            deadline: float | None = None
+            while True:
+                if completed:
+                    # The session's state is updated as events are published, so anything
+                    # it counts on is already in our queue or still to come.
+                    if not _more_to_come(session) and not events.pending:
+                        break
+                    if deadline is None:
+                        deadline = anyio.current_time() + background_timeout
+                        if background_timeout <= 0:
+                            _note_background_left(session)
+                            break
+                        _note(
+                            f"waiting for background tasks to finish (up to "
+                            f"{background_timeout:g}s; Ctrl-C stops waiting)",
+                            renderer,
+                        )
+                wait = math.inf if deadline is None else deadline - anyio.current_time()
+                batch: list[Event] = []
+                with anyio.move_on_after(wait):
+                    try:
+                        batch = await events.receive_batch()
+                    except anyio.EndOfStream:
+                        failed = failed or not completed  # ended before the prompt's turn did
+                        break
+                if not batch:  # out of time
+                    _note_background_left(session, background_timeout)
+                    failed = True
                     break
                 # Whole batches: the error that follows a failed turn's `complete` is
                 # published together with it.
@@ -172,6 +225,26 @@ async def _run_session(
     return 1 if failed else 0
 
 
+def _note(text: str, renderer: TerminalRenderer | None) -> None:
+    if renderer is not None:
+        renderer.pause()
+    print(f"claudecode-bridge: {text}", file=sys.stderr, flush=True)
+
+
+def _note_background_left(session: AgentSession, waited: float | None = None) -> None:
+    tasks = session.background_tasks
+    what = f"{len(tasks)} background task(s)" if tasks else "background work"
+    after = "" if waited is None else f" after {waited:g}s"
+    print(
+        escape_control(
+            f"claudecode-bridge: {what} of the CLI still running{after}; not waiting for "
+            f"{'them' if tasks else 'it'} (their results are not shown)"
+        ),
+        file=sys.stderr,
+        flush=True,
+    )
+
+
 async def _spin(renderer: TerminalRenderer) -> None:
     while True:
         await anyio.sleep(0.1)
@@ -181,12 +254,13 @@ async def _spin(renderer: TerminalRenderer) -> None:
 async def _interrupt_on_sigint(
     session: AgentSession, scope: anyio.CancelScope, quit_requested: anyio.Event
 ) -> None:
-    """First Ctrl-C interrupts the turn (it then ends in error); a second one quits."""
+    """First Ctrl-C interrupts the turn (it then ends in error); a second one quits, and so
+    does the first while no turn runs (waiting for background tasks)."""
     with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
         count = 0
         async for signum in signals:
             count += 1
-            if count > 1 or signum == signal.SIGTERM:
+            if count > 1 or signum == signal.SIGTERM or session.status != "active":
                 quit_requested.set()
                 scope.cancel()
                 return
@@ -194,12 +268,14 @@ async def _interrupt_on_sigint(
             try:
                 await session.interrupt()
             except ClaudeCodeError as exc:
-                print(f"claudecode-bridge: interrupt failed: {exc}", file=sys.stderr)
+                print(
+                    escape_control(f"claudecode-bridge: interrupt failed: {exc}"), file=sys.stderr
+                )
 
 
 def _emit(event: Event, renderer: TerminalRenderer | None) -> None:
     if renderer is None:
-        sys.stdout.buffer.write(encode_event(event) + b"\n")
+        sys.stdout.buffer.write(escape_json_line(encode_event(event)) + b"\n")
         sys.stdout.buffer.flush()
     else:
         renderer.render(event)
@@ -236,7 +312,7 @@ def run_command(args: argparse.Namespace) -> int:
                 try:
                     cli_path = find_cli(args.cli)
                 except CLINotFoundError as exc:
-                    print(f"claudecode-bridge: {exc}", file=sys.stderr)
+                    print(escape_control(f"claudecode-bridge: {exc}"), file=sys.stderr)
                     print(
                         "Try `claudecode-bridge run --demo` to see the bridge work without it. "
                         + INSTALL_HINT,
@@ -246,7 +322,7 @@ def run_command(args: argparse.Namespace) -> int:
             try:
                 return anyio.run(_run, args, cli_path, prompt, tracer_provider)
             except ClaudeCodeError as exc:
-                print(f"claudecode-bridge: {exc}", file=sys.stderr)
+                print(escape_control(f"claudecode-bridge: {exc}"), file=sys.stderr)
                 return 1
             except KeyboardInterrupt:
                 return 130

@@ -8,6 +8,7 @@ from typing import TextIO
 
 from normalize import ModifyFile, ShellExec
 
+from ._escape import escape_control as _safe
 from .events import (
     ApiRetry,
     Complete,
@@ -33,6 +34,10 @@ _FRAMES = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 class TerminalRenderer:
     """Writes events as a person would like to read them: streamed text, tool lines with
     their outcome, diffs of file edits, and a cost / token summary per turn.
+
+    Everything that comes from the model, a tool or the CLI is written with its control
+    characters escaped (see :mod:`adapter._escape`): a tool's output cannot retitle, clear or
+    reprogram the terminal. Newlines and tabs are kept.
 
     On a terminal a running tool shows a live spinner with its elapsed time (advanced by
     :meth:`tick`), replaced by the outcome line when the tool finishes; elsewhere a static
@@ -99,21 +104,22 @@ class TerminalRenderer:
                 if self._in_reasoning:
                     self._break()
                 self._in_text = True
-                self.out.write(text)
+                self.out.write(_safe(text))
             case Reasoning(text=text):
                 if not self._in_reasoning:
                     self._break()
                     self.out.write(self._c("2;3", "thinking: "))
                     self._in_reasoning = True
-                self.out.write(self._c("2;3", text))
+                self.out.write(self._c("2;3", _safe(text)))
             case ToolCall():
-                self._running[event.tool_call_id] = event.title
+                title = _safe(event.title)
+                self._running[event.tool_call_id] = title
                 if self.live:
                     self._break()
-                    self._spinner = (event.tool_call_id, event.title, time.monotonic())
-                    self.out.write(self._c("36", f"⏺ {event.title}") + self._c("2", "  …"))
+                    self._spinner = (event.tool_call_id, title, time.monotonic())
+                    self.out.write(self._c("36", f"⏺ {title}") + self._c("2", "  …"))
                 else:
-                    self._line(self._c("36", f"⏺ {event.title}") + self._c("2", "  … running"))
+                    self._line(self._c("36", f"⏺ {title}") + self._c("2", "  … running"))
             case ToolUpdate():
                 self._running.pop(event.tool_call_id, None)
                 ok = event.status == "complete"
@@ -121,29 +127,32 @@ class TerminalRenderer:
                 if self._spinner is not None and self._spinner[0] == event.tool_call_id:
                     self.out.write("\r\x1b[2K")  # the outcome replaces the spinner line
                     self._spinner = None
-                self._line(f"{mark} {event.title}")
+                self._line(f"{mark} {_safe(event.title)}")
                 self._details(event)
             case PermissionCancelled(pending_id=pending_id, reason=reason):
-                self._line(self._c("33", f"  permission request {pending_id} withdrawn ({reason})"))
+                self._line(
+                    self._c("33", f"  permission request {_safe(pending_id)} withdrawn ({reason})")
+                )
             case PermissionDenied(tool_name=tool, message=message):
-                self._line(self._c("33", f"  {tool} denied: {message}"))
+                self._line(self._c("33", _safe(f"  {tool} denied: {message}")))
             case SessionStatus():
                 model = event.model or "default model"
                 mode = event.permission_mode or "default"
                 session = event.cli_session_id or "?"
-                self._line(self._c("2", f"● session {session} · {model} · mode {mode}"))
+                self._line(self._c("2", _safe(f"● session {session} · {model} · mode {mode}")))
             case ModeChanged(mode=mode):
-                self._line(self._c("2", f"● permission mode: {mode}"))
+                self._line(self._c("2", _safe(f"● permission mode: {mode}")))
             case ApiRetry():
                 self._line(
                     self._c(
-                        "33", f"  API retry {event.attempt}: {event.error or event.error_status}"
+                        "33",
+                        _safe(f"  API retry {event.attempt}: {event.error or event.error_status}"),
                     )
                 )
             case RateLimit(status=status):
-                self._line(self._c("33", f"  rate limit: {status}"))
+                self._line(self._c("33", _safe(f"  rate limit: {status}")))
             case ErrorEvent(message=message, kind=kind):
-                self._line(self._c("31", f"error ({kind}): {message}"))
+                self._line(self._c("31", _safe(f"error ({kind}): {message}")))
             case Complete():
                 self._summary(event)
             case _:
@@ -155,7 +164,7 @@ class TerminalRenderer:
         if isinstance(payload, ModifyFile):
             for mutation in payload.mutations:
                 if mutation.diff:
-                    lines = mutation.diff.splitlines()
+                    lines = _safe(mutation.diff).splitlines()
                     for raw in lines[:_DIFF_LINES]:
                         code = "32" if raw.startswith("+") else "31" if raw.startswith("-") else "2"
                         self.out.write("    " + self._c(code, raw) + "\n")
@@ -164,14 +173,14 @@ class TerminalRenderer:
                             self._c("2", f"    … {len(lines) - _DIFF_LINES} more lines\n")
                         )
         elif isinstance(payload, ShellExec) and payload.output is not None:
-            text = (payload.output.stdout or "") + (payload.output.stderr or "")
+            text = _safe((payload.output.stdout or "") + (payload.output.stderr or ""))
             lines = text.rstrip("\n").splitlines()
             for raw in lines[:8]:
                 self.out.write(self._c("2", "    " + raw) + "\n")
             if len(lines) > 8:
                 self.out.write(self._c("2", f"    … {len(lines) - 8} more lines\n"))
         elif payload.error:
-            self.out.write(self._c("31", f"    {payload.error}") + "\n")
+            self.out.write(self._c("31", f"    {_safe(payload.error)}") + "\n")
 
     def _summary(self, event: Complete) -> None:
         tokens = event.tokens

@@ -7,97 +7,25 @@ the session's status in between (no timing involved).
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
+from staged_cli import (
+    Gates,
+    background_stages,
+    init_line,
+    result_line,
+    staged_config,
+    text_line,
+)
 
-from adapter.config import SessionConfig
 from adapter.events import Complete, Event, MessageChunk
 from adapter.manager import SessionManager
-from adapter.policies import PermissionPolicy
 from adapter.session import AgentSession
-from claudecode.testing import fake_cli_command, script
 
 pytestmark = pytest.mark.anyio
-
-_HANDLER = """
-import json, os, sys, threading, time
-
-STAGES = json.loads({stages!r})
-_started = []
-
-
-def _write(lines):
-    for line in lines:
-        sys.stdout.buffer.write(json.dumps(line).encode() + b"\\n")
-    sys.stdout.buffer.flush()
-
-
-def _run():
-    for gate, lines in STAGES:
-        while gate and not os.path.exists(gate):
-            time.sleep(0.01)
-        _write(lines)
-
-
-def handle(msg):
-    if msg.get("type") != "user":
-        return None
-    if not _started:
-        _started.append(True)
-        threading.Thread(target=_run, daemon=True).start()
-    return []
-"""
-
-
-def _init() -> dict[str, Any]:
-    return {"type": "system", "subtype": "init", "session_id": "S", "model": "m", "tools": []}
-
-
-def _text(mid: str, text: str, parent: str | None = None) -> dict[str, Any]:
-    return {
-        "type": "assistant",
-        "message": {"id": mid, "role": "assistant", "model": "m", "content": [
-            {"type": "text", "text": text}
-        ]},
-        "parent_tool_use_id": parent,
-        "session_id": "S",
-    }  # fmt: skip
-
-
-def _result(text: str, **extra: Any) -> dict[str, Any]:
-    return {"type": "result", "subtype": "success", "is_error": False, "result": text, **extra}
-
-
-def _task(subtype: str, **extra: Any) -> dict[str, Any]:
-    return {"type": "system", "subtype": subtype, "task_id": "t1", "tool_use_id": "toolu_a",
-            "session_id": "S", **extra}  # fmt: skip
-
-
-class Gates:
-    def __init__(self, root: Path) -> None:
-        self.root = root
-
-    def path(self, name: str) -> str:
-        return str(self.root / f"gate-{name}")
-
-    def open(self, name: str) -> None:
-        Path(self.path(name)).touch()
-
-
-def staged_config(
-    tmp_path: Path, stages: list[tuple[str | None, list[dict[str, Any]]]], **kwargs: Any
-) -> SessionConfig:
-    handler = tmp_path / "staged_handler.py"
-    handler.write_text(_HANDLER.format(stages=json.dumps(stages)))
-    work = tmp_path / "work"
-    work.mkdir(exist_ok=True)
-    cli = fake_cli_command(script(handler=f"{handler}:handle"), tmp_path / "fake")
-    kwargs.setdefault("policy", PermissionPolicy("autonomous"))
-    return SessionConfig(cli_path=cli, cwd=work, **kwargs)
 
 
 async def until(events: Any, predicate: Any) -> list[Event]:
@@ -109,28 +37,9 @@ async def until(events: Any, predicate: Any) -> list[Event]:
     raise AssertionError(f"the stream ended first: {seen!r}")
 
 
-def _background_stages(gates: Gates) -> list[tuple[str | None, list[dict[str, Any]]]]:
-    return [
-        (None, [
-            _init(),
-            _text("m1", "launched"),
-            _task("task_started", is_backgrounded=True, description="count"),
-            _result("launched"),
-        ]),
-        (gates.path("done"), [
-            _task("task_notification", status="completed", summary="0 files"),
-            _init(),
-            _text("m2", "the agent found 0 files"),
-        ]),
-        (gates.path("result"), [
-            _result("the agent found 0 files", origin={"kind": "task-notification"}),
-        ]),
-    ]  # fmt: skip
-
-
 async def test_a_turn_the_cli_starts_by_itself_makes_the_session_active(tmp_path: Path) -> None:
     gates = Gates(tmp_path)
-    cfg = staged_config(tmp_path, _background_stages(gates))
+    cfg = staged_config(tmp_path, background_stages(gates))
     with anyio.fail_after(30):
         async with AgentSession(cfg) as session:
             with session.subscribe() as events:
@@ -151,16 +60,16 @@ async def test_a_turn_the_cli_starts_by_itself_makes_the_session_active(tmp_path
                 assert "idle" == session.status and not session.background_work
 
 
-async def test_a_queued_prompt_keeps_the_session_active_until_its_own_result(
+async def test_a_queued_prompt_keeps_the_session_active_until_its_ownresult_line(
     tmp_path: Path,
 ) -> None:
     """The second prompt goes out while the first turn runs; the fake CLI (which reports no
     command_lifecycle, like older CLIs) runs it after the first result."""
     gates = Gates(tmp_path)
     stages: list[tuple[str | None, list[dict[str, Any]]]] = [
-        (None, [_init(), _text("m1", "one")]),
-        (gates.path("first"), [_result("one")]),
-        (gates.path("second"), [_init(), _text("m2", "two"), _result("two")]),
+        (None, [init_line(), text_line("m1", "one")]),
+        (gates.path("first"), [result_line("one")]),
+        (gates.path("second"), [init_line(), text_line("m2", "two"), result_line("two")]),
     ]
     with anyio.fail_after(30):
         async with AgentSession(staged_config(tmp_path, stages)) as session:
@@ -184,7 +93,7 @@ async def test_the_idle_reaper_never_closes_a_session_with_background_work(
     """A background task outlives the idle timeout many times over: the session stays; once
     the task reported and its turn ended, the session is reaped."""
     gates = Gates(tmp_path)
-    cfg = staged_config(tmp_path, _background_stages(gates))
+    cfg = staged_config(tmp_path, background_stages(gates))
     with anyio.fail_after(60):
         async with SessionManager(cfg, idle_timeout=0.05) as manager:
             session = await manager.create()
