@@ -1,0 +1,258 @@
+"""AcpAgent over the in-process LocalBackend and the fake CLI subprocess, driven frame by
+frame in memory (asyncio and trio): permission flows the real-CLI tests cannot provoke."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import anyio
+import anyio.abc
+import pytest
+
+from adapter.acp.agent import AcpAgent, AgentOptions
+from adapter.acp.jsonrpc import JsonRpcError
+from adapter.acp.params import cli_mcp_servers, prompt_input
+from adapter.config import SessionConfig
+from adapter.local import LocalBackend
+from adapter.policies import PermissionPolicy
+from claudecode.testing import fake_cli_command, script, text_block, tool_use_block, turn
+
+from .schema import WireChecker
+
+
+class Client:
+    """The editor's side, in memory: frames in, every agent message recorded and checked."""
+
+    def __init__(self) -> None:
+        self.inbox_send, self.inbox = anyio.create_memory_object_stream[bytes](100)
+        self.received: list[dict[str, Any]] = []
+        self.arrived = anyio.Event()
+        self.checker = WireChecker()
+        self.next_id = 0
+
+    async def agent_sends(self, data: bytes) -> None:
+        for line in data.splitlines():
+            msg = json.loads(line)
+            assert [] == self.checker.check("agent", msg), msg
+            self.received.append(msg)
+        self.arrived.set()
+        self.arrived = anyio.Event()
+
+    async def chunks(self) -> AsyncIterator[bytes]:
+        async with self.inbox:
+            async for chunk in self.inbox:
+                yield chunk
+
+    async def send(self, msg: dict[str, Any]) -> None:
+        msg = {"jsonrpc": "2.0", **msg}
+        assert [] == self.checker.check("client", msg), msg
+        await self.inbox_send.send(json.dumps(msg).encode() + b"\n")
+
+    async def request(self, method: str, params: dict[str, Any]) -> Any:
+        self.next_id += 1
+        await self.send({"id": self.next_id, "method": method, "params": params})
+        return self.next_id
+
+    async def wait_for(self, predicate: Any) -> dict[str, Any]:
+        seen = 0
+        while True:
+            for msg in self.received[seen:]:
+                if predicate(msg):
+                    return msg
+            seen = len(self.received)
+            await self.arrived.wait()
+
+    async def answer(self, request_id: int) -> dict[str, Any]:
+        return await self.wait_for(lambda m: m.get("id") == request_id and "method" not in m)
+
+    def updates(self, kind: str) -> list[dict[str, Any]]:
+        return [
+            m["params"]["update"]
+            for m in self.received
+            if m.get("method") == "session/update"
+            and m["params"]["update"]["sessionUpdate"] == kind
+        ]
+
+
+def _bash_twice() -> dict[str, Any]:
+    return script(
+        turn(
+            [tool_use_block("Bash", {"command": "ls"}, permission=True)],
+            [tool_use_block("Bash", {"command": "ls -a"}, permission=True)],
+            [text_block("done")],
+        ),
+        turn([text_block("second turn")]),
+    )
+
+
+async def _run(
+    tmp_path: Path,
+    body: dict[str, Any],
+    scenario: Any,
+    *,
+    policy: str = "supervised",
+    **config: Any,
+) -> Client:
+    cli = fake_cli_command(body, tmp_path / "fake")
+    work = tmp_path / "work"
+    work.mkdir(exist_ok=True)
+    client = Client()
+    defaults = SessionConfig(cli_path=cli, cwd=work, policy=PermissionPolicy(policy), **config)
+    with anyio.fail_after(60):
+        async with LocalBackend(defaults, idle_timeout=None) as backend:
+            agent = AcpAgent(backend, client.agent_sends, AgentOptions(policy=policy))
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(agent.serve, client.chunks())
+                await client.request("initialize", {"protocolVersion": 1})
+                rid = await client.request("session/new", {"cwd": str(work), "mcpServers": []})
+                session_id = (await client.answer(rid))["result"]["sessionId"]
+                await scenario(client, session_id)
+                await client.inbox_send.aclose()
+    return client
+
+
+pytestmark = pytest.mark.anyio
+
+
+async def test_reject_always_is_remembered_for_the_tool(tmp_path: Path) -> None:
+    """reject_always: the second Bash call is denied without asking the editor again."""
+
+    async def scenario(client: Client, sid: str) -> None:
+        rid = await client.request(
+            "session/prompt", {"sessionId": sid, "prompt": [{"type": "text", "text": "go"}]}
+        )
+        ask = await client.wait_for(lambda m: m.get("method") == "session/request_permission")
+        await client.send(
+            {
+                "id": ask["id"],
+                "result": {"outcome": {"outcome": "selected", "optionId": "reject_always"}},
+            }
+        )
+        assert {"stopReason": "end_turn"} == (await client.answer(rid))["result"]
+
+    client = await _run(tmp_path, _bash_twice(), scenario)
+    asked = [m for m in client.received if m.get("method") == "session/request_permission"]
+    assert 1 == len(asked)
+    finals = [
+        u["status"] for u in client.updates("tool_call_update") if u.get("status") == "failed"
+    ]
+    assert ["failed", "failed"] == finals
+
+
+async def test_the_cli_withdrawing_a_request_cancels_it_at_the_editor(tmp_path: Path) -> None:
+    """A request nobody answers times out in the adapter (which denies it and interrupts the
+    turn): the editor gets $/cancel_request for it, the prompt fails with an error, a late
+    answer is ignored and the next prompt works."""
+
+    async def scenario(client: Client, sid: str) -> None:
+        prompt = {"sessionId": sid, "prompt": [{"type": "text", "text": "go"}]}
+        rid = await client.request("session/prompt", prompt)
+        ask = await client.wait_for(lambda m: m.get("method") == "session/request_permission")
+        cancel = await client.wait_for(lambda m: m.get("method") == "$/cancel_request")
+        assert ask["id"] == cancel["params"]["requestId"]
+        failed = await client.answer(rid)
+        assert -32603 == failed["error"]["code"]
+        late = {"outcome": {"outcome": "selected", "optionId": "allow_once"}}
+        await client.send({"id": ask["id"], "result": late})
+        again = await client.request("session/prompt", prompt)
+        assert {"stopReason": "end_turn"} == (await client.answer(again))["result"]
+
+    client = await _run(tmp_path, _bash_twice(), scenario, permission_timeout=0.5)
+    assert "second turn" in "".join(
+        u["content"]["text"] for u in client.updates("agent_message_chunk")
+    )
+
+
+async def test_the_autonomous_policy_never_asks_the_editor(tmp_path: Path) -> None:
+    async def scenario(client: Client, sid: str) -> None:
+        rid = await client.request(
+            "session/prompt", {"sessionId": sid, "prompt": [{"type": "text", "text": "go"}]}
+        )
+        assert {"stopReason": "end_turn"} == (await client.answer(rid))["result"]
+
+    client = await _run(tmp_path, _bash_twice(), scenario, policy="autonomous")
+    assert not [m for m in client.received if m.get("method") == "session/request_permission"]
+    assert 2 == len(
+        [u for u in client.updates("tool_call_update") if u.get("status") == "completed"]
+    )
+
+
+async def test_a_second_prompt_while_one_runs_is_refused(tmp_path: Path) -> None:
+    async def scenario(client: Client, sid: str) -> None:
+        prompt = {"sessionId": sid, "prompt": [{"type": "text", "text": "go"}]}
+        first = await client.request("session/prompt", prompt)
+        await client.wait_for(lambda m: m.get("method") == "session/request_permission")
+        second = await client.request("session/prompt", prompt)
+        assert -32600 == (await client.answer(second))["error"]["code"]
+        await client.send(
+            {"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": sid}}
+        )
+        assert {"stopReason": "cancelled"} == (await client.answer(first))["result"]
+
+    await _run(tmp_path, _bash_twice(), scenario)
+
+
+# ------------------------------------------------------------------------ params
+
+
+def test_prompt_content_blocks() -> None:
+    text, images = prompt_input(
+        [
+            {"type": "text", "text": "look at"},
+            {"type": "resource_link", "uri": "file:///src/app%20main.py", "name": "app main.py"},
+            {
+                "type": "resource",
+                "resource": {"uri": "file:///src/x.py", "text": "unsaved = 1"},
+            },
+            {"type": "image", "mimeType": "image/png", "data": "aGVsbG8="},
+        ]
+    )
+    assert "look at\n@/src/app main.py\n" in text
+    assert '<context ref="file:///src/x.py">\nunsaved = 1\n</context>' in text
+    assert [("image/png", b"hello")] == images
+    for bad in ([], [{"type": "audio", "data": "", "mimeType": "audio/wav"}], [{"type": "image"}]):
+        with pytest.raises(JsonRpcError) as err:
+            prompt_input(bad)
+        assert -32602 == err.value.code
+
+
+def test_mcp_servers_in_cli_form() -> None:
+    servers = cli_mcp_servers(
+        [
+            {"name": "fs", "command": "npx", "args": ["srv"], "env": [{"name": "K", "value": "v"}]},
+            {"type": "http", "name": "web", "url": "https://x", "headers": []},
+        ]
+    )
+    assert {
+        "fs": {"type": "stdio", "command": "npx", "args": ["srv"], "env": {"K": "v"}},
+        "web": {"type": "http", "url": "https://x", "headers": {}},
+    } == servers
+    with pytest.raises(JsonRpcError):
+        cli_mcp_servers([{"name": "x", "type": "carrier-pigeon"}])
+
+
+def test_stdout_belongs_to_the_protocol() -> None:
+    """After the command takes stdout, prints and children writing to descriptor 1 land on
+    stderr; only what the agent writes to its private descriptor reaches stdout."""
+    code = (
+        "import os, subprocess, sys\n"
+        "from adapter.acp.command import _own_stdout\n"
+        "fd = _own_stdout()\n"
+        "print('stray print')\n"
+        "os.write(1, b'raw write\\n')\n"
+        "subprocess.run(['echo', 'child output'])\n"
+        'os.write(fd, b\'{"jsonrpc":"2.0"}\\n\')\n'
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, timeout=60, env=dict(os.environ)
+    )
+    assert 0 == proc.returncode, proc.stderr
+    assert b'{"jsonrpc":"2.0"}\n' == proc.stdout
+    for text in (b"stray print", b"raw write", b"child output"):
+        assert text in proc.stderr
