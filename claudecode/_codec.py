@@ -171,7 +171,26 @@ def _malformed(line: bytes, line_number: int, reason: _Reason, error: object) ->
         line=bytes(line[:MALFORMED_LINE_MAX]),
         reason=reason,
         error=str(error) or type(error).__name__,
+        type_hint=sniff_type(line),
     )
+
+
+#: A ``"type": "<word>"`` pair outside a string (inside one, its quotes would be escaped).
+_TYPE_PAIR: Final = re.compile(rb'(?<!\\)"type"\s*:\s*"([A-Za-z_]{1,64})"')
+_RESULT_PAIR: Final = re.compile(rb'(?<!\\)"type"\s*:\s*"result"')
+
+
+def sniff_type(data: bytes) -> str | None:
+    """Guess the ``type`` of a line that cannot be decoded, from its bytes.
+
+    ``"result"`` when the line has a ``"type": "result"`` pair anywhere (2.1.332 writes the
+    key after the result's text, so it can be far in), else the first ``"type"`` pair (the
+    other lines start with it). A guess: only for lines that are already lost.
+    """
+    if _RESULT_PAIR.search(data) is not None:
+        return "result"
+    match = _TYPE_PAIR.search(data, 0, 4096)
+    return match.group(1).decode("ascii") if match is not None else None
 
 
 # ----------------------------------------------------------------------------- decoding

@@ -32,7 +32,6 @@ For convenience this module re-exports the ``System*`` classes of
 
 from __future__ import annotations
 
-import re
 from typing import Any, Literal, TypeAlias
 
 import msgspec
@@ -413,9 +412,6 @@ class PromptSuggestion(_Inbound, frozen=True, tag="prompt_suggestion"):
 # ------------------------------------------------------------------ not on the wire
 
 
-_TYPE_AT_START = re.compile(rb'\s*\{\s*"type"\s*:\s*"([A-Za-z_]{1,64})"')
-
-
 class UnknownMessage(msgspec.Struct, frozen=True, kw_only=True):
     """A well-formed line of a ``type`` (or ``subtype``) this version does not know.
 
@@ -447,14 +443,11 @@ class MalformedLine(msgspec.Struct, frozen=True, kw_only=True):
     reason: Literal["not_json", "wrong_shape", "too_long"]
     error: str
 
-    def type_hint(self) -> str | None:
-        """The ``type`` the line starts with (the CLI writes it first), if it can be read.
-
-        ``"result"`` here means a turn ended even though its result line was unreadable
-        (cut off, too long): :meth:`~claudecode.session.Session.receive_response` stops there.
-        """
-        match = _TYPE_AT_START.match(self.line)
-        return match.group(1).decode("ascii") if match is not None else None
+    #: The ``type`` the line seems to be of, when it can be told (``None`` otherwise): a
+    #: best guess from the bytes for a line that is not JSON. ``"result"`` means a turn
+    #: ended although its result was unreadable (cut off, too long), and
+    #: :meth:`~claudecode.session.Session.receive_response` stops there.
+    type_hint: str | None = None
 
 
 #: Every inbound message: the wire types, plus :class:`UnknownMessage` and :class:`MalformedLine`.

@@ -29,7 +29,7 @@ import secrets
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from ._codec import decode_line, encode_message
+from ._codec import decode_line, encode_message, sniff_type
 from ._framing import DEFAULT_MAX_LINE_BYTES, LineBuffer, OversizedLine
 from .control import (
     OutboundControlCancelRequest,
@@ -154,6 +154,7 @@ class ClaudeCodeProtocol:
                         line=item.head,
                         reason="too_long",
                         error=f"line of {item.size} bytes exceeds the limit; skipped",
+                        type_hint=sniff_type(item.head),
                     )
                 )
                 continue

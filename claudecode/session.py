@@ -389,7 +389,7 @@ class Session(InboundControl, ControlRequests):
         A result line with fields of the wrong type still arrives as a ``ResultMessage``
         (decoded leniently, see ``message.lenient``). One that cannot be read at all (cut off,
         longer than ``max_line_bytes``) arrives as a :class:`MalformedLine` whose
-        :meth:`~MalformedLine.type_hint` is ``"result"``, and ends the turn just the same:
+        ``type_hint`` is ``"result"``, and ends the turn just the same:
         a turn never waits for a result that already came.
         """
         async for message in self.messages():
@@ -397,7 +397,7 @@ class Session(InboundControl, ControlRequests):
             kind = type(message)
             if kind is ResultMessage:
                 return
-            if kind is MalformedLine and message.type_hint() == "result":  # type: ignore[union-attr]
+            if kind is MalformedLine and message.type_hint == "result":  # type: ignore[union-attr]
                 return
 
     async def _next_message(self) -> InboundMessage:

@@ -147,8 +147,13 @@ def test_strict_lines_never_take_the_lenient_path(monkeypatch: pytest.MonkeyPatc
 
 def test_malformed_result_line_is_recognisable() -> None:
     cut = decode_line(b'{"type":"result","subtype":"success","result":"cut he')
-    assert isinstance(cut, MalformedLine) and cut.type_hint() == "result"
-    assert decode_line(b"not json").type_hint() is None  # type: ignore[union-attr]
+    assert isinstance(cut, MalformedLine) and cut.type_hint == "result"
+    # 2.1.332 writes "type" after the result's text, far into the line
+    late = b'{"result":"' + b"x" * 5000 + b'","type":"result","subtype":"succ'
+    assert decode_line(late).type_hint == "result"  # type: ignore[union-attr]
+    inside = b'{"type":"assistant","message":{"content":[{"type":"text","text":"\\"type\\": '
+    assert decode_line(inside + b'\\"result\\""').type_hint == "assistant"  # type: ignore[union-attr]
+    assert decode_line(b"not json").type_hint is None  # type: ignore[union-attr]
 
 
 # ------------------------------------------------------------------ property test
