@@ -9,13 +9,15 @@ instead of leaving the CLI waiting; an unknown subtype is refused so the CLI doe
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Mapping
-from typing import Any
+import math
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any, Final
 
 import anyio
 import msgspec
 
 from . import control as ctl
+from ._codec import encode_message
 from ._log import get_logger
 from ._tasks import TaskSet
 from .callbacks import CanUseTool, HookCallback
@@ -43,6 +45,24 @@ class _RequestIdOnly(msgspec.Struct):
 _request_id_decoder = msgspec.json.Decoder(_RequestIdOnly)
 
 
+#: Seconds a hook callback may take when its ``HookMatcher`` sets no ``timeout`` (the
+#: CLI's own default for hooks).
+DEFAULT_HOOK_TIMEOUT: Final = 60.0
+
+
+def _answer_problem(req: InboundControlRequest, response: Any) -> str | None:
+    """Why ``response`` cannot be sent as the answer to ``req`` (None when it can)."""
+    if not isinstance(response, ctl.OutboundControlResponse):
+        return f"returned {type(response).__name__}, not a response built from the request"
+    if response.request_id != req.request_id:
+        return f"answered request {response.request_id!r} instead of {req.request_id!r}"
+    try:
+        encode_message(response)
+    except (TypeError, ValueError, msgspec.EncodeError) as exc:
+        return f"returned an answer JSON cannot encode: {exc}"
+    return None
+
+
 class InboundControl:
     """Callback dispatch for the CLI's control requests (a ``Session`` mixin)."""
 
@@ -52,6 +72,7 @@ class InboundControl:
     _handlers: dict[str, anyio.CancelScope]
     _can_use_tool: CanUseTool | None
     _hook_callbacks: dict[str, HookCallback]
+    _hook_timeouts: dict[str, float | None]
     _mcp_servers: Mapping[str, SdkMcpServer]
 
     async def respond(self, response: ctl.OutboundControlResponse) -> None:
@@ -93,12 +114,12 @@ class InboundControl:
         )
 
     async def _answer_permission(self, req: InboundControlRequest, callback: CanUseTool) -> None:
-        try:
-            response = await callback(req)
-        except Exception as exc:
-            _log.warning("can_use_tool.failed", request_id=req.request_id, error=repr(exc))
-            response = req.deny(f"permission callback failed: {exc}")
-        await self._respond_quietly(response)
+        limit = self.options.permission_timeout
+
+        def deny(reason: str) -> ctl.OutboundControlResponse:
+            return req.deny(f"permission callback {reason}", interrupt=True)
+
+        await self._run_callback(req, "can_use_tool", lambda: callback(req), limit, deny)
 
     async def _answer_hook(self, req: InboundControlRequest) -> None:
         body = req.request
@@ -107,17 +128,21 @@ class InboundControl:
         if callback is None:
             await self._respond_quietly(req.error(f"no hook callback with id {body.callback_id!r}"))
             return
-        try:
-            answer = await callback(req)
-        except Exception as exc:
-            _log.warning("hook_callback.failed", callback_id=body.callback_id, error=repr(exc))
-            await self._respond_quietly(req.error(f"hook callback failed: {exc}"))
-            return
-        if answer is None:
-            answer = req.success({})
-        elif not isinstance(answer, ctl.OutboundControlResponse):
-            answer = req.success(dict(answer))
-        await self._respond_quietly(answer)
+
+        async def answer() -> Any:
+            result = await callback(req)
+            if result is None:
+                return req.success({})
+            if isinstance(result, Mapping):
+                return req.success(dict(result))
+            return result  # checked by _run_callback
+
+        limit = self._hook_timeouts.get(body.callback_id) or DEFAULT_HOOK_TIMEOUT
+
+        def error(reason: str) -> ctl.OutboundControlResponse:
+            return req.error(f"hook callback {reason}")
+
+        await self._run_callback(req, "hook_callback", answer, limit, error)
 
     async def _answer_mcp(self, req: InboundControlRequest) -> None:
         body = req.request
@@ -126,8 +151,44 @@ class InboundControl:
         if server is None:
             await self._respond_quietly(req.error(f"no SDK MCP server named {body.server_name!r}"))
             return
-        reply = await server.handle(body.message)
-        await self._respond_quietly(req.success({"mcp_response": reply}))
+
+        async def answer() -> ctl.OutboundControlResponse:
+            return req.success({"mcp_response": await server.handle(body.message)})
+
+        def error(reason: str) -> ctl.OutboundControlResponse:
+            return req.error(f"SDK MCP server {body.server_name!r} {reason}")
+
+        # The server bounds each tool call itself (SdkMcpServer.tool_timeout) and turns its
+        # failures into tool errors; this bound is the last resort for the rest of handle().
+        limit = server.tool_timeout + 5 if server.tool_timeout is not None else None
+        await self._run_callback(req, "mcp_message", answer, limit, error)
+
+    async def _run_callback(
+        self,
+        req: InboundControlRequest,
+        kind: str,
+        produce: Callable[[], Awaitable[Any]],
+        limit: float | None,
+        fallback: Callable[[str], ctl.OutboundControlResponse],
+    ) -> None:
+        """Answer ``req`` with what ``produce`` returns; whatever goes wrong (it raises, never
+        returns within ``limit``, returns something that is not an answer to ``req`` or that
+        JSON cannot encode), answer with ``fallback(reason)`` instead and log why."""
+        reason: str | None = None
+        response: Any = None
+        with anyio.move_on_after(limit if limit is not None else math.inf) as scope:
+            try:
+                response = await produce()
+            except Exception as exc:
+                reason = f"failed: {type(exc).__name__}: {exc}"
+        if scope.cancelled_caught:
+            reason = f"did not answer within {limit:g} s"
+        elif reason is None:
+            reason = _answer_problem(req, response)
+        if reason is not None:
+            _log.warning(f"{kind}.failed", request_id=req.request_id, error=reason)
+            response = fallback(reason)
+        await self._respond_quietly(response)
 
     async def _permission_timer(self, req: InboundControlRequest) -> None:
         assert self.options.permission_timeout is not None

@@ -41,7 +41,8 @@ class HookMatcher:
     """Callbacks for one hook event, limited to tools whose name matches ``matcher``.
 
     ``matcher`` is the CLI's pattern (a tool name, ``"Bash|Write"``, or ``None`` for all);
-    ``timeout`` is the seconds the CLI waits for an answer.
+    ``timeout`` is the seconds the CLI waits for an answer; the session also stops waiting
+    for the callbacks then (60 s when ``None``) and answers with a hook error instead.
     """
 
     matcher: str | None

@@ -9,9 +9,13 @@ reply as ``{"mcp_response": ...}``.
 from __future__ import annotations
 
 import inspect
+import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
+
+import anyio
+import msgspec
 
 from ._log import get_logger
 from .mcp_schema import input_schema, validation_error
@@ -25,6 +29,9 @@ _log = get_logger("claudecode.mcp")
 ToolHandler = Callable[[dict[str, Any]], Any]
 
 _LATEST_PROTOCOL = "2025-06-18"
+
+#: The default :attr:`SdkMcpServer.tool_timeout`: five minutes.
+DEFAULT_TOOL_TIMEOUT = 300.0
 
 
 @dataclass(frozen=True)
@@ -54,6 +61,10 @@ class SdkMcpServer:
     name: str
     version: str = "0.1.0"
     tools: dict[str, McpTool] = field(default_factory=dict)
+    #: Seconds a tool call may take before it is answered as a tool error (``None``: no
+    #: limit). A tool that raises, returns something JSON cannot encode or runs out of
+    #: time becomes an ``isError`` result for the model, never a crash of the session.
+    tool_timeout: float | None = DEFAULT_TOOL_TIMEOUT
 
     def tool(
         self,
@@ -129,22 +140,36 @@ class SdkMcpServer:
         problem = validation_error(arguments, tool.input_schema)
         if problem is not None:
             return _error(f"Input validation error: {problem}")
-        try:
-            value: Any = tool.handler(dict(arguments))
-            if inspect.isawaitable(value):
-                value = await value
-        except Exception as exc:
-            _log.warning("mcp.tool_failed", server=self.name, tool=tool.name, error=repr(exc))
-            return _error(f"{type(exc).__name__}: {exc}")
+        limit = self.tool_timeout
+        value: Any = None
+        # A sync handler runs inline (it cannot be timed out); an async one is bounded.
+        with anyio.move_on_after(limit if limit is not None else math.inf) as scope:
+            try:
+                value = tool.handler(dict(arguments))
+                if inspect.isawaitable(value):
+                    value = await value
+            except Exception as exc:
+                return self._tool_error(tool, f"{type(exc).__name__}: {exc}")
+        if scope.cancelled_caught:
+            return self._tool_error(tool, f"the tool did not answer within {limit:g} s")
         if isinstance(value, Mapping) and "content" in value:
             result = dict(value)
             # claude-agent-sdk's handlers flag errors as "is_error"; MCP spells it isError.
             if "is_error" in result:
                 result["isError"] = bool(result.pop("is_error"))
-            return result
-        if isinstance(value, list):
-            return {"content": value}
-        return {"content": [{"type": "text", "text": str(value)}]}
+        elif isinstance(value, list):
+            result = {"content": value}
+        else:
+            result = {"content": [{"type": "text", "text": str(value)}]}
+        try:
+            msgspec.json.encode(result)
+        except (TypeError, ValueError, msgspec.EncodeError) as exc:
+            return self._tool_error(tool, f"the tool returned a value JSON cannot encode: {exc}")
+        return result
+
+    def _tool_error(self, tool: McpTool, text: str) -> dict[str, Any]:
+        _log.warning("mcp.tool_failed", server=self.name, tool=tool.name, error=text)
+        return _error(text)
 
     @staticmethod
     def _result(msg_id: Any, result: dict[str, Any]) -> dict[str, Any]:

@@ -236,15 +236,21 @@ class ClaudeCodeProtocol:
 
         Raises:
             UsageError: the response answers no known request, or answers one twice.
+            TypeError: the message holds something JSON cannot encode (a request it answers
+                stays open).
         """
         if isinstance(message, OutboundControlResponse):
             request_id = message.response.request_id
-            if self._inbound.pop(request_id, None) is None:
+            if request_id not in self._inbound:
                 if request_id in self._cancelled:
                     return b""
                 raise UsageError(
                     f"control response for {request_id!r}, which is not an open request"
                 )
+            # Encode first: an answer that cannot be encoded leaves the request open.
+            data = encode_message(message)
+            del self._inbound[request_id]
+            return data
         return encode_message(message)
 
     def send_many(self, messages: Iterable[OutboundMessage]) -> bytes:

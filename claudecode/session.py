@@ -110,6 +110,7 @@ class Session(InboundControl, ControlRequests):
         self._can_use_tool = can_use_tool
         self._hook_config: dict[str, list[dict[str, Any]]] = {}
         self._hook_callbacks: dict[str, HookCallback] = {}
+        self._hook_timeouts: dict[str, float | None] = {}
         for event, matchers in (hooks or {}).items():
             entries = self._hook_config.setdefault(event, [])
             for matcher in matchers:
@@ -117,6 +118,7 @@ class Session(InboundControl, ControlRequests):
                 for callback in matcher.callbacks:
                     callback_id = f"hook_{len(self._hook_callbacks)}"
                     self._hook_callbacks[callback_id] = callback
+                    self._hook_timeouts[callback_id] = matcher.timeout
                     ids.append(callback_id)
                 entry: dict[str, Any] = {"matcher": matcher.matcher, "hookCallbackIds": ids}
                 if matcher.timeout is not None:
