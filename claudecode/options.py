@@ -151,7 +151,8 @@ class ClaudeCodeOptions:
             "tools": [...], "model": ...}``), sent in ``initialize``.
         add_dirs: one ``--add-dir`` each.
         extra_args: flags this class does not know: a list appended verbatim, or a mapping
-            ``{"flag": "value" | None}`` as ``claude-agent-sdk`` takes it.
+            ``{"flag": "value" | None}`` as ``claude-agent-sdk`` takes it (a value starting
+            with ``-`` is sent as ``--flag=value``).
 
     Process:
         cli_path: the executable; when ``None`` it is discovered (see ``find_cli``).
@@ -403,8 +404,10 @@ class ClaudeCodeOptions:
         for flag, value in extra.items():
             if value is None:
                 out.append(f"--{flag}")
+            elif value.startswith("-"):
+                out.append(f"--{flag}={value}")  # so the value is never read as a flag
             else:
-                out.append(f"--{flag}={value}")
+                out += [f"--{flag}", value]
         return out
 
     def _mcp_config_arg(self, sdk_servers: Sequence[str]) -> str | None:

@@ -9,6 +9,7 @@ import pytest
 
 PACKAGES = [
     "claudecode",
+    "claudecode.sdk",
     "normalize",
     "adapter",
     "adapter.acp",
