@@ -26,7 +26,7 @@ RESULTS = ROOT / "results"
 BENCHMARKS_MD = ROOT.parent / "BENCHMARKS.md"
 START_MARK = "<!-- results:start -->"
 END_MARK = "<!-- results:end -->"
-SECTIONS = ("throughput", "latency", "memory", "scale")
+SECTIONS = ("throughput", "latency", "memory", "scale", "acp")
 
 
 def _log(text: str) -> None:
@@ -132,6 +132,22 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         results["scale"] = measure_scale(
             cli, small, sessions=args.sessions or 100, backend=args.backend, log=_log
         )
+    if "acp" in sections:
+        from .acp import client_available, measure_acp
+
+        if client_available():
+            corpus = load_corpus(lines, args.seed)
+            _log(f"acp: (d) and (h) on {len(corpus.lines):,} lines")
+            results["acp"] = measure_acp(
+                corpus,
+                cli,
+                repeats=args.repeats or (2 if quick else 5),
+                backend=args.backend,
+                log=_log,
+            )
+            results["acp"]["corpus_lines"] = len(corpus.lines)
+        else:
+            _log("acp: skipped (needs node and the ACP client: scripts/install-test-deps)")
     results["elapsed_s"] = time.time() - started
     results["loadavg_end"] = " ".join(f"{x:.2f}" for x in os.getloadavg())
     return results

@@ -36,6 +36,15 @@ def targets(results: dict[str, Any]) -> list[tuple[str, str, bool | None]]:
             if best.get(key) is not None:
                 text += " (best runs: " + fmt.format(best[key]) + ")"
             rows.append((label, text, value >= goal))
+    acp = results.get("acp")
+    if acp:
+        rows.append(
+            (
+                "(h) >= 50% of (d): (h)/(d)",
+                f"{acp['ratio']:.0%} (best runs: {acp['best_ratio']:.0%})",
+                acp["ratio"] >= 0.5,
+            )
+        )
     lat = results.get("latency")
     if lat:
         for run in lat["runs"]:
@@ -240,5 +249,27 @@ def markdown(results: dict[str, Any]) -> str:
             f"{sc['peak_subscriber_events']} events ({sc['subscriber_events_bound']}) | "
             f"{sc['subscribers_dropped']} | {sc['rss_idle_sessions'] / _MIB:,.0f} -> "
             f"{sc['rss_peak_streaming'] / _MIB:,.0f} MiB |",
+        ]
+    acp = results.get("acp")
+    if acp:
+        out += [
+            "",
+            f"### (h) The ACP agent ({acp['corpus_lines']:,} corpus lines;"
+            f" {acp['repeats']} repeats, (d) and (h) alternately)",
+            "",
+            "| | path | lines/s min | median | max |",
+            "|---|---|---:|---:|---:|",
+        ]
+        for key in ("d", "h"):
+            row = acp[key]
+            lps = row["lines_per_s"]
+            out.append(
+                f"| ({key}) | {row['name']} | {_n(lps['min'])} | {_n(lps['median'])} | "
+                f"{_n(lps['max'])} |"
+            )
+        out += [
+            "",
+            f"(h)/(d): {acp['ratio']:.2f} (medians), {acp['best_ratio']:.2f} (best runs); "
+            f"{_n(acp['h']['updates'])} session/update notifications per run.",
         ]
     return "\n".join(out) + "\n"
