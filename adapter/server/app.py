@@ -98,7 +98,10 @@ class ServerContext:
 RouteProvider: TypeAlias = Callable[[ServerContext], Sequence[BaseRoute]]
 
 #: The providers ``claudecode-bridge serve`` mounts, as ``module:attribute`` names.
-BUILTIN_PROVIDERS: tuple[str, ...] = ("adapter.server.routes:core_routes",)
+BUILTIN_PROVIDERS: tuple[str, ...] = (
+    "adapter.server.routes:core_routes",
+    "terminals.server:terminal_routes",
+)
 
 
 def _load(name: str) -> RouteProvider:

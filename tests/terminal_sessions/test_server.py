@@ -1,0 +1,256 @@
+"""Terminal sessions over the bridge's server: REST and /ws/pty with real clients."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pyte
+import pytest
+import websockets.exceptions
+import websockets.sync.client as ws_client
+from server._running import running
+
+from adapter.server import ServerSettings, create_app
+from terminals import AGENTS, Agent, TerminalManager
+from terminals.server import make_terminal_routes
+
+from ._helpers import TIMEOUT, children_of, shell_env
+
+pytestmark = [pytest.mark.server, pytest.mark.pty]
+
+TOKEN = "test-token-0123456789"
+
+
+def _app(tmp_path: Path, **route_options: Any) -> Any:
+    missing = Agent(name="missing", command="no-such-cli", install_hint="npm i -g no-such-cli")
+    agents = {**AGENTS, "missing": missing}
+    routes = make_terminal_routes(
+        lambda: TerminalManager(env=shell_env(tmp_path), agents=agents, stop_grace=2.0),
+        default_cwd=str(tmp_path),
+        **route_options,
+    )
+    settings = ServerSettings(token=TOKEN)
+    return create_app(settings=settings, providers=["adapter.server.routes:core_routes", routes])
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> Iterator[str]:
+    with running(_app(tmp_path)) as base:
+        yield base
+
+
+@pytest.fixture
+def http(server: str) -> Iterator[httpx.Client]:
+    headers = {"Authorization": f"Bearer {TOKEN}"}
+    with httpx.Client(base_url=server, headers=headers, timeout=TIMEOUT) as client:
+        yield client
+
+
+class Viewer:
+    """A /ws/pty client that keeps a pyte screen of what it received."""
+
+    def __init__(self, server: str, terminal_id: str, cols: int = 80, rows: int = 24) -> None:
+        url = server.replace("http://", "ws://") + f"/ws/pty/{terminal_id}?token={TOKEN}"
+        self._connection = ws_client.connect(url, open_timeout=TIMEOUT)
+        self.ws = self._connection.__enter__()
+        self.screen = pyte.Screen(cols, rows)
+        self.stream = pyte.ByteStream(self.screen)
+        self.controls: list[dict[str, Any]] = []
+        self.closed = False
+
+    def pump(self, until: Any, what: str) -> None:
+        deadline = time.monotonic() + TIMEOUT
+        while not until(self):
+            assert time.monotonic() < deadline, f"timed out waiting for {what}: {self.text()}"
+            try:
+                frame = self.ws.recv(timeout=0.2)
+            except TimeoutError:
+                continue
+            except websockets.exceptions.ConnectionClosed:
+                self.closed = True
+                assert until(self), f"closed before {what}"
+                return
+            if isinstance(frame, bytes):
+                self.stream.feed(frame)
+            else:
+                control = json.loads(frame)
+                self.controls.append(control)
+                if control["type"] == "resize":
+                    self.screen.resize(control["rows"], control["cols"])
+
+    def text(self) -> str:
+        return "\n".join(line.rstrip() for line in self.screen.display)
+
+    def wait_text(self, needle: str) -> None:
+        self.pump(lambda v: needle in v.text(), repr(needle))
+
+    def wait_control(self, kind: str) -> dict[str, Any]:
+        self.pump(lambda v: any(c["type"] == kind for c in v.controls), kind)
+        return next(c for c in self.controls if c["type"] == kind)
+
+    def send(self, data: bytes | str) -> None:
+        """Keystrokes: always a binary frame."""
+        self.ws.send(data.encode() if isinstance(data, str) else data)
+
+    def send_text(self, text: str) -> None:
+        """A text frame (control)."""
+        self.ws.send(text)
+
+    def control(self, **frame: Any) -> None:
+        self.ws.send(json.dumps(frame))
+
+    def close(self) -> None:
+        self._connection.__exit__(None, None, None)
+
+
+def _prompt(v: Viewer) -> bool:
+    return v.text().rstrip().endswith(("$", "#"))
+
+
+def test_rest_lists_creates_and_stops_terminals(http: httpx.Client, server: str) -> None:
+    listing = http.get("/api/terminals").json()
+    agents = {a["name"]: a for a in listing["agents"]}
+    assert {"claude", "codex", "cursor-agent", "gemini", "copilot", "shell"} <= set(agents)
+    assert agents["shell"]["available"] is True
+    assert {"available": False, "install_hint": "npm i -g no-such-cli"}.items() <= agents[
+        "missing"
+    ].items()
+    created = http.post("/api/terminals", json={"agent": "shell", "cols": 90, "rows": 20})
+    assert 201 == created.status_code
+    info = created.json()
+    assert ("shell", 90, 20, True) == (info["agent"], info["cols"], info["rows"], info["active"])
+    assert info["id"] in [t["id"] for t in http.get("/api/terminals").json()["terminals"]]
+    assert info["id"] == http.get(f"/api/terminals/{info['id']}").json()["id"]
+    stopped = http.delete(f"/api/terminals/{info['id']}").json()
+    assert (False, "stopped", "SIGHUP") == (
+        stopped["active"],
+        stopped["exit_reason"],
+        stopped["exit_signal_name"],
+    )
+    # Errors are JSON with a status that says why.
+    unavailable = http.post("/api/terminals", json={"agent": "missing"})
+    assert 409 == unavailable.status_code
+    assert "npm i -g no-such-cli" == unavailable.json()["install_hint"]
+    assert 400 == http.post("/api/terminals", json={"agent": "vim"}).status_code
+    assert 400 == http.post("/api/terminals", json={"agent": "shell", "cols": 0}).status_code
+    assert 400 == http.post("/api/terminals", json={"agent": "shell", "x": 1}).status_code
+    assert 404 == http.get("/api/terminals/nope").status_code
+    assert 404 == http.delete("/api/terminals/nope").status_code
+    assert 401 == httpx.get(f"{server}/api/terminals").status_code
+
+
+def test_two_viewers_share_the_screen_and_a_reconnect_gets_it(
+    http: httpx.Client, server: str
+) -> None:
+    tid = http.post("/api/terminals", json={"agent": "shell"}).json()["id"]
+    first, second = Viewer(server, tid), Viewer(server, tid)
+    try:
+        status = first.wait_control("status")
+        assert {"state", "can_type", "cols", "rows", "agent"} <= set(status)
+        assert status["can_type"] is True
+        first.pump(_prompt, "prompt")
+        first.send(b'echo sh""ared-$((20+1))\r')
+        first.wait_text("shared-21")
+        second.wait_text("shared-21")
+        assert first.text() == second.text()
+        second.close()
+        # A viewer that reconnects gets the current screen at once, not a replay.
+        again = Viewer(server, tid)
+        again.wait_text("shared-21")
+        assert first.text() == again.text()
+        again.close()
+    finally:
+        first.close()
+        http.delete(f"/api/terminals/{tid}")
+
+
+def test_control_frames_resize_signal_status_exit_and_bad_frames(
+    http: httpx.Client, server: str
+) -> None:
+    created = http.post("/api/terminals", json={"agent": "shell"}).json()
+    tid = created["id"]
+    viewer = Viewer(server, tid)
+    try:
+        viewer.pump(_prompt, "prompt")
+        viewer.control(type="resize", cols=111, rows=33)
+        assert {"cols": 111, "rows": 33} == {
+            k: v for k, v in viewer.wait_control("resize").items() if k != "type"
+        }
+        viewer.send('echo "cols=$(tput cols)"\r')
+        viewer.wait_text("cols=111")
+        viewer.send("sleep 1000\r")
+        # The signal goes to the terminal's foreground job: wait until sleep is that job.
+        viewer.pump(lambda v: bool(children_of(created["pid"])), "sleep to start")
+        viewer.control(type="signal", signal="SIGINT")
+        viewer.send('echo "status=$?"\r')
+        viewer.wait_text("status=130")
+        for bad in (
+            "not json",
+            json.dumps({"type": "resize", "cols": "wide"}),
+            json.dumps({"type": "signal", "signal": "SIGSEGV"}),
+            json.dumps({"type": "teleport"}),
+            json.dumps({"type": "resize", "cols": 0, "rows": 10}),
+        ):
+            viewer.controls.clear()
+            viewer.send_text(bad)
+            assert "bad_frame" == viewer.wait_control("error")["code"]
+        viewer.controls.clear()
+        viewer.send(b"x" * (64 * 1024 + 1))
+        assert "too_large" == viewer.wait_control("error")["code"]
+        viewer.controls.clear()
+        viewer.control(type="status")
+        assert viewer.wait_control("status")["cols"] == 111
+        viewer.control(type="input", data="exit 5\r")
+        ended = viewer.wait_control("exit")
+        assert (5, "exited") == (ended["code"], ended["reason"])
+        viewer.pump(lambda v: v.closed, "close")
+    finally:
+        viewer.close()
+
+
+def test_unknown_terminal_auth_and_origin(server: str) -> None:
+    base = server.replace("http://", "ws://") + "/ws/pty/nope"
+    with ws_client.connect(f"{base}?token={TOKEN}", open_timeout=TIMEOUT) as ws:
+        assert "unknown" == json.loads(ws.recv(timeout=TIMEOUT))["code"]
+        with pytest.raises(websockets.exceptions.ConnectionClosed) as closed:
+            ws.recv(timeout=TIMEOUT)
+        assert closed.value.rcvd is not None and 4404 == closed.value.rcvd.code
+    for url, headers in (
+        (base, {}),
+        (f"{base}?token=wrong", {}),
+        (f"{base}?token={TOKEN}", {"Origin": "http://evil.example"}),
+    ):
+        with pytest.raises(websockets.exceptions.InvalidStatus) as refused:
+            ws_client.connect(url, additional_headers=headers, open_timeout=TIMEOUT)
+        assert refused.value.response.status_code in (401, 403)
+
+
+def test_only_the_first_viewer_types_when_so_configured(tmp_path: Path) -> None:
+    with running(_app(tmp_path, input_policy="first")) as server:
+        headers = {"Authorization": f"Bearer {TOKEN}"}
+        tid = httpx.post(
+            f"{server}/api/terminals", json={"agent": "shell"}, headers=headers
+        ).json()["id"]
+        owner, watcher = Viewer(server, tid), Viewer(server, tid)
+        try:
+            assert owner.wait_control("status")["can_type"] is True
+            assert watcher.wait_control("status")["can_type"] is False
+            owner.pump(_prompt, "prompt")
+            watcher.send(b"echo nope\r")
+            assert "read_only" == watcher.wait_control("error")["code"]
+            owner.send(b"echo own$((1+1))\r")
+            watcher.wait_text("own2")
+            owner.close()
+            # The watcher is next in line: it is told it may type now.
+            watcher.controls.clear()
+            watcher.pump(lambda v: any(c.get("can_type") for c in v.controls), "the keyboard")
+            watcher.send(b"echo mine$((2+2))\r")
+            watcher.wait_text("mine4")
+        finally:
+            watcher.close()
+            owner.close()
