@@ -25,7 +25,7 @@ from types import FunctionType
 
 from ._codec import decode_payload, encode_payload
 from ._diff import unified_diff
-from ._titles import action_type_for, title_for
+from ._titles import MAX_TITLE_LENGTH, action_type_for, title_for
 from ._truncate import DEFAULT_MAX_OUTPUT_BYTES, truncate_text
 from .payloads import (
     ActionType,
@@ -69,6 +69,7 @@ __all__ = (
     "Generic",
     "HttpRequest",
     "ManageTodos",
+    "MAX_TITLE_LENGTH",
     "Misc",
     "ModifyFile",
     "Mutation",

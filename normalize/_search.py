@@ -1,5 +1,8 @@
 """Grep and Glob → ``code_search``.
 
+Both tools' search pattern goes to ``pattern`` (a regular expression for Grep, a file-name
+glob for Glob; ``tool`` says which). Grep's also stays in ``query`` for older consumers.
+
 Grep's text output depends on ``output_mode``: ``files_with_matches`` (the default) is a
 ``Found N files`` header and one path per line, ``content`` is ``path:line:text`` lines
 (``-`` instead of ``:`` for context lines), and ``count`` is ``path:N`` lines with a
@@ -32,9 +35,11 @@ _COUNT = re.compile(r"^(.*):(\d+)$")
 
 def use_grep(name: str, data: Mapping[str, Any]) -> CodeSearch:
     """``Grep {pattern, path, glob, type, output_mode, -i, ...}``."""
+    pattern = require_str(data.get("pattern"))
     return CodeSearch(
         tool=name,
-        query=require_str(data.get("pattern")),
+        pattern=pattern,
+        query=pattern,
         path=as_str(data.get("path")),
         glob=as_str(data.get("glob")),
         file_type=as_str(data.get("type")),

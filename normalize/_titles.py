@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from .payloads import (
     ActionType,
     AskUser,
@@ -19,9 +21,12 @@ from .payloads import (
     SubagentTask,
 )
 
-__all__ = ("action_type_for", "title_for")
+__all__ = ("action_type_for", "MAX_TITLE_LENGTH", "title_for")
 
 _MAX = 60
+#: The longest title :func:`title_for` returns, in characters (longer ones end with "…").
+MAX_TITLE_LENGTH = 100
+_SPACES = re.compile(r"\s+")
 
 _ACTIONS: dict[type[object], ActionType] = {
     ShellExec: "command",
@@ -86,15 +91,17 @@ def _shell_title(payload: ShellExec) -> str:
         return f"Read output of{shell or ' background shell'}"
     if payload.operation == "kill":
         return f"Stop{shell or ' background shell'}"
-    title = f"Run `{_short(payload.command)}`"
+    command = _short(payload.command)
+    title = f"Run `{command}`" if command else "Run a command"
     return f"{title} in background" if payload.background else title
 
 
 def _search_title(payload: CodeSearch, work_dir: str | None) -> str:
     where = f" in {_path(payload.path, work_dir)}" if payload.path else ""
-    if payload.query is not None:
-        return f"Search `{_short(payload.query, 40)}`{where}"
-    return f"Find `{_short(payload.pattern or '', 40)}`{where}"
+    pattern = _short(payload.pattern or payload.query or "", 40)
+    if payload.tool == "Glob":
+        return f"Find `{pattern}`{where}" if pattern else f"Find files{where}"
+    return f"Search `{pattern}`{where}" if pattern else f"Search files{where}"
 
 
 def _todos_title(payload: ManageTodos) -> str:
@@ -121,8 +128,18 @@ def title_for(payload: NormalizedPayload, *, work_dir: str | None = None) -> str
         work_dir: When given, file paths under it are shown relative to it.
 
     Returns:
-        One line of text; commands and queries are cut to about 60 characters.
+        One line of text, never empty and never an empty placeholder (a call without its
+        command, pattern or URL gets a generic phrase: ``"Run a command"``, ``"Search
+        files"``, ``"Fetch a web page"``); commands and queries are cut to about 60
+        characters and the whole title to :data:`MAX_TITLE_LENGTH`.
     """
+    title = _SPACES.sub(" ", _title(payload, work_dir)).strip() or "Tool call"
+    if len(title) > MAX_TITLE_LENGTH:
+        title = title[: MAX_TITLE_LENGTH - 1].rstrip() + "…"
+    return title
+
+
+def _title(payload: NormalizedPayload, work_dir: str | None) -> str:
     match payload:
         case ReadFile():
             return _read_title(payload, work_dir)
@@ -133,14 +150,17 @@ def title_for(payload: NormalizedPayload, *, work_dir: str | None = None) -> str
         case CodeSearch():
             return _search_title(payload, work_dir)
         case HttpRequest(method="SEARCH"):
-            return f"Search the web for `{_short(payload.query or '', 50)}`"
+            query = _short(payload.query or "", 50)
+            return f"Search the web for `{query}`" if query else "Search the web"
         case HttpRequest():
-            return f"Fetch {_short(payload.url or '')}"
+            url = _short(payload.url or "")
+            return f"Fetch {url}" if url else "Fetch a web page"
         case SubagentTask():
             what = payload.description or _short(payload.prompt or "")
             return f"Agent: {what}" if what else "Run agent"
         case CreateTask():
-            return f"Create task: {_short(payload.title)}"
+            task = _short(payload.title)
+            return f"Create task: {task}" if task else "Create task"
         case ManageTodos():
             return _todos_title(payload)
         case ShowPlan():
@@ -149,11 +169,10 @@ def title_for(payload: NormalizedPayload, *, work_dir: str | None = None) -> str
             first = payload.questions[0].question if payload.questions else ""
             return f"Ask: {_short(first)}" if first else "Ask the user"
         case Misc():
-            return (
-                f"{payload.label}: {_short(payload.details)}" if payload.details else payload.label
-            )
+            details = _short(payload.details or "")
+            return f"{payload.label}: {details}" if details else payload.label
         case Generic(server=str() as server):
-            return f"{payload.name} ({server})"
+            return f"{payload.name or 'Unknown tool'} ({server})"
         case Generic():
             return payload.name or payload.tool or "Unknown tool"
     return "Tool call"

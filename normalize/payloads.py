@@ -268,8 +268,9 @@ class CodeSearch(Payload, tag="code_search", frozen=True):
     """Search file contents (Grep) or file names (Glob).
 
     Attributes:
-        query: The regular expression searched for in file contents (Grep).
-        pattern: The file-name glob (Glob).
+        pattern: What is searched for, for both tools: the regular expression searched for
+            in file contents (Grep) or the file-name glob (Glob); ``tool`` says which.
+        query: The same as ``pattern`` for Grep (kept for older consumers); unset for Glob.
         path: The directory or file searched, if given.
         glob: Grep's file filter (``"*.py"``), if given.
         file_type: Grep's ``type`` filter (``"py"``), if given.

@@ -166,18 +166,28 @@ def _generic_result(payload: Generic, result: ToolResult, content: object) -> Ge
     output: Any = None
     truncated = False
     raw = jsonable(content)
-    if isinstance(raw, list) and any(
-        not (isinstance(block, Mapping) and block.get("type") == "text") for block in raw
+    structured = result.data
+    if (
+        not result.text
+        and raw in (None, "", [])
+        and structured
+        and isinstance(structured, Mapping | list)
     ):
-        # Not only text (images, resources): keep the blocks when they fit.
+        raw = structured  # no content, but a structured result: that is the output
+    if isinstance(raw, Mapping) or (
+        isinstance(raw, list)
+        and any(not (isinstance(block, Mapping) and block.get("type") == "text") for block in raw)
+    ):
+        # Not only text (an object, images, resources): keep it as it is when it fits.
         try:
-            fits = len(msgspec.json.encode(raw)) <= result.max_bytes
+            encoded = msgspec.json.encode(raw)
         except (TypeError, ValueError, OverflowError):
-            fits = False
-        if fits:
+            encoded = None
+        if encoded is not None and len(encoded) <= result.max_bytes:
             output = raw
         else:
-            output, _ = result.cut(result.text or None)
+            text = result.text or (encoded.decode("utf-8", "replace") if encoded else None)
+            output, _ = result.cut(text or None)
             truncated = True
     else:
         output, truncated = result.cut(result.text)
