@@ -74,6 +74,12 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
         help="where threads and other state survive restarts (default: "
         "$XDG_STATE_HOME/claudecode-bridge)",
     )
+    parser.add_argument(
+        "--on-disconnect",
+        choices=("interrupt", "keep"),
+        default="interrupt",
+        help="what a client that disconnects mid-run does to the Claude turn (interrupt)",
+    )
     parser.add_argument("--demo", action="store_true", help="use the built-in scripted stand-in")
     parser.add_argument("--cli", help="path of the claude executable (default: discovered)")
     parser.add_argument(
@@ -229,6 +235,7 @@ async def _serve(
         state_dir=_state_dir(args),
         session_defaults=defaults,
         max_sessions=args.max_sessions,
+        agui_disconnect=args.on_disconnect,
     )
     async with LocalBackend(defaults, max_sessions=args.max_sessions) as backend:
         app = create_app(backend, settings)

@@ -44,16 +44,18 @@ def verify_events(
     thread_id: str | None = None,
     run_id: str | None = None,
     require_end: bool = True,
+    known_tool_calls: Iterable[str] = (),
 ) -> list[str]:
     """Every rule the stream breaks, in order (empty when it is valid).
 
     ``thread_id`` / ``run_id``: the request's ids, which ``RUN_STARTED`` and ``RUN_FINISHED``
     must echo. ``require_end``: the stream must end with a terminal event.
+    ``known_tool_calls``: calls the thread's earlier runs started (results may refer to them).
     """
     problems: list[str] = []
     state = "idle"  # idle | running | finished | errored
     open_: dict[tuple[str, str], int] = {}
-    tool_calls: set[str] = set()
+    tool_calls: set[str] = set(known_tool_calls)
     args: dict[str, list[str]] = {}
     for index, event in enumerate(events):
         where = f"event {index}"

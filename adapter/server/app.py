@@ -26,6 +26,8 @@ from pathlib import Path
 from typing import Any, TypeAlias
 
 import anyio
+import anyio.from_thread
+import anyio.lowlevel
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.middleware.cors import CORSMiddleware
@@ -68,6 +70,7 @@ class ServerContext:
     owns_backend: bool = False
     _shutdown: anyio.Event | None = None
     _shutdown_requested: bool = False
+    _loop_token: Any = None
 
     @property
     def shutting_down(self) -> anyio.Event:
@@ -83,6 +86,13 @@ class ServerContext:
         self._shutdown_requested = True
         if self._shutdown is not None:
             self._shutdown.set()
+
+    def begin_shutdown_threadsafe(self) -> None:
+        """:meth:`begin_shutdown` from another thread (the app must be running)."""
+        if self._loop_token is None:
+            self._shutdown_requested = True
+            return
+        anyio.from_thread.run_sync(self.begin_shutdown, token=self._loop_token)
 
     def state_path(self, *parts: str) -> Path | None:
         """A path in the state directory (created 0700), or ``None`` when there is none."""
@@ -101,6 +111,7 @@ RouteProvider: TypeAlias = Callable[[ServerContext], Sequence[BaseRoute]]
 BUILTIN_PROVIDERS: tuple[str, ...] = (
     "adapter.server.routes:core_routes",
     "terminals.server:terminal_routes",
+    "adapter.agui.server:agui_routes",
 )
 
 
@@ -140,6 +151,7 @@ def create_app(
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        context._loop_token = anyio.lowlevel.current_token()
         async with contextlib.AsyncExitStack() as stack:
             if context.owns_backend:
                 assert isinstance(context.backend, LocalBackend)

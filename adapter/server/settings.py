@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
+from typing import Literal
 
 from ..config import SessionConfig
 
@@ -25,7 +26,9 @@ class ServerSettings:
     stand-in (reported by ``/readyz``). ``state_dir`` is where front ends keep what must
     survive a restart (created private, 0700).
 
-    Streams: ``keepalive_seconds`` between ``: keep-alive`` comments on idle SSE streams.
+    Streams: ``keepalive_seconds`` between ``: keep-alive`` comments on idle SSE streams;
+    ``agui_disconnect``: what a client that disconnects mid-run does to the CLI turn
+    (``interrupt`` it, the default, or ``keep`` it running).
     """
 
     token: str | None = None
@@ -36,3 +39,4 @@ class ServerSettings:
     session_defaults: SessionConfig = field(default_factory=SessionConfig)
     max_sessions: int = 32
     keepalive_seconds: float = 15.0
+    agui_disconnect: Literal["interrupt", "keep"] = "interrupt"

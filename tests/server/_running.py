@@ -30,6 +30,7 @@ def running(app: Any, *, timeout: float = 30.0) -> Iterator[str]:
     try:
         yield f"http://127.0.0.1:{port}"
     finally:
+        app.state.bridge.begin_shutdown_threadsafe()  # streams end their runs first
         server.should_exit = True
         thread.join(timeout)
         sock.close()

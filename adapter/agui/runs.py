@@ -1,0 +1,528 @@
+"""AG-UI runs over the session backend: threads, runs, approvals, stop, connect.
+
+:class:`AguiService` owns the thread -> session mapping and the runs in progress. A run is
+a task of the service (not of the HTTP request): it translates the session's events into
+SSE frames kept on its :class:`RunHandle`, which any number of listeners read (the request
+that started it, an ``agent/connect`` that joins it). So a client that disconnects does not
+tear the run down mid-event: depending on the settings the run's CLI turn is interrupted
+(the default) or runs to its end, and the thread is saved either way.
+
+A run ends when the CLI turn ends (``RUN_FINISHED``, or ``RUN_ERROR`` for a failed turn), when
+it waits for an answer to a permission request (the approval tool call stays pending; the
+next run carries the answer as a ``role: "tool"`` message and the same turn streams on),
+when the user stops it (``RUN_FINISHED``), or when the server shuts down (``RUN_ERROR`` with
+code ``shutdown``).
+
+Approval answers (the ``content`` of the tool message for an approval call): JSON
+``{"behavior": "allow" | "allow_always" | "deny", "message": "...", "updatedInput": {...}}``
+(``{"approved": true}`` works too), or one of the words ``allow`` / ``approve`` / ``yes``,
+``allow_always`` / ``always``, ``deny`` / ``reject`` / ``no``. Anything else denies.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import contextlib
+import json
+import time
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import anyio
+import anyio.abc
+
+from claudecode import ClaudeCodeError
+from claudecode._log import get_logger
+
+from ..backend import SessionBackend, SessionSpec
+from ..fanout import SubscriberDropped
+from ..manager import UnknownSessionError
+from ..policies import PermissionDecision
+from ..session import UnknownPermissionError
+from .events import (
+    AguiEvent,
+    CustomEvent,
+    MessagesSnapshot,
+    RunAgentInput,
+    RunFinished,
+    RunStarted,
+    sse_frame,
+)
+from .snapshot import MessageLog
+from .threads import ThreadRecord, ThreadStore
+from .translate import RunTranslator, ThreadMemory, initial_state
+
+__all__ = (
+    "AguiService",
+    "RunHandle",
+    "ThreadBusyError",
+    "decision_from_answer",
+    "prompt_from_message",
+)
+
+_log = get_logger("claudecode.adapter.agui")
+
+#: Seconds a stopped run waits for the CLI turn to end before finishing anyway.
+_STOP_GRACE = 15.0
+#: SSE frames a run keeps for late listeners.
+_MAX_FRAMES = 100_000
+#: Seconds between saves of a thread while a run goes on.
+_SAVE_INTERVAL = 0.5
+
+KEEPALIVE = b": keep-alive\n\n"
+
+
+class ThreadBusyError(ClaudeCodeError):
+    """A run was started on a thread whose previous run is still going."""
+
+
+def _now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+def decision_from_answer(content: Any) -> PermissionDecision:
+    """A permission decision from the content of an approval tool message (see module)."""
+    data: Any = content
+    if isinstance(content, str):
+        try:
+            data = json.loads(content)
+        except ValueError:
+            data = content.strip()
+    message = ""
+    updated: dict[str, Any] | None = None
+    behavior: Any = data
+    if isinstance(data, dict):
+        behavior = data.get("behavior", data.get("decision"))
+        if behavior is None and isinstance(data.get("approved"), bool):
+            behavior = "allow" if data["approved"] else "deny"
+        message = str(data.get("message") or data.get("reason") or "")
+        candidate = data.get("updatedInput", data.get("updated_input"))
+        updated = candidate if isinstance(candidate, dict) else None
+    word = str(behavior).strip().lower() if isinstance(behavior, str | bool) else ""
+    if word in ("allow", "approve", "approved", "yes", "true", "accept"):
+        return PermissionDecision("allow", updated_input=updated)
+    if word in ("allow_always", "always", "allow-always"):
+        return PermissionDecision("allow_always", updated_input=updated)
+    if word in ("deny", "reject", "rejected", "no", "false", "denied"):
+        return PermissionDecision("deny", message or "the user denied this")
+    return PermissionDecision("deny", f"unrecognized approval answer: {str(content)[:200]}")
+
+
+def prompt_from_message(message: dict[str, Any]) -> tuple[str, list[tuple[str, bytes]]]:
+    """The text and images of a user message (string content or content parts)."""
+    content = message.get("content")
+    if isinstance(content, str):
+        return content, []
+    texts: list[str] = []
+    images: list[tuple[str, bytes]] = []
+    for part in content if isinstance(content, list) else ():
+        if not isinstance(part, dict):
+            continue
+        if part.get("type") == "text" and isinstance(part.get("text"), str):
+            texts.append(part["text"])
+        elif part.get("type") in ("binary", "image"):
+            mime = str(part.get("mimeType") or part.get("mime_type") or "")
+            data = part.get("data")
+            if mime.startswith("image/") and isinstance(data, str):
+                with contextlib.suppress(binascii.Error, ValueError):
+                    images.append((mime, base64.b64decode(data, validate=True)))
+    return "\n".join(texts), images
+
+
+def _with_context(text: str, run_input: RunAgentInput) -> str:
+    if not run_input.context:
+        return text
+    lines = [text, "", "Context from the application:"]
+    for item in run_input.context:
+        value = item.value if isinstance(item.value, str) else json.dumps(item.value)
+        lines.append(f"- {item.description}: {value}")
+    return "\n".join(lines)
+
+
+class RunHandle:
+    """One run's SSE frames, for any number of listeners."""
+
+    def __init__(self, thread_id: str, run_id: str, messages_before: list[dict[str, Any]]):
+        self.thread_id = thread_id
+        self.run_id = run_id
+        self.messages_before = messages_before
+        self.frames: list[bytes] = []
+        self.offset = 0  # frames dropped from the front (very long runs)
+        self.done = False
+        self.shutdown = False
+        self.listeners = 0
+        self._changed = anyio.Event()
+        self.stop_requested = anyio.Event()
+
+    def push(self, frames: list[bytes]) -> None:
+        """Append frames and wake the listeners."""
+        if not frames:
+            return
+        self.frames.extend(frames)
+        if len(self.frames) > _MAX_FRAMES:
+            drop = len(self.frames) - _MAX_FRAMES // 2
+            del self.frames[:drop]
+            self.offset += drop
+        self._wake()
+
+    def close(self) -> None:
+        """No more frames."""
+        self.done = True
+        self._wake()
+
+    def _wake(self) -> None:
+        changed, self._changed = self._changed, anyio.Event()
+        changed.set()
+
+    async def listen(self, *, start: int = 0, keepalive: float = 15.0) -> AsyncIterator[bytes]:
+        """Frames from index ``start`` on, live; ``: keep-alive`` comments while idle."""
+        index = start
+        self.listeners += 1
+        try:
+            while True:
+                if index < self.offset:
+                    return  # fell out of the kept window
+                while index - self.offset < len(self.frames):
+                    yield self.frames[index - self.offset]
+                    index += 1
+                if self.done:
+                    return
+                changed = self._changed
+                with anyio.move_on_after(keepalive) as scope:
+                    await changed.wait()
+                if scope.cancelled_caught:
+                    yield KEEPALIVE
+        finally:
+            self.listeners -= 1
+
+
+@dataclass(eq=False)
+class _Thread:
+    thread_id: str
+    record: ThreadRecord
+    log: MessageLog
+    memory: ThreadMemory
+    session_id: str | None = None
+    last_seq: int = 0
+    awaiting: dict[str, str] = field(default_factory=dict)  # approval call id -> pending id
+    run: RunHandle | None = None
+    last_saved: float = 0.0
+
+
+class AguiService:
+    """Threads and runs over a :class:`SessionBackend` (use ``async with``).
+
+    Args:
+        backend: where sessions live.
+        store: where threads are saved.
+        shutting_down: returns the event set when the server begins shutting down.
+        disconnect: what a client disconnect does to its run: ``interrupt`` the CLI turn
+            (default) or ``keep`` it running (the thread is saved as it goes).
+        keepalive: seconds between ``: keep-alive`` comments on an idle stream.
+    """
+
+    def __init__(
+        self,
+        backend: SessionBackend,
+        store: ThreadStore,
+        *,
+        shutting_down: Callable[[], anyio.Event],
+        disconnect: Literal["interrupt", "keep"] = "interrupt",
+        keepalive: float = 15.0,
+        max_threads: int = 10_000,
+    ) -> None:
+        self.backend = backend
+        self.store = store
+        self.disconnect = disconnect
+        self.keepalive = keepalive
+        self.max_threads = max_threads
+        self._shutting_down = shutting_down
+        self._threads: dict[str, _Thread] = {}
+        self._tg: anyio.abc.TaskGroup | None = None
+
+    @contextlib.asynccontextmanager
+    async def running(self) -> AsyncIterator[AguiService]:
+        """Run the service (its runs live in this task group)."""
+        async with anyio.create_task_group() as tg:
+            self._tg = tg
+            try:
+                yield self
+            finally:
+                self._tg = None
+                tg.cancel_scope.cancel()
+        self.store.close()
+
+    # -- threads -----------------------------------------------------------------------
+
+    async def _thread(self, thread_id: str, *, create: bool) -> _Thread | None:
+        thread = self._threads.get(thread_id)
+        if thread is not None:
+            return thread
+        record = await self.store.load(thread_id)
+        if record is None:
+            if not create:
+                return None
+            record = ThreadRecord(thread_id)
+        log = MessageLog(record.messages)
+        memory = ThreadMemory()
+        for message in log.messages():
+            memory.message_ids.add(message["id"])
+            for call in message.get("toolCalls") or ():
+                memory.tool_calls.add(call.get("id", ""))
+        log.clear_dirty()
+        thread = _Thread(thread_id, record, log, memory)
+        if len(self._threads) >= self.max_threads:
+            idle = next((k for k, t in self._threads.items() if t.run is None), None)
+            if idle is not None:
+                del self._threads[idle]
+        self._threads[thread_id] = thread
+        return thread
+
+    async def _save(self, thread: _Thread) -> None:
+        thread.record.messages = thread.log.messages()
+        thread.log.clear_dirty()
+        thread.last_saved = time.monotonic()
+        try:
+            await self.store.save(thread.record)
+        except Exception as exc:  # a full disk must not kill the run
+            _log.warning("agui.save_failed", thread_id=thread.thread_id, error=repr(exc))
+
+    # -- runs ------------------------------------------------------------------------------
+
+    async def start_run(self, run_input: RunAgentInput) -> RunHandle:
+        """Start a run on its thread.
+
+        Raises:
+            ThreadBusyError: the thread's previous run is still going.
+        """
+        if self._tg is None:
+            raise ClaudeCodeError("the AG-UI service is not running")
+        thread = await self._thread(run_input.thread_id, create=True)
+        assert thread is not None
+        if thread.run is not None and not thread.run.done:
+            raise ThreadBusyError(
+                f"thread {thread.thread_id!r} has a run in progress ({thread.run.run_id}); "
+                "stop it or wait for it to end"
+            )
+        handle = RunHandle(thread.thread_id, run_input.run_id, thread.log.messages())
+        thread.run = handle
+        translator = RunTranslator(
+            thread.thread_id, run_input.run_id, clock=_now_ms, memory=thread.memory
+        )
+        self._tg.start_soon(self._run, thread, run_input, handle, translator)
+        return handle
+
+    def stop(self, thread_id: str) -> bool:
+        """Stop the thread's run (its CLI turn is interrupted); ``False`` if none runs."""
+        thread = self._threads.get(thread_id)
+        if thread is None or thread.run is None or thread.run.done:
+            return False
+        thread.run.stop_requested.set()
+        return True
+
+    def left(self, handle: RunHandle) -> None:
+        """A listener went away; the last one leaving may interrupt the run."""
+        if handle.listeners == 0 and not handle.done and self.disconnect == "interrupt":
+            handle.stop_requested.set()
+
+    async def connect(self, run_input: RunAgentInput) -> tuple[list[bytes], RunHandle | None]:
+        """What ``agent/connect`` answers: the frames to send now, and a live run to join
+        after them (``None``). An unknown thread gets no frames at all."""
+        thread = await self._thread(run_input.thread_id, create=False)
+        if thread is None:
+            return [], None
+        live = thread.run if thread.run is not None and not thread.run.done else None
+        if live is not None:
+            head = [
+                sse_frame(
+                    RunStarted(thread_id=live.thread_id, run_id=live.run_id, timestamp=_now_ms())
+                ),
+                sse_frame(MessagesSnapshot(messages=live.messages_before, timestamp=_now_ms())),
+            ]
+            return head, live
+        frames = [
+            sse_frame(
+                RunStarted(thread_id=thread.thread_id, run_id=run_input.run_id, timestamp=_now_ms())
+            ),
+            sse_frame(MessagesSnapshot(messages=thread.log.messages(), timestamp=_now_ms())),
+            sse_frame(
+                RunFinished(
+                    thread_id=thread.thread_id, run_id=run_input.run_id, timestamp=_now_ms()
+                )
+            ),
+        ]
+        return frames, None
+
+    # -- one run -----------------------------------------------------------------------------
+
+    def _emit(self, thread: _Thread, handle: RunHandle, events: list[AguiEvent]) -> None:
+        for event in events:
+            thread.log.apply(event)
+        handle.push([sse_frame(e) for e in events])
+
+    async def _run(
+        self,
+        thread: _Thread,
+        run_input: RunAgentInput,
+        handle: RunHandle,
+        translator: RunTranslator,
+    ) -> None:
+        try:
+            await self._drive(thread, run_input, handle, translator)
+        except ClaudeCodeError as exc:
+            self._emit(thread, handle, translator.error(str(exc), type(exc).__name__))
+        except Exception as exc:
+            _log.error("agui.run_failed", thread_id=thread.thread_id, error=repr(exc))
+            self._emit(thread, handle, translator.error("internal error", "internal"))
+        finally:
+            with anyio.CancelScope(shield=True):
+                if handle.shutdown:
+                    self._emit(
+                        thread, handle, translator.error("the server is shutting down", "shutdown")
+                    )
+                self._emit(thread, handle, translator.finish())
+                handle.close()
+                if thread.session_id is not None:
+                    with contextlib.suppress(Exception):
+                        info = await self.backend.info(thread.session_id)
+                        thread.record.cli_session_id = (
+                            info.cli_session_id or thread.record.cli_session_id
+                        )
+                await self._save(thread)
+
+    async def _ensure_session(self, thread: _Thread) -> str:
+        if thread.session_id is not None:
+            try:
+                info = await self.backend.info(thread.session_id)
+            except UnknownSessionError:
+                info = None
+            if info is not None and info.state not in ("closed", "errored"):
+                return thread.session_id
+        resume = thread.record.cli_session_id
+        info = await self.backend.create(SessionSpec(resume=resume) if resume else SessionSpec())
+        thread.session_id = info.id
+        thread.last_seq = 0
+        thread.awaiting.clear()
+        return info.id
+
+    async def _drive(
+        self,
+        thread: _Thread,
+        run_input: RunAgentInput,
+        handle: RunHandle,
+        translator: RunTranslator,
+    ) -> None:
+        session_id = await self._ensure_session(thread)
+        info = await self.backend.info(session_id)
+        translator.session_id = session_id
+        state = initial_state(
+            session_id=session_id,
+            model=info.model,
+            permission_mode=info.permission_mode,
+            cwd=info.cwd,
+        )
+        self._emit(thread, handle, translator.start(state))
+        answers = [
+            m
+            for m in run_input.messages
+            if m.get("role") == "tool"
+            and m.get("id") not in thread.log
+            and m.get("toolCallId") in thread.awaiting
+        ]
+        new_users = [
+            m
+            for m in run_input.messages
+            if m.get("role") == "user" and m.get("id") not in thread.log
+        ]
+        for message in (*new_users, *answers):
+            thread.log.add(message)
+        busy = info.state in ("busy", "waiting")
+        if not answers and not new_users and not busy:
+            return  # nothing to do: the run just finishes
+        # A new prompt on an idle session skips what the session said while nobody listened.
+        after = thread.last_seq if (answers or busy) else info.last_seq
+        async with self.backend.subscribe(session_id, after_seq=after) as stream:
+            for message in answers:
+                pending_id = thread.awaiting.pop(str(message["toolCallId"]))
+                decision = decision_from_answer(message.get("content"))
+                try:
+                    await self.backend.answer_permission(session_id, pending_id, decision)
+                except UnknownPermissionError as exc:
+                    note = CustomEvent(
+                        name="claudecode.error",
+                        value={"message": f"approval not applied: {exc}", "kind": "expired"},
+                    )
+                    self._emit(thread, handle, [note])
+            if new_users:
+                text, images = prompt_from_message(new_users[-1])
+                await self.backend.prompt(session_id, _with_context(text, run_input), images=images)
+            await self._pump(thread, handle, translator, stream, session_id, run_input)
+
+    async def _pump(
+        self,
+        thread: _Thread,
+        handle: RunHandle,
+        translator: RunTranslator,
+        stream: Any,
+        session_id: str,
+        run_input: RunAgentInput,
+    ) -> None:
+        props = run_input.forwarded_props
+        options = props.get("claudecode") if isinstance(props, dict) else None
+        mode = options.get("approvals") if isinstance(options, dict) else None
+        end_at_approval = mode != "in_run"
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(self._watch_stop, thread, handle, translator, session_id, tg.cancel_scope)
+            tg.start_soon(self._watch_shutdown, handle, tg.cancel_scope)
+            while not translator.finished:
+                try:
+                    batch = await stream.receive_batch()
+                except anyio.EndOfStream:
+                    self._emit(
+                        thread,
+                        handle,
+                        translator.error("the Claude Code session ended", "cli_exited"),
+                    )
+                    break
+                except SubscriberDropped as exc:
+                    self._emit(thread, handle, translator.error(str(exc), "lagged"))
+                    break
+                out: list[AguiEvent] = []
+                for event in batch:
+                    thread.last_seq = event.seq
+                    out += translator.feed(event)
+                    if translator.finished:
+                        break
+                if translator.awaiting and end_at_approval and not translator.finished:
+                    thread.awaiting.update(translator.awaiting)
+                    out += translator.finish({"awaiting": sorted(translator.awaiting)})
+                elif translator.awaiting:
+                    thread.awaiting.update(translator.awaiting)
+                self._emit(thread, handle, out)
+                if thread.log.dirty and time.monotonic() - thread.last_saved > _SAVE_INTERVAL:
+                    await self._save(thread)
+            tg.cancel_scope.cancel()
+
+    async def _watch_stop(
+        self,
+        thread: _Thread,
+        handle: RunHandle,
+        translator: RunTranslator,
+        session_id: str,
+        scope: anyio.CancelScope,
+    ) -> None:
+        await handle.stop_requested.wait()
+        translator.stop()
+        with contextlib.suppress(ClaudeCodeError):
+            await self.backend.interrupt(session_id)
+        await anyio.sleep(_STOP_GRACE)
+        # The CLI did not end its turn in time: end the run anyway.
+        self._emit(thread, handle, translator.finish())
+        scope.cancel()
+
+    async def _watch_shutdown(self, handle: RunHandle, scope: anyio.CancelScope) -> None:
+        await self._shutting_down().wait()
+        handle.shutdown = True
+        scope.cancel()

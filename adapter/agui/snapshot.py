@@ -1,0 +1,131 @@
+"""A thread's messages, kept from the AG-UI events of its runs (pure).
+
+:class:`MessageLog` applies the events the bridge emits (and the messages a client sends)
+the way ``@ag-ui/client`` builds its message list, so ``agent/connect`` can answer with a
+``MESSAGES_SNAPSHOT`` that matches what the page had: user messages, assistant messages with
+their text and tool calls, tool results, reasoning. Bounded: the oldest messages go first
+past ``max_messages``.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections import OrderedDict
+from typing import Any
+
+from .events import (
+    AguiEvent,
+    ReasoningMessageContent,
+    ReasoningMessageStart,
+    TextMessageContent,
+    TextMessageStart,
+    ToolCallArgs,
+    ToolCallResult,
+    ToolCallStart,
+)
+
+__all__ = ("MessageLog",)
+
+
+class MessageLog:
+    """AG-UI ``Message`` objects by id, in order of appearance."""
+
+    def __init__(self, messages: list[dict[str, Any]] | None = None, *, max_messages: int = 1000):
+        self.max_messages = max_messages
+        self._messages: OrderedDict[str, dict[str, Any]] = OrderedDict()
+        self._calls: dict[str, dict[str, Any]] = {}  # tool call id -> its toolCalls entry
+        #: Set whenever something changed since :meth:`clear_dirty`.
+        self.dirty = False
+        for message in messages or ():
+            self.add(message)
+
+    def messages(self) -> list[dict[str, Any]]:
+        """A copy of the messages, oldest first."""
+        return copy.deepcopy(list(self._messages.values()))
+
+    def __len__(self) -> int:
+        return len(self._messages)
+
+    def __contains__(self, message_id: object) -> bool:
+        return message_id in self._messages
+
+    def clear_dirty(self) -> None:
+        """Mark the current content as saved."""
+        self.dirty = False
+
+    def add(self, message: dict[str, Any]) -> None:
+        """Add (or replace) a message a client sent (user, tool, ...)."""
+        message_id = message.get("id")
+        if not isinstance(message_id, str):
+            return
+        self._put(message_id, copy.deepcopy(message))
+        for call in message.get("toolCalls") or ():
+            if isinstance(call, dict) and isinstance(call.get("id"), str):
+                self._calls[call["id"]] = call
+
+    def apply(self, event: AguiEvent) -> None:
+        """Apply one emitted event."""
+        kind = type(event)
+        if kind is TextMessageStart:
+            assert isinstance(event, TextMessageStart)
+            self._put(
+                event.message_id, {"id": event.message_id, "role": "assistant", "content": ""}
+            )
+        elif kind is TextMessageContent:
+            assert isinstance(event, TextMessageContent)
+            self._append(event.message_id, event.delta)
+        elif kind is ReasoningMessageStart:
+            assert isinstance(event, ReasoningMessageStart)
+            self._put(
+                event.message_id, {"id": event.message_id, "role": "reasoning", "content": ""}
+            )
+        elif kind is ReasoningMessageContent:
+            assert isinstance(event, ReasoningMessageContent)
+            self._append(event.message_id, event.delta)
+        elif kind is ToolCallStart:
+            assert isinstance(event, ToolCallStart)
+            owner_id = event.parent_message_id or event.tool_call_id
+            owner = self._messages.get(owner_id)
+            if owner is None or owner.get("role") != "assistant":
+                owner = {"id": owner_id, "role": "assistant"}
+                self._put(owner_id, owner)
+            call = {
+                "id": event.tool_call_id,
+                "type": "function",
+                "function": {"name": event.tool_call_name, "arguments": ""},
+            }
+            owner.setdefault("toolCalls", []).append(call)
+            self._calls[event.tool_call_id] = call
+            self.dirty = True
+        elif kind is ToolCallArgs:
+            assert isinstance(event, ToolCallArgs)
+            known = self._calls.get(event.tool_call_id)
+            if known is not None:
+                known["function"]["arguments"] += event.delta
+                self.dirty = True
+        elif kind is ToolCallResult:
+            assert isinstance(event, ToolCallResult)
+            self._put(
+                event.message_id,
+                {
+                    "id": event.message_id,
+                    "role": "tool",
+                    "toolCallId": event.tool_call_id,
+                    "content": event.content,
+                },
+            )
+
+    def _append(self, message_id: str, delta: str) -> None:
+        message = self._messages.get(message_id)
+        if message is not None:
+            message["content"] = str(message.get("content") or "") + delta
+            self.dirty = True
+
+    def _put(self, message_id: str, message: dict[str, Any]) -> None:
+        self._messages[message_id] = message
+        self.dirty = True
+        while len(self._messages) > self.max_messages:
+            _, dropped = self._messages.popitem(last=False)
+            for call in dropped.get("toolCalls") or ():
+                if isinstance(call, dict):
+                    self._calls.pop(call.get("id"), None)  # type: ignore[arg-type]

@@ -1,0 +1,108 @@
+"""The thread store: AG-UI thread id -> Claude Code session, in a small SQLite file.
+
+Each thread remembers the CLI session id it runs (so a run after a server restart resumes
+it with ``--resume``) and its messages (for ``agent/connect``'s ``MESSAGES_SNAPSHOT``). The
+file lives in the server's state directory, private (0600); without a state directory the
+store lives in memory. Calls run in a worker thread, one at a time.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import anyio
+import anyio.to_thread
+
+__all__ = ("ThreadRecord", "ThreadStore")
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS threads (
+    thread_id TEXT PRIMARY KEY,
+    cli_session_id TEXT,
+    messages TEXT NOT NULL DEFAULT '[]',
+    updated_at REAL NOT NULL
+)
+"""
+
+
+@dataclass
+class ThreadRecord:
+    """What survives a restart of one thread."""
+
+    thread_id: str
+    cli_session_id: str | None = None
+    messages: list[dict[str, Any]] = field(default_factory=list)
+    updated_at: float = 0.0
+
+
+class ThreadStore:
+    """Threads in SQLite (``path``), or in memory (``None``)."""
+
+    def __init__(self, path: str | os.PathLike[str] | None = None) -> None:
+        self.path = Path(path) if path is not None else None
+        self._lock: anyio.Lock | None = None
+        if self.path is not None:
+            self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+            fd = os.open(self.path, os.O_CREAT | os.O_RDWR, 0o600)
+            os.close(fd)
+            os.chmod(self.path, 0o600)
+        self._db = sqlite3.connect(
+            ":memory:" if self.path is None else str(self.path), check_same_thread=False
+        )
+        self._db.execute(_SCHEMA)
+        self._db.commit()
+
+    def close(self) -> None:
+        """Close the database."""
+        self._db.close()
+
+    async def _call(self, fn: Any, *args: Any) -> Any:
+        if self._lock is None:
+            self._lock = anyio.Lock()
+        async with self._lock:
+            return await anyio.to_thread.run_sync(fn, *args)
+
+    async def load(self, thread_id: str) -> ThreadRecord | None:
+        """The thread's record, or ``None`` for a thread never saved."""
+        row = await self._call(self._load, thread_id)
+        if row is None:
+            return None
+        cli_session_id, messages, updated_at = row
+        try:
+            decoded = json.loads(messages)
+        except ValueError:
+            decoded = []
+        return ThreadRecord(
+            thread_id, cli_session_id, decoded if isinstance(decoded, list) else [], updated_at
+        )
+
+    def _load(self, thread_id: str) -> Any:
+        cursor = self._db.execute(
+            "SELECT cli_session_id, messages, updated_at FROM threads WHERE thread_id = ?",
+            (thread_id,),
+        )
+        return cursor.fetchone()
+
+    async def save(self, record: ThreadRecord) -> None:
+        """Insert or update the record."""
+        record.updated_at = time.time()
+        payload = json.dumps(record.messages, ensure_ascii=False)
+        await self._call(
+            self._save, record.thread_id, record.cli_session_id, payload, record.updated_at
+        )
+
+    def _save(self, thread_id: str, cli_session_id: str | None, messages: str, when: float) -> None:
+        self._db.execute(
+            "INSERT INTO threads (thread_id, cli_session_id, messages, updated_at) "
+            "VALUES (?, ?, ?, ?) ON CONFLICT(thread_id) DO UPDATE SET "
+            "cli_session_id = excluded.cli_session_id, messages = excluded.messages, "
+            "updated_at = excluded.updated_at",
+            (thread_id, cli_session_id, messages, when),
+        )
+        self._db.commit()

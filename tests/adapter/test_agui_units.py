@@ -1,0 +1,94 @@
+"""Small pure pieces of the AG-UI layer: approval answers, prompts, the message log."""
+
+from __future__ import annotations
+
+import base64
+import json
+
+import pytest
+
+from adapter.agui.events import (
+    ReasoningMessageContent,
+    ReasoningMessageStart,
+    TextMessageContent,
+    TextMessageStart,
+    ToolCallArgs,
+    ToolCallResult,
+    ToolCallStart,
+)
+from adapter.agui.runs import decision_from_answer, prompt_from_message
+from adapter.agui.snapshot import MessageLog
+
+
+@pytest.mark.parametrize(
+    ("content", "behavior"),
+    [
+        (json.dumps({"behavior": "allow"}), "allow"),
+        (json.dumps({"approved": True}), "allow"),
+        (json.dumps({"approved": False, "reason": "no"}), "deny"),
+        ("allow_always", "allow_always"),
+        ("Approve", "allow"),
+        ("no", "deny"),
+        ('"yes"', "allow"),
+        ({"behavior": "deny", "message": "not now"}, "deny"),
+        ("something else", "deny"),
+        (None, "deny"),
+    ],
+)
+def test_approval_answers(content: object, behavior: str) -> None:
+    """Every documented answer form; anything unrecognized denies."""
+    assert behavior == decision_from_answer(content).behavior
+
+
+def test_an_edited_input_and_a_denial_message_are_kept() -> None:
+    """updatedInput goes with an allow; a denial explains itself to the model."""
+    allow = decision_from_answer(json.dumps({"behavior": "allow", "updatedInput": {"a": 1}}))
+    assert {"a": 1} == allow.updated_input
+    assert "not now" == decision_from_answer({"behavior": "deny", "message": "not now"}).message
+
+
+def test_prompts_from_strings_and_content_parts() -> None:
+    """Text parts are joined; image parts (base64) become images; the rest is ignored."""
+    png = b"\x89PNG fake"
+    message = {
+        "id": "u",
+        "role": "user",
+        "content": [
+            {"type": "text", "text": "look"},
+            {"type": "binary", "mimeType": "image/png", "data": base64.b64encode(png).decode()},
+            {"type": "binary", "mimeType": "image/png", "data": "%%%not base64"},
+            {"type": "binary", "mimeType": "application/pdf", "data": "AAAA"},
+            {"type": "text", "text": "here"},
+            "junk",
+        ],
+    }
+    assert ("look\nhere", [("image/png", png)]) == prompt_from_message(message)
+    assert ("hi", []) == prompt_from_message({"id": "u", "role": "user", "content": "hi"})
+
+
+def test_the_message_log_builds_what_the_client_has_and_stays_bounded() -> None:
+    """Text, reasoning, tool calls on their message, results; the oldest go past the cap."""
+    log = MessageLog(max_messages=5)
+    log.add({"id": "u1", "role": "user", "content": "hi"})
+    for event in (
+        ReasoningMessageStart(message_id="r1"),
+        ReasoningMessageContent(message_id="r1", delta="hmm"),
+        TextMessageStart(message_id="m1"),
+        TextMessageContent(message_id="m1", delta="Let me "),
+        TextMessageContent(message_id="m1", delta="see."),
+        ToolCallStart(tool_call_id="t1", tool_call_name="Bash", parent_message_id="m1"),
+        ToolCallArgs(tool_call_id="t1", delta='{"command": "ls"}'),
+        ToolCallResult(message_id="t1:result", tool_call_id="t1", content="a.txt"),
+    ):
+        log.apply(event)
+    messages = log.messages()
+    assert ["user", "reasoning", "assistant", "tool"] == [m["role"] for m in messages]
+    assistant = messages[2]
+    assert "Let me see." == assistant["content"]
+    assert '{"command": "ls"}' == assistant["toolCalls"][0]["function"]["arguments"]
+    assert "t1" == messages[3]["toolCallId"]
+    for n in range(5):
+        log.add({"id": f"x{n}", "role": "user", "content": str(n)})
+    assert 5 == len(log)
+    assert "u1" not in log
+    log.apply(ToolCallArgs(tool_call_id="t1", delta="ignored: its message is gone"))
