@@ -58,6 +58,7 @@ from .errors import (
     CLINotFoundError,
     MessageParseError,
     ProcessError,
+    ResultError,
 )
 from .mcp import McpSdkServerConfig, SdkMcpTool, create_sdk_mcp_server, tool
 from .messages import (
@@ -136,6 +137,7 @@ __all__ = (
     "query",
     "RateLimitEvent",
     "RateLimitInfo",
+    "ResultError",
     "ResultMessage",
     "SdkMcpTool",
     "SdkPluginConfig",

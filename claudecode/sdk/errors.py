@@ -17,6 +17,7 @@ __all__ = (
     "ClaudeSDKError",
     "MessageParseError",
     "ProcessError",
+    "ResultError",
     "from_client_error",
 )
 
@@ -48,6 +49,38 @@ class ProcessError(ClaudeSDKError, client_errors.CLIExitedError):
         if stderr:
             message = f"{message}\nError output: {stderr}"
         client_errors.CLIExitedError.__init__(self, message, exit_code, stderr or "")
+
+
+class ResultError(ProcessError):
+    """The CLI exited non-zero after reporting an error result (``error_max_turns``,
+    ``error_max_budget_usd``, an API failure...); the result's fields are kept here."""
+
+    def __init__(
+        self, message: str, data: dict[str, Any] | None = None, exit_code: int | None = None
+    ):
+        data = data if isinstance(data, dict) else {}
+        self.data = data
+        self.subtype: str | None = data.get("subtype")
+        self.errors: list[str] = [e for e in data.get("errors") or [] if isinstance(e, str)]
+        self.result: str | None = data.get("result")
+        self.api_error_status: int | None = data.get("api_error_status")
+        self.terminal_reason: str | None = data.get("terminal_reason")
+        self.session_id: str | None = data.get("session_id")
+        super().__init__(message, exit_code=exit_code)
+
+    @classmethod
+    def from_result(cls, data: dict[str, Any], exit_code: int | None) -> ResultError:
+        """The error for a ``result`` line with ``is_error`` (its most telling text)."""
+        errors = [e.strip() for e in data.get("errors") or [] if isinstance(e, str) and e.strip()]
+        if errors:
+            text = "; ".join(errors)
+        elif isinstance(data.get("result"), str) and data["result"]:
+            text = data["result"]
+        elif data.get("subtype") not in (None, "success"):
+            text = str(data["subtype"])
+        else:
+            text = f"API error status {data.get('api_error_status')}"
+        return cls(f"Claude Code returned an error result: {text}", data, exit_code)
 
 
 class CLIJSONDecodeError(ClaudeSDKError):

@@ -325,3 +325,22 @@ def test_wrong_option_type_is_a_usage_error_at_construction() -> None:
         ClaudeAgentOptions(system_prompt={"type": "preset", "preset": "other"})
     with pytest.raises(UsageError):
         ClaudeAgentOptions(can_use_tool=print, permission_prompt_tool_name="mcp__x__y")  # type: ignore[arg-type]
+
+
+async def test_error_result_raises_result_error(sdk: ModuleType, tmp_path: Path) -> None:
+    """A run that ends on an API error: the error result is yielded, then ResultError (the
+    CLI exits non-zero) with the result's fields."""
+    failing = {"messages": [{"blocks": [], "error": {"status": 400, "message": "bad input"}}]}
+    fake = Fake(tmp_path, script(failing))
+    messages: list[Any] = []
+
+    async def run_it() -> None:
+        async for message in sdk.query(prompt="hi", options=fake.options(sdk)):
+            messages.append(message)
+
+    with anyio.fail_after(60), pytest.raises(sdk.ResultError) as info:
+        await run_it()
+    result = messages[-1]
+    assert isinstance(result, sdk.ResultMessage) and result.is_error
+    assert isinstance(info.value, sdk.ProcessError) and 1 == info.value.exit_code
+    assert result.session_id == info.value.session_id
