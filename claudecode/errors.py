@@ -10,7 +10,8 @@ or the control plane (the CLI answered a request with an error, or never answere
     ├── CLIError                    the CLI process is missing, would not start, or died
     │   ├── CLINotFoundError        no executable in any searched place
     │   ├── CLIStartError           spawn failed, or no output before the watchdog fired
-    │   └── CLIExitedError          the process exited (exit code, stderr tail)
+    │   └── CLIExitedError          the process exited while needed (exit code, stderr
+    │                               tail): any code but 0, or 0 in the middle of a turn
     ├── RemoteProtocolError         the CLI wrote something we cannot accept
     │   └── LineTooLongError        a stdout line exceeded ``max_line_bytes``
     └── ControlError                an outbound control request failed
@@ -74,6 +75,9 @@ class CLIStartError(CLIError):
 
 class CLIExitedError(CLIError):
     """Raised when the CLI process exited while something still waited on it.
+
+    Also when it exited with code 0 in the middle of a turn (a prompt without its result):
+    then ``exit_code`` is 0 and the message says so.
 
     Carries the exit code (negative for a signal, as in :mod:`subprocess`) and the last
     lines the CLI wrote on stderr.

@@ -144,6 +144,8 @@ class Session(InboundControl, ControlRequests):
         self._failure: ClaudeCodeError | None = None
         self._closing = False
         self._closed = False
+        self._prompts_unanswered = 0
+        self._cli_turn_open = False
         self._started = False
         self.exit_code: int | None = None
         self.session_id: str | None = None
@@ -312,6 +314,14 @@ class Session(InboundControl, ControlRequests):
                 code,
                 transport.stderr_tail,
             )
+        elif self._failure is None and not self._closing and self.turn_open:
+            # Exit code 0, but a turn had begun and never got its result: that is no
+            # success, whatever the code says.
+            self._failure = CLIExitedError(
+                "the Claude Code CLI exited in the middle of a turn (before its result)",
+                code,
+                transport.stderr_tail,
+            )
         self._exited.set()
         _log.debug("cli.exited", returncode=code, closing=self._closing)
 
@@ -336,12 +346,28 @@ class Session(InboundControl, ControlRequests):
             elif kind is SystemInit or kind is ResultMessage:
                 assert isinstance(message, SystemInit | ResultMessage)
                 self.session_id = message.session_id or self.session_id
+                self._count_turn(message)
             elif kind is UnknownMessage:
                 assert isinstance(message, UnknownMessage)
                 if message.type == "control_request":
                     self._refuse_unknown_request(message)
             out.append(message)
         return out
+
+    def _count_turn(self, message: SystemInit | ResultMessage) -> None:
+        if isinstance(message, SystemInit):
+            self._cli_turn_open = True  # the CLI began a turn (ours, or one of its own)
+            return
+        self._cli_turn_open = False
+        origin = message.origin or {}
+        if origin.get("kind") != "task-notification" and self._prompts_unanswered:
+            self._prompts_unanswered -= 1
+
+    @property
+    def turn_open(self) -> bool:
+        """True while a turn is under way: a prompt we sent has no result yet, or the CLI
+        began a turn (``system/init``) that has not ended."""
+        return self._prompts_unanswered > 0 or self._cli_turn_open
 
     async def _watchdog(self) -> None:
         await self._first_write.wait()
@@ -363,8 +389,10 @@ class Session(InboundControl, ControlRequests):
     def messages(self) -> AsyncIterator[InboundMessage]:
         """Iterate over every message from the CLI, in order, until its output ends.
 
-        Ends quietly when the CLI exits cleanly or the session is closed; raises the reason
-        (:class:`CLIExitedError`, :class:`CLIStartError`) after the last message otherwise.
+        Ends quietly when the CLI exits cleanly between turns or the session is closed;
+        raises the reason (:class:`CLIExitedError`, :class:`CLIStartError`) after the last
+        message otherwise — also when the CLI exits with code 0 in the middle of a turn
+        (after a prompt, before its result): ``CLIExitedError`` with ``exit_code`` 0.
         """
         return _MessageIterator(self)
 
@@ -457,7 +485,7 @@ class Session(InboundControl, ControlRequests):
             CLIExitedError: the CLI is gone.
         """
         message = ctl.user_message(prompt, uuid=uuid, parent_tool_use_id=parent_tool_use_id)
-        await self._write(self._protocol.send(message))
+        await self.send_message(message)
 
     async def send_message(self, message: ctl.OutboundMessage) -> None:
         """Write any outbound message as it is (``keep_alive``,
@@ -466,7 +494,17 @@ class Session(InboundControl, ControlRequests):
         Control requests should go through :meth:`request` (which waits for the answer) and
         control responses through :meth:`respond`; both are checked here the same way.
         """
-        await self._write(self._protocol.send(message))
+        data = self._protocol.send(message)
+        if not isinstance(message, ctl.UserInput):
+            await self._write(data)
+            return
+        # Counted before the write: the result may be read before the write returns.
+        self._prompts_unanswered += 1
+        try:
+            await self._write(data)
+        except BaseException:
+            self._prompts_unanswered -= 1
+            raise
 
     async def respond(self, response: ctl.OutboundControlResponse) -> None:
         """Send the answer to a control request the CLI made (see the request's helpers).

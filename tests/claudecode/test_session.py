@@ -329,7 +329,9 @@ async def test_cli_that_exits_at_once_fails_initialize(tmp_path: Path) -> None:
 async def test_watchdog_ends_a_silent_cli(tmp_path: Path) -> None:
     """No output after our first write within spawn_timeout: CLIStartError, child reaped."""
     body = script(hang=True, stderr_lines=["starting up..."])
-    opts = options(tmp_path, body, spawn_timeout=0.5)
+    # Long enough for the fake (a Python process) to start and write its stderr on a busy
+    # machine; the hang is what must end.
+    opts = options(tmp_path, body, spawn_timeout=3.0)
     session = Session(opts)
     with anyio.fail_after(20), pytest.raises(CLIStartError) as info:
         async with session:
