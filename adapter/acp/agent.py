@@ -37,6 +37,7 @@ from ..events import (
     ModeChanged,
     PermissionCancelled,
     PermissionRequest,
+    SessionStatus,
 )
 from ..fanout import SubscriberDropped
 from ..manager import UnknownSessionError
@@ -313,7 +314,7 @@ class AcpAgent:
 
     def _spec(self, cwd: str, mcp: list[dict[str, Any]], **changes: Any) -> SessionSpec:
         return SessionSpec(
-            cwd=self.options.cwd or cwd,
+            cwd=cwd,
             model=self.options.model,
             policy=self.options.policy,
             permission_mode=self.options.permission_mode,
@@ -364,8 +365,9 @@ class AcpAgent:
     async def _new_session(self, params: Any) -> _Then:
         p = decode_params(params, NewSessionParams)
         session_id = str(uuid.uuid4())
+        cwd = self.options.cwd or p.cwd
         session = await self._start(
-            self._spec(p.cwd, p.mcp_servers, cli_session_id=session_id), session_id
+            self._spec(cwd, p.mcp_servers, cli_session_id=session_id), session_id
         )
         # Updates (the slash commands first) only after the editor knows the session id.
         return _Then(
@@ -377,18 +379,26 @@ class AcpAgent:
         if p.session_id in self._sessions:
             raise JsonRpcError(INVALID_REQUEST, f"session {p.session_id} is open already")
         config = config_dir(self.options.env)
+        cwd = self.options.cwd or p.cwd
+        elsewhere = False
         try:
             try:
-                path = find_session_file(p.session_id, p.cwd, config=config)
+                path = find_session_file(p.session_id, cwd, config=config)
             except HistoryNotFoundError:
                 path = find_session_file(p.session_id, None, config=config)
+                elsewhere = True
         except HistoryNotFoundError:
             raise JsonRpcError(
                 RESOURCE_NOT_FOUND, f"Resource not found: session {p.session_id}"
             ) from None
-        spec = self._spec(p.cwd, p.mcp_servers, resume=p.session_id)
         # The whole conversation goes to the editor before the answer, as ACP asks.
         replay = await anyio.to_thread.run_sync(load_events, path)
+        if elsewhere:
+            # The CLI resumes a session only from its own project directory: run it where the
+            # transcript says it ran.
+            recorded = next((e.cwd for e in replay if isinstance(e, SessionStatus)), None)
+            cwd = recorded or cwd
+        spec = self._spec(cwd, p.mcp_servers, resume=p.session_id)
         translator = UpdateTranslator(cwd=spec.cwd, replay=True)
         updates = [u for event in replay for u in translator.updates(event)]
         await self._notify_updates(p.session_id, updates)

@@ -5,18 +5,23 @@ the protocol alone: at start the real stdout is moved to a private descriptor an
 1 is pointed at stderr, so a stray ``print``, a library warning or a child process that
 inherits descriptor 1 can never corrupt the stream. Logs go to stderr (or ``--log-file``).
 Closing stdin ends the agent: every session is closed and its CLI reaped, then it exits 0.
+SIGTERM and SIGINT do the same (an editor stopping its agent).
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import signal
+import stat
 import sys
 import tempfile
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import anyio
+import anyio.lowlevel
 
 from claudecode import CLINotFoundError, find_cli
 from claudecode._discovery import INSTALL_HINT
@@ -47,6 +52,14 @@ def add_acp_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--demo", action="store_true", help="use the built-in scripted stand-in")
     parser.add_argument("--cli", help="path of the claude executable (default: discovered)")
     parser.add_argument("--log-file", help="write logs here instead of stderr")
+    parser.add_argument(
+        "--otlp",
+        nargs="?",
+        const="http://localhost:4318",
+        metavar="URL",
+        help="export traces over OTLP/HTTP (default URL http://localhost:4318; "
+        "OTEL_EXPORTER_OTLP_ENDPOINT also switches it on)",
+    )
     parser.add_argument("-v", "--verbose", action="count", default=0, help="log more")
 
 
@@ -59,9 +72,29 @@ def _own_stdout() -> int:
     return protocol_fd
 
 
+def _pollable(fd: int) -> bool:
+    """Make ``fd`` non-blocking and say so, unless it is a regular file (which the event
+    loop cannot poll, and which never blocks for long anyway)."""
+    if stat.S_ISREG(os.fstat(fd).st_mode):
+        return False
+    os.set_blocking(fd, False)
+    return True
+
+
 async def _chunks(fd: int) -> AsyncIterator[bytes]:
+    # No reader thread: a thread blocked in read() would keep the process alive after a
+    # signal asked it to stop.
+    pollable = _pollable(fd)
     while True:
-        chunk = await anyio.to_thread.run_sync(os.read, fd, _READ_SIZE, abandon_on_cancel=True)
+        if pollable:
+            await anyio.wait_readable(fd)
+            try:
+                chunk = os.read(fd, _READ_SIZE)
+            except BlockingIOError:
+                continue
+        else:
+            chunk = os.read(fd, _READ_SIZE)
+            await anyio.lowlevel.checkpoint()
         if not chunk:
             return
         yield chunk
@@ -72,21 +105,23 @@ class _Writer:
 
     def __init__(self, fd: int) -> None:
         self._fd = fd
+        _pollable(fd)
         self._lock = anyio.Lock()
         self.broken = False
-
-    def _write_all(self, data: bytes) -> None:
-        view = memoryview(data)
-        while view:
-            written = os.write(self._fd, view)
-            view = view[written:]
 
     async def send(self, data: bytes) -> None:
         if self.broken:
             return
         async with self._lock:
+            view = memoryview(data)
             try:
-                await anyio.to_thread.run_sync(self._write_all, data)
+                while view:
+                    try:
+                        written = os.write(self._fd, view)
+                    except BlockingIOError:
+                        await anyio.wait_writable(self._fd)
+                        continue
+                    view = view[written:]
             except OSError:
                 self.broken = True  # the editor went away; reading ends soon too
 
@@ -97,19 +132,30 @@ async def _serve(config: SessionConfig, options: AgentOptions, protocol_fd: int)
     writer = _Writer(protocol_fd)
     async with LocalBackend(config, idle_timeout=None) as backend:
         agent = AcpAgent(backend, writer.send, options)
-        await agent.serve(_chunks(sys.stdin.fileno()))
+        async with anyio.create_task_group() as tg:
+
+            async def stop_on_signal() -> None:
+                with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
+                    async for _ in signals:
+                        tg.cancel_scope.cancel()  # serve() closes every session on its way out
+                        return
+
+            tg.start_soon(stop_on_signal)
+            await agent.serve(_chunks(sys.stdin.fileno()))
+            tg.cancel_scope.cancel()
 
 
 def acp_command(args: argparse.Namespace) -> int:
     """Carry out ``claudecode-bridge acp``; returns the exit status."""
     protocol_fd = _own_stdout()
-    from .._setup import configure_logging
+    from .._setup import configure_logging, configure_tracing
 
     if args.log_file:
         log = open(args.log_file, "a", encoding="utf-8")  # noqa: SIM115 (lives as long as we do)
         os.chmod(args.log_file, 0o600)
         os.dup2(log.fileno(), 2)
     configure_logging(args.verbose)
+    tracer_provider: Any = configure_tracing(args.otlp)
     policy = PermissionPolicy(args.policy)
     with tempfile.TemporaryDirectory(prefix="claudecode-acp-") as scratch:
         if args.demo:
@@ -122,7 +168,9 @@ def acp_command(args: argparse.Namespace) -> int:
             except CLINotFoundError as exc:
                 print(f"claudecode-bridge acp: {exc}. {INSTALL_HINT}", file=sys.stderr)
                 return 1
-        config = SessionConfig(cli_path=cli_path, policy=policy, cwd=args.cwd)
+        config = SessionConfig(
+            cli_path=cli_path, policy=policy, cwd=args.cwd, tracer_provider=tracer_provider
+        )
         options = AgentOptions(
             model=args.model,
             policy=args.policy,
@@ -133,4 +181,7 @@ def acp_command(args: argparse.Namespace) -> int:
             anyio.run(_serve, config, options, protocol_fd)
         except KeyboardInterrupt:
             return 130
+        finally:
+            if tracer_provider is not None:
+                tracer_provider.shutdown()
     return 0

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 from collections.abc import AsyncIterator
@@ -256,3 +257,62 @@ def test_stdout_belongs_to_the_protocol() -> None:
     assert b'{"jsonrpc":"2.0"}\n' == proc.stdout
     for text in (b"stray print", b"raw write", b"child output"):
         assert text in proc.stderr
+
+
+def _children(pid: int) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
+                found.append(int(entry.name))
+    return found
+
+
+@pytest.mark.parametrize("how", ["close stdin", "SIGTERM"])
+def test_the_agent_ends_every_cli_when_stopped(tmp_path: Path, how: str) -> None:
+    """Closing stdin, or SIGTERM from the editor: every session's CLI is closed and reaped,
+    the agent exits 0."""
+    work = tmp_path / "work"
+    work.mkdir()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "adapter", "acp", "--demo"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env={**os.environ, "HOME": str(tmp_path)},
+    )
+    try:
+        assert proc.stdin is not None and proc.stdout is not None
+        frames = [
+            {"id": 1, "method": "initialize", "params": {"protocolVersion": 1}},
+            {"id": 2, "method": "session/new", "params": {"cwd": str(work), "mcpServers": []}},
+            {"id": 3, "method": "session/new", "params": {"cwd": str(work), "mcpServers": []}},
+        ]
+        for frame in frames:
+            proc.stdin.write(json.dumps({"jsonrpc": "2.0", **frame}).encode() + b"\n")
+        proc.stdin.flush()
+        answered: set[int] = set()
+        while answered != {1, 2, 3}:
+            msg = json.loads(proc.stdout.readline())
+            if "result" in msg:
+                answered.add(msg["id"])
+        clis = _children(proc.pid)
+        assert len(clis) >= 2, clis
+        if how == "SIGTERM":
+            proc.send_signal(signal.SIGTERM)
+        else:
+            proc.stdin.close()
+        assert 0 == proc.wait(timeout=120), proc.stderr.read() if proc.stderr else ""
+        for pid in clis:
+            assert not Path(f"/proc/{pid}").exists(), f"CLI {pid} outlived the agent"
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        for pipe in (proc.stdin, proc.stdout, proc.stderr):
+            if pipe is not None and not pipe.closed:
+                pipe.close()
