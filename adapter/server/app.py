@@ -112,6 +112,7 @@ BUILTIN_PROVIDERS: tuple[str, ...] = (
     "adapter.server.routes:core_routes",
     "terminals.server:terminal_routes",
     "adapter.agui.server:agui_routes",
+    "adapter.ws.endpoint:ws_routes",
 )
 
 

@@ -1,0 +1,102 @@
+"""One chat view per session, kept current for snapshots (server side, in the event loop).
+
+A late joiner must see the same screen as everyone else, even when the session's event
+history no longer reaches back to its start. :class:`SessionViews` therefore follows every
+session from its first event: a follower task per session (started when
+:meth:`SessionBackend.watch <adapter.backend.SessionBackend.watch>` reports it, or on the
+first snapshot asked for) subscribes with ``after_seq=0`` and folds the events into a
+:class:`~adapter.chat.ChatView`. A snapshot is that view; the client then subscribes after
+the view's ``last_seq`` and the backend replays the rest, so nothing is lost or repeated
+whatever the follower's lag.
+
+Followers end with their session; the views of closed sessions are kept for the last
+``closed_max`` sessions.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections import OrderedDict
+from collections.abc import AsyncIterator
+
+import anyio
+import anyio.abc
+
+from claudecode import UsageError
+from claudecode._log import get_logger
+
+from ..backend import SessionBackend
+from ..chat import ChatSnapshot, ChatView
+from ..fanout import SubscriberDropped
+
+__all__ = ("SessionViews",)
+
+_log = get_logger("claudecode.adapter.ws")
+
+
+class SessionViews:
+    """Chat views of the backend's sessions; use ``async with views.running():``."""
+
+    def __init__(self, backend: SessionBackend, *, closed_max: int = 64) -> None:
+        self._backend = backend
+        self._views: dict[str, ChatView] = {}
+        self._closed: OrderedDict[str, ChatView] = OrderedDict()
+        self._closed_max = closed_max
+        self._tg: anyio.abc.TaskGroup | None = None
+
+    @contextlib.asynccontextmanager
+    async def running(self) -> AsyncIterator[SessionViews]:
+        """Follow sessions while the block runs."""
+        async with anyio.create_task_group() as tg:
+            self._tg = tg
+            tg.start_soon(self._watch)
+            try:
+                yield self
+            finally:
+                self._tg = None
+                tg.cancel_scope.cancel()
+
+    async def _watch(self) -> None:
+        for info in await self._backend.list():
+            if info.kind == "chat" and info.state != "closed":
+                self._follow(info.id)
+        async with self._backend.watch() as changes:
+            async for info in changes:
+                if info.kind == "chat" and info.state != "closed":
+                    self._follow(info.id)
+
+    def _follow(self, session_id: str) -> ChatView:
+        view = self._views.get(session_id) or self._closed.get(session_id)
+        if view is not None:
+            return view
+        view = ChatView()
+        self._views[session_id] = view
+        if self._tg is not None:
+            self._tg.start_soon(self._follower, session_id, view)
+        return view
+
+    async def _follower(self, session_id: str, view: ChatView) -> None:
+        try:
+            while True:
+                try:
+                    async with self._backend.subscribe(
+                        session_id, after_seq=view.last_seq
+                    ) as stream:
+                        while True:
+                            view.apply(await stream.receive_batch())
+                except SubscriberDropped:
+                    continue  # fell behind: catch up from where the view is
+                except (anyio.EndOfStream, UsageError):
+                    return
+        except Exception:  # a broken view must not take the server down
+            _log.exception("ws.view_failed", session_id=session_id)
+        finally:
+            if self._views.get(session_id) is view:
+                del self._views[session_id]
+                self._closed[session_id] = view
+                while len(self._closed) > self._closed_max:
+                    self._closed.popitem(last=False)
+
+    def snapshot(self, session_id: str) -> ChatSnapshot:
+        """The chat of ``session_id`` as far as it has been followed (starts following)."""
+        return self._follow(session_id).snapshot()

@@ -1,0 +1,509 @@
+"""The /ws endpoint: real WebSocket clients (``websockets``) against a real server on
+127.0.0.1, sessions on the fake CLI."""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import socket
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+import pytest
+import websockets.exceptions
+import websockets.sync.client as ws_client
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from server._running import running
+
+from adapter import PermissionPolicy, SessionConfig
+from adapter.server import ServerSettings, create_app
+from adapter.ws import CLOSE_FRAME_TOO_LARGE, CLOSE_SLOW_CONSUMER
+from adapter.ws.endpoint import ws_routes
+from claudecode.testing import fake_cli_command, script, text_turn, tool_turn
+
+pytestmark = pytest.mark.server
+
+TOKEN = "ws-token"
+WAIT = 60.0  # hang guard only
+
+
+class Client:
+    """A blocking WebSocket client speaking the protocol as JSON dicts."""
+
+    def __init__(self, url: str, **kwargs: Any) -> None:
+        # entered by hand: the connection lives across calls (closed by close())
+        self.conn = ws_client.connect(url, max_size=None, open_timeout=WAIT, **kwargs).__enter__()
+        self.seen: list[dict[str, Any]] = []
+        self._n = 0
+
+    def close(self) -> None:
+        self.conn.close()
+
+    def send(self, frame: dict[str, Any] | str | bytes) -> None:
+        self.conn.send(frame if isinstance(frame, str | bytes) else json.dumps(frame))
+
+    def recv(self) -> dict[str, Any]:
+        frame: dict[str, Any] = json.loads(self.conn.recv(timeout=WAIT))
+        self.seen.append(frame)
+        return frame
+
+    def until(self, pred: Callable[[dict[str, Any]], bool]) -> list[dict[str, Any]]:
+        """Frames up to and including the first that matches."""
+        got: list[dict[str, Any]] = []
+        while True:
+            frame = self.recv()
+            got.append(frame)
+            if pred(frame):
+                return got
+
+    def saw(self, pred: Callable[[dict[str, Any]], bool], since: int = 0) -> None:
+        """Return once a frame (received after ``self.seen[since]``, or coming) matches."""
+        if not any(pred(f) for f in self.seen[since:]):
+            self.until(pred)
+
+    def request(self, frame: dict[str, Any]) -> dict[str, Any]:
+        """Send with a fresh request_id; the ack or error that answers it."""
+        self._n += 1
+        rid = f"r{self._n}"
+        self.send({**frame, "request_id": rid})
+        got = self.until(
+            lambda f: (
+                (f.get("request_id") == rid and f["type"] in ("ack", "error", "pong"))
+                or (f.get("request_id") == rid and f["type"] in ("session_list", "history"))
+            )
+        )
+        return got[-1]
+
+
+def drain(c: Client) -> tuple[list[dict[str, Any]], int | None]:
+    """Every frame until the server closes; and its close code."""
+    got: list[dict[str, Any]] = []
+    try:
+        while True:
+            got.append(c.recv())
+    except websockets.exceptions.ConnectionClosed as closed:
+        return got, closed.rcvd.code if closed.rcvd is not None else None
+
+
+def events_of(frames: list[dict[str, Any]], session_id: str) -> list[dict[str, Any]]:
+    return [f["event"] for f in frames if f["type"] == "event" and f["session_id"] == session_id]
+
+
+def until_complete(c: Client, session_id: str) -> list[dict[str, Any]]:
+    return c.until(
+        lambda f: (
+            f["type"] == "event"
+            and f["session_id"] == session_id
+            and f["event"]["type"] == "complete"
+        )
+    )
+
+
+def settings_for(
+    tmp_path: Path, body: Any, subscriber_buffer: int = 10_000, **extra: Any
+) -> ServerSettings:
+    work = tmp_path / "work"
+    work.mkdir(exist_ok=True)
+    defaults = SessionConfig(
+        cli_path=fake_cli_command(body, tmp_path / "fake"),
+        cwd=work,
+        policy=PermissionPolicy("supervised"),
+        subscriber_buffer=subscriber_buffer,
+    )
+    return ServerSettings(
+        session_defaults=defaults, max_sessions=4, max_body_bytes=64 * 1024, **extra
+    )
+
+
+@contextmanager
+def serve(
+    tmp_path: Path, body: Any, *, max_queue: int | None = None, **extra: Any
+) -> Iterator[str]:
+    """A real server on 127.0.0.1; yields the ws:// URL of /ws."""
+    providers: list[Any] = ["adapter.server.routes:core_routes"]
+    providers.append(
+        partial(ws_routes, max_queue=max_queue) if max_queue is not None else ws_routes
+    )
+    app = create_app(settings=settings_for(tmp_path, body, **extra), providers=providers)
+    with running(app) as url:
+        yield url.replace("http://", "ws://") + "/ws"
+
+
+def connect(url: str, **kwargs: Any) -> Client:
+    c = Client(url, **kwargs)
+    first = c.recv()
+    assert "session_list" == first["type"]
+    return c
+
+
+def create(c: Client) -> str:
+    ack = c.request({"type": "create_session"})
+    assert "ack" == ack["type"], ack
+    assert ack["session"]["id"] == ack["session_id"]
+    return str(ack["session_id"])
+
+
+# ------------------------------------------------------------------ basics
+
+
+def test_hello_ping_and_lists(tmp_path: Path) -> None:
+    with serve(tmp_path, script(text_turn("Hi!"))) as url:
+        c = connect(url)
+        try:
+            assert {"type": "ack", "request_id": "h", "version": 1} == (
+                c.send({"type": "hello", "version": 1, "request_id": "h"}) or c.recv()
+            )
+            assert {"type": "pong", "request_id": 5} == (
+                c.send({"type": "ping", "request_id": 5}) or c.recv()
+            )
+            sid = create(c)
+            listed = c.request({"type": "list_sessions"})
+            assert [sid] == [s["id"] for s in listed["sessions"]]
+            history = c.request({"type": "list_history", "cwd": str(tmp_path / "nowhere")})
+            assert {"type": "history", "sessions": []} == {
+                k: v for k, v in history.items() if k != "request_id"
+            }
+        finally:
+            c.close()
+
+
+def test_create_and_prompt_at_once_misses_nothing(tmp_path: Path) -> None:
+    """Subscribing right after create: a snapshot, then every event after it, in order;
+    since_seq=0 gives every event from seq 1 instead."""
+    with serve(tmp_path, script(text_turn("Hi there!"), text_turn("Again!"))) as url:
+        c = connect(url)
+        other = connect(url)
+        try:
+            sid = create(c)
+            c.send({"type": "subscribe", "session_id": sid, "request_id": "s"})
+            c.send({"type": "prompt", "session_id": sid, "text": "hello", "request_id": "p"})
+            other.send({"type": "subscribe", "session_id": sid, "since_seq": 0})
+            frames = until_complete(c, sid)
+            [snapshot] = [f for f in frames if f["type"] == "snapshot"]
+            base = snapshot["chat"]["last_seq"]
+            seqs = [f["seq"] for f in frames if f["type"] == "event"]
+            assert list(range(base + 1, base + 1 + len(seqs))) == seqs
+            seen = [*snapshot["chat"]["entries"], *events_of(frames, sid)]
+            assert any(e.get("type") == "user_message" or e.get("kind") == "user" for e in seen)
+            assert any(f["type"] == "ack" and f.get("request_id") == "p" for f in frames)
+
+            all_frames = until_complete(other, sid)
+            events = events_of(all_frames, sid)
+            assert list(range(1, len(events) + 1)) == [e["seq"] for e in events]
+            assert "hello" == next(e["text"] for e in events if e["type"] == "user_message")
+            text = "".join(e["text"] for e in events if e["type"] == "message_chunk")
+            assert "Hi there!" == text
+            # a late joiner's snapshot shows the same chat
+            late = connect(url)
+            late.send({"type": "subscribe", "session_id": sid})
+            snap = late.until(lambda f: f["type"] == "snapshot")[-1]
+            entries = snap["chat"]["entries"]
+            assert ["user", "text"] == [e["kind"] for e in entries]
+            assert "Hi there!" == entries[1]["text"]
+            assert len(events) == snap["chat"]["last_seq"]
+            late.close()
+        finally:
+            c.close()
+            other.close()
+
+
+def test_two_clients_one_approval(tmp_path: Path) -> None:
+    """Both see the request; the first answer wins, the second is told it is gone; both see
+    the tool finish and the session no longer waiting."""
+    body = script(tool_turn("Bash", {"command": "echo hi"}, permission=True, result="hi"))
+    with serve(tmp_path, body) as url:
+        a, b = connect(url), connect(url)
+        try:
+            sid = create(a)
+            for c in (a, b):
+                assert "ack" == c.request({"type": "subscribe", "session_id": sid})["type"]
+            a.send({"type": "prompt", "session_id": sid, "text": "run it"})
+            asks = [
+                c.until(
+                    lambda f: f["type"] == "event" and f["event"]["type"] == "permission_request"
+                )
+                for c in (a, b)
+            ]
+            pending = asks[0][-1]["event"]["pending_id"]
+            assert pending == asks[1][-1]["event"]["pending_id"]
+            b.saw(lambda f: f["type"] == "session_changed" and f["session"]["state"] == "waiting")
+            answer = {"type": "permission_response", "session_id": sid, "pending_id": pending}
+            mark = len(b.seen)
+            assert "ack" == a.request({**answer, "decision": "allow"})["type"]
+            late = b.request({**answer, "decision": "deny", "message": "no"})
+            assert ("error", "unknown_permission") == (late["type"], late["code"])
+            for c in (a, b):
+                c.saw(
+                    lambda f: f["type"] == "event" and f["event"]["type"] == "complete",
+                    since=mark if c is b else 0,
+                )
+                [update] = [e for e in events_of(c.seen, sid) if e["type"] == "tool_update"]
+                assert "complete" == update["status"]
+            b.saw(
+                lambda f: (
+                    f["type"] == "session_changed"
+                    and f["session"]["id"] == sid
+                    and not f["session"].get("pending_permissions")
+                    and f["session"]["state"] != "waiting"
+                ),
+                since=mark,
+            )
+        finally:
+            a.close()
+            b.close()
+
+
+def test_reconnect_with_since_seq_loses_and_repeats_nothing(tmp_path: Path) -> None:
+    body = script(text_turn("one two three four five six", chunk=2), text_turn("more"))
+    with serve(tmp_path, body) as url:
+        c = connect(url)
+        sid = create(c)
+        c.request({"type": "subscribe", "session_id": sid, "since_seq": 0})
+        c.send({"type": "prompt", "session_id": sid, "text": "go"})
+        first = c.until(lambda f: f["type"] == "event" and f["event"]["type"] == "message_chunk")
+        c.close()  # gone mid-turn
+        got = [e["seq"] for e in events_of(first, sid)]
+        c = connect(url)
+        c.request({"type": "subscribe", "session_id": sid, "since_seq": got[-1]})
+        rest = until_complete(c, sid)
+        got += [e["seq"] for e in events_of(rest, sid)]
+        assert list(range(1, len(got) + 1)) == got
+        c.close()
+
+
+class GatedSocket(socket.socket):
+    """A socket whose reads wait while ``gate`` is clear (a client that stops reading)."""
+
+    def __init__(self, *args: Any) -> None:
+        super().__init__(*args)
+        self.gate = threading.Event()
+        self.gate.set()
+
+    def recv(self, bufsize: int, flags: int = 0) -> bytes:
+        self.gate.wait(WAIT)
+        return super().recv(bufsize, flags)
+
+
+def test_a_slow_client_is_disconnected_and_catches_up(tmp_path: Path) -> None:
+    """A client that stops reading is closed with 4001 (its queue in the session overflowed)
+    while another keeps streaming; it reconnects with since_seq and gets the rest, nothing
+    lost or repeated, though the rest is many times the queue."""
+    # incompressible (the server may deflate frames)
+    big = base64.b64encode(os.urandom(9 * 1024 * 1024)).decode()
+    body = script(text_turn(big, chunk=64 * 1024))
+    with serve(tmp_path, body, max_queue=8, subscriber_buffer=16) as url:
+        fast = connect(url)
+        # a small receive window and incoming queue, so an unread client backs up quickly
+        sock = GatedSocket(socket.AF_INET, socket.SOCK_STREAM)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)  # before connect
+        sock.connect(("127.0.0.1", int(url.split(":")[2].split("/")[0])))
+        slow = connect(url, sock=sock)
+        try:
+            sid = create(fast)
+            for c in (fast, slow):
+                c.request({"type": "subscribe", "session_id": sid, "since_seq": 0})
+            sock.gate.clear()  # the slow client stops reading its socket
+            fast.send({"type": "prompt", "session_id": sid, "text": "go"})
+            frames = until_complete(fast, sid)  # the fast one is never held up
+            total = len(events_of(frames, sid))
+            assert total > 50
+            # now the slow one reads what reached it, then the close
+            sock.gate.set()
+            frames, code = drain(slow)
+            print("SLOWGOT", len(frames), code, flush=True)
+            assert CLOSE_SLOW_CONSUMER == code
+            got = [f["seq"] for f in frames if f["type"] == "event"]
+            assert len(got) < total
+            slow = connect(url)
+            slow.request(
+                {"type": "subscribe", "session_id": sid, "since_seq": got[-1] if got else 0}
+            )
+            rest = until_complete(slow, sid)
+            got += [e["seq"] for e in events_of(rest, sid)]
+            assert list(range(1, total + 1)) == got
+        finally:
+            fast.close()
+            slow.close()
+
+
+def test_bad_input_gets_errors_and_the_connection_goes_on(tmp_path: Path) -> None:
+    with serve(tmp_path, script(text_turn("Hi!"))) as url:
+        c = connect(url)
+        try:
+            for raw, code in [
+                ("{nope", "invalid_json"),
+                ("[]", "invalid_frame"),
+                (json.dumps({"type": "warp"}), "unknown_type"),
+                (json.dumps({"type": "prompt", "session_id": 1, "text": "x"}), "invalid_frame"),
+                (
+                    json.dumps({"type": "prompt", "session_id": "nope", "text": "x"}),
+                    "unknown_session",
+                ),
+                (json.dumps({"type": "subscribe", "session_id": "nope"}), "unknown_session"),
+                (json.dumps({"type": "interrupt", "session_id": "nope"}), "unknown_session"),
+                (json.dumps({"type": "close_session", "session_id": "nope"}), "unknown_session"),
+                (b"\x00\xff binary", "invalid_json"),
+            ]:
+                c.send(raw)
+                reply = c.recv()
+                assert ("error", code) == (reply["type"], reply["code"]), raw
+            sid = create(c)
+            bad_image = {
+                "type": "prompt",
+                "session_id": sid,
+                "text": "look",
+                "images": [{"media_type": "image/png", "data": "not base64!"}],
+            }
+            assert "bad_request" == c.request(bad_image)["code"]
+            perm = {
+                "type": "permission_response",
+                "session_id": sid,
+                "pending_id": "nope",
+                "decision": "allow",
+            }
+            assert "unknown_permission" == c.request(perm)["code"]
+            mode = {"type": "set_permission_mode", "session_id": sid, "mode": "bogus"}
+            assert "error" == c.request(mode)["type"]
+            assert "pong" == c.request({"type": "ping"})["type"]
+            # a frame over the limit closes the connection with 1009
+            c.send("x" * (65 * 1024))
+            assert CLOSE_FRAME_TOO_LARGE == drain(c)[1]
+            # the server keeps serving
+            again = connect(url)
+            assert "pong" == again.request({"type": "ping"})["type"]
+            again.close()
+        finally:
+            c.close()
+
+
+def test_unsupported_version_is_refused(tmp_path: Path) -> None:
+    with serve(tmp_path, script()) as url:
+        c = connect(url)
+        c.send({"type": "hello", "version": 99})
+        assert "unsupported_version" == c.recv()["code"]
+        assert 4003 == drain(c)[1]
+
+
+def test_origin_and_token(tmp_path: Path) -> None:
+    with serve(tmp_path, script(), token=TOKEN, cors_origins=("http://app.example",)) as url:
+        for kwargs in (
+            {},
+            {"additional_headers": {"Authorization": "Bearer wrong"}},
+            {
+                "origin": "http://evil.example",
+                "additional_headers": {"Authorization": f"Bearer {TOKEN}"},
+            },
+        ):
+            with pytest.raises(websockets.exceptions.InvalidStatus):
+                Client(url, **kwargs)
+        for u, kwargs in (
+            (url, {"additional_headers": {"Authorization": f"Bearer {TOKEN}"}}),
+            (f"{url}?token={TOKEN}", {"origin": "http://app.example"}),
+        ):
+            c = connect(u, **kwargs)
+            assert "pong" == c.request({"type": "ping"})["type"]
+            c.close()
+
+
+# ------------------------------------------------------------------ hypothesis
+
+_json = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=6),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=3)
+    ),
+    max_leaves=8,
+)
+_frames = st.one_of(
+    st.binary(max_size=40).map(lambda b: b.decode("latin-1")),
+    _json.map(json.dumps),
+    st.builds(
+        lambda t, fields: json.dumps({"type": t, **fields}),
+        st.sampled_from(
+            [
+                "hello",
+                "list_sessions",
+                "subscribe",
+                "unsubscribe",
+                "prompt",
+                "permission_response",
+                "interrupt",
+                "set_model",
+                "set_permission_mode",
+                "close_session",
+                "list_history",
+                "ping",
+                "pong",
+                "event",
+            ]
+        ),
+        st.dictionaries(
+            st.sampled_from(
+                [
+                    "session_id",
+                    "text",
+                    "since_seq",
+                    "pending_id",
+                    "decision",
+                    "version",
+                    "mode",
+                    "cwd",
+                    "limit",
+                ]
+            ),
+            _json,
+            max_size=4,
+        ),
+    ),
+)
+
+_REPLIES = ("ack", "error", "pong", "session_list", "history")
+
+
+def drain_until_probe(c: Client) -> tuple[list[dict[str, Any]], int | None]:
+    got: list[dict[str, Any]] = []
+    try:
+        while True:
+            got.append(c.recv())
+            if got[-1]["type"] == "pong" and got[-1].get("request_id") == "probe":
+                return got, None
+    except websockets.exceptions.ConnectionClosed as closed:
+        return got, closed.rcvd.code if closed.rcvd is not None else None
+
+
+@pytest.fixture(scope="module")
+def shared_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    with serve(tmp_path_factory.mktemp("ws-hyp"), script()) as url:
+        yield url
+
+
+@settings(
+    max_examples=150,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
+@given(frame=_frames)
+def test_arbitrary_client_messages_get_a_reply(shared_server: str, frame: str) -> None:
+    """Every message gets exactly one reply (or, for a wrong ``hello``, an error and close
+    4003); the server keeps serving."""
+    c = connect(shared_server)
+    try:
+        c.send(frame)
+        c.send({"type": "ping", "request_id": "probe"})
+        got, code = drain_until_probe(c)
+        if code is not None:
+            assert (4003, "unsupported_version") == (code, got[-1]["code"])
+        else:
+            replies = [f for f in got[:-1] if f["type"] in _REPLIES]
+            assert 1 == len(replies), (frame, got)
+    finally:
+        c.close()
+    again = connect(shared_server)
+    assert "pong" == again.request({"type": "ping"})["type"]
+    again.close()
