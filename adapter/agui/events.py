@@ -104,10 +104,10 @@ class ReasoningStart(_Event, tag="REASONING_START"):
 
 
 class ReasoningMessageStart(_Event, tag="REASONING_MESSAGE_START"):
-    """A reasoning message opens inside its span."""
+    """A reasoning message opens inside its span (``role`` is required on the wire)."""
 
     message_id: str
-    role: Literal["reasoning"] = "reasoning"
+    role: Literal["reasoning"]
 
 
 class ReasoningMessageContent(_Event, tag="REASONING_MESSAGE_CONTENT"):

@@ -347,7 +347,7 @@ class RunTranslator:
             self._id_map[key] = current
             self._reasoning = current
             out.append(self._stamp(ReasoningStart(message_id=current)))
-            out.append(self._stamp(ReasoningMessageStart(message_id=current)))
+            out.append(self._stamp(ReasoningMessageStart(message_id=current, role="reasoning")))
         out.append(self._stamp(ReasoningMessageContent(message_id=current, delta=text)))
         return out
 

@@ -19,7 +19,7 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
-__all__ = ("verify_events",)
+__all__ = ("REQUIRED_FIELDS", "verify_events")
 
 _OPEN_CLOSE = {
     "TEXT_MESSAGE_START": ("text message", "messageId", "open"),
@@ -35,6 +35,32 @@ _OPEN_CLOSE = {
     "REASONING_MESSAGE_END": ("reasoning message", "messageId", "close"),
     "STEP_STARTED": ("step", "stepName", "open"),
     "STEP_FINISHED": ("step", "stepName", "close"),
+}
+
+
+#: Fields each event type must carry (``@ag-ui/core`` 1.0.0 and 0.0.59 zod schemas).
+REQUIRED_FIELDS: dict[str, tuple[str, ...]] = {
+    "RUN_STARTED": ("threadId", "runId"),
+    "RUN_FINISHED": ("threadId", "runId"),
+    "RUN_ERROR": ("message",),
+    "STEP_STARTED": ("stepName",),
+    "STEP_FINISHED": ("stepName",),
+    "TEXT_MESSAGE_START": ("messageId",),
+    "TEXT_MESSAGE_CONTENT": ("messageId", "delta"),
+    "TEXT_MESSAGE_END": ("messageId",),
+    "TOOL_CALL_START": ("toolCallId", "toolCallName"),
+    "TOOL_CALL_ARGS": ("toolCallId", "delta"),
+    "TOOL_CALL_END": ("toolCallId",),
+    "TOOL_CALL_RESULT": ("messageId", "toolCallId", "content"),
+    "STATE_SNAPSHOT": ("snapshot",),
+    "STATE_DELTA": ("delta",),
+    "MESSAGES_SNAPSHOT": ("messages",),
+    "CUSTOM": ("name",),
+    "REASONING_START": ("messageId",),
+    "REASONING_MESSAGE_START": ("messageId", "role"),
+    "REASONING_MESSAGE_CONTENT": ("messageId", "delta"),
+    "REASONING_MESSAGE_END": ("messageId",),
+    "REASONING_END": ("messageId",),
 }
 
 
@@ -63,6 +89,9 @@ def verify_events(
         if not isinstance(kind, str):
             problems.append(f"{where}: no string 'type'")
             continue
+        missing = [f for f in REQUIRED_FIELDS.get(kind, ()) if f not in event]
+        if missing:
+            problems.append(f"{where} ({kind}): missing {missing}")
         if None in event.values():
             nulls = sorted(k for k, v in event.items() if v is None)
             problems.append(f"{where} ({kind}): null fields {nulls}")

@@ -71,7 +71,7 @@ def test_the_message_log_builds_what_the_client_has_and_stays_bounded() -> None:
     log = MessageLog(max_messages=5)
     log.add({"id": "u1", "role": "user", "content": "hi"})
     for event in (
-        ReasoningMessageStart(message_id="r1"),
+        ReasoningMessageStart(message_id="r1", role="reasoning"),
         ReasoningMessageContent(message_id="r1", delta="hmm"),
         TextMessageStart(message_id="m1"),
         TextMessageContent(message_id="m1", delta="Let me "),

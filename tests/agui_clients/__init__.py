@@ -1,0 +1,1 @@
+"""The real AG-UI / CopilotKit npm clients (package.json, drive.mjs) and their Python driver."""

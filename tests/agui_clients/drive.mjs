@@ -1,0 +1,166 @@
+// Drives the bridge with the real AG-UI / CopilotKit clients, step by step, and reports
+// everything the clients saw: events, errors, warnings, the messages they hold.
+//
+//   node drive.mjs plan.json   ->   JSON on stdout: {steps: [...], warnings: [...]}
+//
+// Plan: {"base": "http://127.0.0.1:PORT", "token": "...", "steps": [STEP, ...]}
+//   {"op": "run", "client": "1.0.0" | "0.0.59", "path": "/agui", "threadId", "text",
+//    "approve": "allow" | "deny" | null, "stopAfterText": false, "tools": [...]}
+//       one user message; while the run ends with a pending approval tool call and
+//       "approve" is set, answer it with a role:"tool" message and run again.
+//   {"op": "connect", "client": ..., "path": "/agui/connect", "threadId"}
+//   {"op": "parallel", "steps": [STEP, ...]}   the steps at the same time
+//   {"op": "copilotkit", "transport": "auto" | "single" | "rest", "path": "/copilotkit",
+//    "threadId", "text", "approve": ...}   headless @copilotkit/core, HITL approval tool
+import { randomUUID } from "node:crypto";
+import { readFileSync } from "node:fs";
+
+import * as agui1 from "agui-client-1.0.0";
+import * as agui059 from "agui-client-0.0.59";
+import { CopilotKitCore } from "@copilotkit/core";
+import { z } from "zod";
+
+const APPROVAL_TOOL = "claudecode_approval";
+const warnings = [];
+for (const level of ["warn", "error"]) {
+  const original = console[level].bind(console);
+  console[level] = (...args) => {
+    warnings.push(`${level}: ${args.map((a) => (a instanceof Error ? a.stack : String(a))).join(" ")}`);
+    original(...args);
+  };
+}
+
+const plan = JSON.parse(readFileSync(process.argv[2], "utf8"));
+const headers = plan.token ? { Authorization: `Bearer ${plan.token}` } : {};
+const clients = { "1.0.0": agui1, "0.0.59": agui059 };
+
+function pendingApproval(messages) {
+  const answered = new Set(messages.filter((m) => m.role === "tool").map((m) => m.toolCallId));
+  for (const message of messages) {
+    for (const call of message.toolCalls ?? []) {
+      if (call.function.name === APPROVAL_TOOL && !answered.has(call.id)) return call;
+    }
+  }
+  return null;
+}
+
+async function runOnce(agent, record, stopUrl, stopAfterText) {
+  let stopped = false;
+  const subscriber = {
+    onEvent({ event }) {
+      record.events.push(event);
+      if (stopAfterText && !stopped && event.type === "TEXT_MESSAGE_CONTENT") {
+        stopped = true;
+        fetch(stopUrl, { method: "POST", headers }).then(
+          (r) => r.json().then((body) => record.stops.push(body)),
+          (e) => record.errors.push(`stop: ${e}`),
+        );
+      }
+    },
+    onRunErrorEvent({ event }) {
+      record.runErrors.push(event);
+    },
+  };
+  try {
+    const result = await agent.runAgent({ runId: randomUUID() }, subscriber);
+    record.results.push({ newMessages: result.newMessages.length });
+  } catch (error) {
+    record.errors.push(String(error?.stack ?? error));
+  }
+}
+
+async function stepRun(step) {
+  const { HttpAgent } = clients[step.client];
+  const record = { events: [], errors: [], runErrors: [], results: [], stops: [] };
+  const agent = new HttpAgent({ url: plan.base + step.path, headers, threadId: step.threadId });
+  agent.addMessage({ id: randomUUID(), role: "user", content: step.text });
+  const stopUrl = `${plan.base}/agui/stop/${encodeURIComponent(step.threadId)}`;
+  await runOnce(agent, record, stopUrl, step.stopAfterText);
+  for (let round = 0; round < 5 && step.approve; round++) {
+    const call = pendingApproval(agent.messages);
+    if (!call) break;
+    record.approvals = (record.approvals ?? 0) + 1;
+    agent.addMessage({ id: randomUUID(), role: "tool", toolCallId: call.id, content: step.approve });
+    await runOnce(agent, record, stopUrl, false);
+  }
+  record.messages = agent.messages;
+  return record;
+}
+
+async function stepConnect(step) {
+  const { HttpAgent } = clients[step.client];
+  class Connecting extends HttpAgent {
+    connect(input) {
+      return this.run(input);
+    }
+  }
+  const record = { events: [], errors: [] };
+  const agent = new Connecting({ url: plan.base + step.path, headers, threadId: step.threadId });
+  try {
+    await agent.connectAgent({ runId: randomUUID() }, { onEvent: ({ event }) => record.events.push(event) });
+  } catch (error) {
+    record.errors.push(String(error?.stack ?? error));
+  }
+  record.messages = agent.messages;
+  return record;
+}
+
+async function stepCopilotKit(step) {
+  // CopilotKit's core only talks to its runtime where a `window` exists (a browser); a
+  // bare global object is enough for it headless.
+  globalThis.window ??= globalThis;
+  const record = { events: [], errors: [], coreErrors: [] };
+  const core = new CopilotKitCore({
+    runtimeUrl: plan.base + step.path,
+    runtimeTransport: step.transport,
+    headers,
+  });
+  core.subscribe({
+    onError: ({ error, code }) => record.coreErrors.push(`${code}: ${error?.message ?? error}`),
+  });
+  if (step.approve) {
+    core.addTool({
+      name: APPROVAL_TOOL,
+      description: "Ask the user to approve a tool call",
+      followUp: true,
+      parameters: z.object({ pendingId: z.string(), toolName: z.string() }).passthrough(),
+      handler: async (args) => {
+        record.approvalArgs = args;
+        return step.approve;
+      },
+    });
+  }
+  const deadline = Date.now() + 30_000;
+  let agent;
+  while (!(agent = core.getAgent("default")) && Date.now() < deadline) {
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  if (!agent) {
+    record.errors.push(`no agent: ${core.runtimeConnectionStatus}`);
+    return record;
+  }
+  record.transport = core.runtimeTransport;
+  agent.threadId = step.threadId;
+  agent.subscribe({ onEvent: ({ event }) => record.events.push(event) });
+  agent.addMessage({ id: randomUUID(), role: "user", content: step.text });
+  try {
+    await core.runAgent({ agent });
+  } catch (error) {
+    record.errors.push(String(error?.stack ?? error));
+  }
+  record.messages = agent.messages;
+  return record;
+}
+
+const ops = { run: stepRun, connect: stepConnect, copilotkit: stepCopilotKit };
+async function parallel(step) {
+  const results = await Promise.all(step.steps.map((inner) => ops[inner.op](inner)));
+  return { events: [], errors: [], parallel: results };
+}
+ops.parallel = parallel;
+
+const steps = [];
+for (const step of plan.steps) {
+  steps.push({ op: step.op, ...(await ops[step.op](step)) });
+}
+process.stdout.write(JSON.stringify({ steps, warnings }));

@@ -1,0 +1,66 @@
+"""Run drive.mjs (the real @ag-ui/client 1.0.0 and 0.0.59 and @copilotkit/core) on a plan."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+HERE = Path(__file__).parent
+
+
+def require_clients() -> str:
+    """The node executable; skips (or fails under CI) when the clients are not installed."""
+    node = shutil.which("node")
+    installed = (HERE / "node_modules" / "@copilotkit" / "core" / "package.json").exists()
+    if node is None or not installed:
+        import os
+
+        reason = "node and the AG-UI clients are needed: run scripts/install-test-deps"
+        if os.environ.get("CI"):
+            pytest.fail(reason, pytrace=False)
+        pytest.skip(reason)
+    return node
+
+
+def drive(
+    base: str, steps: list[dict[str, Any]], work: Path, timeout: float = 300
+) -> dict[str, Any]:
+    """Run the steps against ``base``; returns what the clients saw (see drive.mjs)."""
+    node = require_clients()
+    work.mkdir(parents=True, exist_ok=True)
+    plan = work / "plan.json"
+    plan.write_text(json.dumps({"base": base, "steps": steps}))
+    done = subprocess.run(
+        [node, str(HERE / "drive.mjs"), str(plan)],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        cwd=HERE,
+        check=False,
+    )
+    (work / "drive.stderr").write_text(done.stderr)
+    (work / "result.json").write_text(done.stdout)  # what the clients saw, for debugging
+    assert 0 == done.returncode, done.stderr[-3000:]
+    result: dict[str, Any] = json.loads(done.stdout)
+    return result
+
+
+def text_of(step: dict[str, Any]) -> str:
+    """Every text delta the client received in a step."""
+    return "".join(e["delta"] for e in step["events"] if e["type"] == "TEXT_MESSAGE_CONTENT")
+
+
+def runs_of(step: dict[str, Any]) -> list[list[dict[str, Any]]]:
+    """The step's events cut into runs."""
+    runs: list[list[dict[str, Any]]] = []
+    for event in step["events"]:
+        if event["type"] == "RUN_STARTED":
+            runs.append([])
+        if runs:
+            runs[-1].append(event)
+    return runs

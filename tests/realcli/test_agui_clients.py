@@ -1,0 +1,253 @@
+"""The bridge's AG-UI endpoint and CopilotKit runtime driven by the real npm clients —
+@ag-ui/client 1.0.0 and 0.0.59 (CopilotKit's pin) and headless @copilotkit/core — with the
+real Claude Code CLI behind it talking to the fake Messages API.
+
+Every run the clients receive is also checked against verifyEvents' rules, and the clients
+must report no error and no warning.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from agui_clients.driver import drive, runs_of, text_of
+from server._running import running
+
+from adapter import PermissionPolicy, SessionConfig
+from adapter.agui import APPROVAL_TOOL, verify_events
+from adapter.server import ServerSettings, create_app
+
+from .cli import CLIEnv
+from .fake_api import FakeAnthropicAPI
+from .script import Rule, error_turn, text_turn, tool_turn
+
+pytestmark = [pytest.mark.realcli, pytest.mark.node, pytest.mark.server, pytest.mark.slow]
+
+
+def bridge(cli_command: str, cli_env: CLIEnv, state: Path) -> Any:
+    defaults = SessionConfig(
+        cli_path=cli_command,
+        cwd=cli_env.cwd,
+        env=cli_env(),
+        policy=PermissionPolicy("supervised"),
+        client_options={
+            "inherit_env": False,
+            "spawn_timeout": 60.0,
+            "control_timeout": 60.0,
+            "close_grace": 10.0,
+        },
+    )
+    settings = ServerSettings(session_defaults=defaults, state_dir=state, keepalive_seconds=5)
+    return create_app(settings=settings)
+
+
+def check(step: dict[str, Any], *, errors_ok: bool = False) -> list[list[dict[str, Any]]]:
+    """No client error; every run valid for verifyEvents."""
+    if not errors_ok:
+        assert [] == step.get("errors"), step.get("errors")
+        assert [] == step.get("runErrors", []), step.get("runErrors")
+    runs = runs_of(step)
+    known: list[str] = []
+    for events in runs:
+        assert [] == verify_events(events, known_tool_calls=known), events
+        known += [e["toolCallId"] for e in events if e["type"] == "TOOL_CALL_START"]
+    return runs
+
+
+def payloads(step: dict[str, Any]) -> list[dict[str, Any]]:
+    return [
+        e["value"]
+        for e in step["events"]
+        if e["type"] == "CUSTOM" and e["name"] == "claudecode.tool_payload"
+    ]
+
+
+def test_the_real_clients_against_the_real_cli(
+    cli_command: str, cli_env: CLIEnv, fake_api: FakeAnthropicAPI, tmp_path: Path
+) -> None:
+    """Text; a Bash approval allowed (0.0.59) and one denied (1.0.0); a file edit; connect
+    after a run replays it; CopilotKit's core approves from its human-in-the-loop tool;
+    stop mid-run; an API error; two threads at once."""
+    work = cli_env.cwd
+    (work / "notes.txt").write_text("alpha\nbeta\n")
+    fake_api.add_main(
+        text_turn("Hello from the bridge.", chunk=4),
+        tool_turn("Bash", {"command": "touch allowed.txt", "description": "Make a file"}),
+        text_turn("Made allowed.txt."),
+        tool_turn("Bash", {"command": "touch denied.txt", "description": "Make another"}),
+        text_turn("Understood, I did not run it."),
+        tool_turn(
+            "Edit",
+            {"file_path": str(work / "notes.txt"), "old_string": "beta", "new_string": "gamma"},
+        ),
+        text_turn("Edited notes.txt."),
+        tool_turn("Bash", {"command": "touch from-copilotkit.txt", "description": "Make"}),
+        text_turn("CopilotKit approved it."),
+    )
+    # Answered by prompt text, whatever the order the requests arrive in.
+    fake_api.add_rule(Rule("talk a lot", text_turn("word " * 200, chunk=5, delay=0.02), times=1))
+    fake_api.add_rule(Rule("fail please", error_turn(400, "the fake API refuses this")))
+    fake_api.add_rule(Rule("parallel-", text_turn("parallel answer")))
+    steps = [
+        {"op": "run", "client": "1.0.0", "path": "/agui", "threadId": "text", "text": "hi"},
+        {
+            "op": "run",
+            "client": "0.0.59",
+            "path": "/agui",
+            "threadId": "allow",
+            "text": "make it",
+            "approve": '{"behavior": "allow"}',
+        },
+        {
+            "op": "run",
+            "client": "1.0.0",
+            "path": "/agui",
+            "threadId": "deny",
+            "text": "make another",
+            "approve": "deny",
+        },
+        {
+            "op": "run",
+            "client": "1.0.0",
+            "path": "/copilotkit/agent/default/run",
+            "threadId": "edit",
+            "text": "edit it",
+            "approve": "allow",
+        },
+        {"op": "connect", "client": "1.0.0", "path": "/agui/connect", "threadId": "text"},
+        {
+            "op": "copilotkit",
+            "transport": "auto",
+            "path": "/copilotkit",
+            "threadId": "ck",
+            "text": "make a file",
+            "approve": "allow",
+        },
+        {
+            "op": "run",
+            "client": "1.0.0",
+            "path": "/agui",
+            "threadId": "stop",
+            "text": "talk a lot",
+            "stopAfterText": True,
+        },
+        {
+            "op": "run",
+            "client": "0.0.59",
+            "path": "/agui",
+            "threadId": "error",
+            "text": "fail please",
+        },
+        {
+            "op": "parallel",
+            "steps": [
+                {
+                    "op": "run",
+                    "client": "1.0.0",
+                    "path": "/agui",
+                    "threadId": "p1",
+                    "text": "parallel-1",
+                },
+                {
+                    "op": "run",
+                    "client": "0.0.59",
+                    "path": "/agui",
+                    "threadId": "p2",
+                    "text": "parallel-2",
+                },
+            ],
+        },
+    ]
+    with running(bridge(cli_command, cli_env, tmp_path / "state")) as base:
+        result = drive(base, steps, tmp_path / "drive")
+    assert [] == result["warnings"]
+    text, allow, deny, edit, connect, copilotkit, stop, error, both = result["steps"]
+
+    check(text)
+    assert "Hello from the bridge." == text_of(text)
+
+    allow_runs = check(allow)
+    assert 2 == len(allow_runs) and 1 == allow["approvals"]
+    assert any(e.get("toolCallName") == APPROVAL_TOOL for e in allow_runs[0])
+    assert (work / "allowed.txt").exists()
+    assert "Made allowed.txt." in text_of(allow)
+    assert "complete" == payloads(allow)[-1]["status"]
+
+    check(deny)
+    assert not (work / "denied.txt").exists()
+    assert "error" == payloads(deny)[-1]["status"]
+    assert "did not run it" in text_of(deny)
+
+    check(edit)
+    assert "alpha\ngamma\n" == (work / "notes.txt").read_text()
+    (modify,) = [p for p in payloads(edit) if p["status"] == "complete"]
+    assert "modify_file" == modify["normalized"]["kind"]
+    assert "+gamma" in modify["normalized"]["mutations"][0]["diff"]
+
+    check(connect)
+    roles = [(m["role"], m.get("content")) for m in connect["messages"]]
+    assert ("user", "hi") == roles[0] and ("assistant", "Hello from the bridge.") in roles
+
+    assert [] == copilotkit["errors"] and [] == copilotkit["coreErrors"]
+    assert "rest" == copilotkit["transport"]  # /info answered: CopilotKit switched to REST
+    assert "Bash" == copilotkit["approvalArgs"]["toolName"]
+    assert (work / "from-copilotkit.txt").exists()
+    assert "CopilotKit approved it." in text_of(copilotkit)
+
+    (stopped,) = check(stop)
+    assert "RUN_FINISHED" == stopped[-1]["type"]
+    assert [True] == [s["stopped"] for s in stop["stops"]]
+    assert 0 < len(text_of(stop)) < len("word " * 200)
+
+    (failed,) = check(error, errors_ok=True)
+    assert "RUN_ERROR" == failed[-1]["type"] and failed[-1].get("code")
+    assert 1 == len(error["runErrors"])
+
+    for inner in both["parallel"]:
+        check(inner)
+        assert "parallel answer" == text_of(inner)
+
+
+def test_a_thread_resumes_after_a_server_restart(
+    cli_command: str, cli_env: CLIEnv, fake_api: FakeAnthropicAPI, tmp_path: Path
+) -> None:
+    """The thread's CLI session id is saved: after a restart, a run on the same thread
+    resumes the CLI session (the model sees the earlier exchange) and connect replays it."""
+    fake_api.add_main(text_turn("The secret word is PAPAYA."), text_turn("You said PAPAYA."))
+    state = tmp_path / "state"
+    first = [
+        {
+            "op": "run",
+            "client": "1.0.0",
+            "path": "/agui",
+            "threadId": "keep",
+            "text": "remember papaya",
+        }
+    ]
+    with running(bridge(cli_command, cli_env, state)) as base:
+        check(drive(base, first, tmp_path / "one")["steps"][0])
+    again = [
+        {"op": "connect", "client": "0.0.59", "path": "/agui/connect", "threadId": "keep"},
+        {
+            "op": "run",
+            "client": "0.0.59",
+            "path": "/agui",
+            "threadId": "keep",
+            "text": "what was it?",
+        },
+    ]
+    with running(bridge(cli_command, cli_env, state)) as base:
+        result = drive(base, again, tmp_path / "two")
+    assert [] == result["warnings"]
+    connect, run = result["steps"]
+    assert ["remember papaya", "The secret word is PAPAYA."] == [
+        m.get("content") for m in connect["messages"]
+    ]
+    check(run)
+    assert "You said PAPAYA." == text_of(run)
+    last = fake_api.requests()[-1].body
+    said = json.dumps(last["messages"])
+    assert "remember papaya" in said and "what was it?" in said
