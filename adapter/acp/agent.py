@@ -19,6 +19,7 @@ import contextlib
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any
 
 import anyio
@@ -29,7 +30,13 @@ from claudecode._log import get_logger
 from claudecode._version import __version__
 
 from ..backend import SessionBackend, SessionSpec
-from ..chat.history import HistoryNotFoundError, config_dir, find_session_file, load_events
+from ..chat.history import (
+    HistoryIndex,
+    HistoryNotFoundError,
+    config_dir,
+    find_session_file,
+    load_events,
+)
 from ..events import (
     Complete,
     ErrorEvent,
@@ -65,6 +72,7 @@ from .params import (
     CancelParams,
     CloseParams,
     InitializeParams,
+    ListSessionsParams,
     LoadSessionParams,
     NewSessionParams,
     PromptParams,
@@ -97,6 +105,9 @@ _MODEL_ALIASES = (
     ("opus", "Opus"),
     ("haiku", "Haiku"),
 )
+
+#: Stored sessions per session/list page.
+_PAGE = 100
 
 Send = Callable[[bytes], Awaitable[None]]
 
@@ -172,11 +183,13 @@ class AcpAgent:
         self._next_id = 0
         self._client_capabilities: dict[str, Any] = {}
         self._tg: anyio.abc.TaskGroup | None = None
+        self._history: HistoryIndex | None = None
         self._methods: dict[str, Callable[[Any], Awaitable[Any]]] = {  # method -> handler
             "initialize": self._initialize,
             "authenticate": self._authenticate,
             "session/new": self._new_session,
             "session/load": self._load_session,
+            "session/list": self._list_sessions,
             "session/prompt": self._prompt,
             "session/set_mode": self._set_mode,
             "session/set_config_option": self._set_config_option,
@@ -298,7 +311,7 @@ class AcpAgent:
                 "loadSession": True,
                 "promptCapabilities": {"image": True, "audio": False, "embeddedContext": True},
                 "mcpCapabilities": {"http": True, "sse": True},
-                "sessionCapabilities": {"close": {}},
+                "sessionCapabilities": {"close": {}, "list": {}},
             },
             "agentInfo": {
                 "name": "claudecode-bridge",
@@ -404,6 +417,35 @@ class AcpAgent:
         await self._notify_updates(p.session_id, updates)
         session = await self._start(spec, p.session_id)
         return _Then(self._opened(session), lambda: self._follow(session))
+
+    async def _list_sessions(self, params: Any) -> dict[str, Any]:
+        p = decode_params(params if params is not None else {}, ListSessionsParams)
+        try:
+            offset = int(p.cursor) if p.cursor else 0
+        except ValueError:
+            raise JsonRpcError(INVALID_PARAMS, "Invalid params: unknown cursor") from None
+        if self._history is None:
+            self._history = HistoryIndex(config_dir(self.options.env))
+        index = self._history
+        cwd = self.options.cwd or p.cwd
+        stored = await anyio.to_thread.run_sync(lambda: index.list(cwd))
+        listed = []
+        for s in stored:
+            where = s.cwd or cwd
+            if not where:
+                continue  # ACP needs a cwd to load it in
+            info: dict[str, Any] = {"sessionId": s.session_id, "cwd": where}
+            if s.title:
+                info["title"] = s.title
+            if s.last_activity:
+                stamp = datetime.fromtimestamp(s.last_activity, UTC)
+                info["updatedAt"] = stamp.isoformat().replace("+00:00", "Z")
+            listed.append(info)
+        page = listed[offset : offset + _PAGE]
+        result: dict[str, Any] = {"sessions": page}
+        if offset + _PAGE < len(listed):
+            result["nextCursor"] = str(offset + _PAGE)
+        return result
 
     async def _prompt(self, params: Any) -> dict[str, Any]:
         p = decode_params(params, PromptParams)

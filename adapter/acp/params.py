@@ -23,6 +23,7 @@ __all__ = (
     "CloseParams",
     "decode_params",
     "InitializeParams",
+    "ListSessionsParams",
     "LoadSessionParams",
     "NewSessionParams",
     "prompt_input",
@@ -51,6 +52,11 @@ class LoadSessionParams(_Params):
     session_id: str
     cwd: str
     mcp_servers: list[dict[str, Any]] = []
+
+
+class ListSessionsParams(_Params):
+    cwd: str | None = None
+    cursor: str | None = None
 
 
 class PromptParams(_Params):

@@ -14,7 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from adapter.acp.agent import AcpAgent
+from adapter.acp.agent import AcpAgent, AgentOptions
 from adapter.acp.jsonrpc import (
     INVALID_REQUEST,
     METHOD_NOT_FOUND,
@@ -215,7 +215,9 @@ async def _serve(lines: list[bytes]) -> list[dict[str, Any]]:
         yield LAST + b"\n"
         await anyio.sleep(0.05)
 
-    agent = AcpAgent(_IdleBackend(), send)  # type: ignore[arg-type]
+    # No stored sessions to list: a HOME of its own.
+    options = AgentOptions(env={"HOME": "/nonexistent/acp-test-home"})
+    agent = AcpAgent(_IdleBackend(), send, options)  # type: ignore[arg-type]
     with anyio.fail_after(30):
         await agent.serve(chunks())
     return [json.loads(line) for data in sent for line in data.splitlines() if line.strip()]

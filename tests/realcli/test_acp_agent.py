@@ -213,6 +213,7 @@ def test_load_a_past_session_and_two_sessions_in_one_agent(
         tmp_path,
         [
             {"op": "initialize"},
+            {"op": "list", "cwd": cwd},
             {"op": "load", "name": "old", "sessionId": session_id, "cwd": cwd},
             {"op": "new", "name": "b", "cwd": cwd},
             {
@@ -225,7 +226,10 @@ def test_load_a_past_session_and_two_sessions_in_one_agent(
             {"op": "end"},
         ],
     )
-    _, loaded, _, both = second["results"]
+    _, listed, loaded, _, both = second["results"]
+    [stored] = [s for s in listed["sessions"] if s["sessionId"] == session_id]
+    assert (cwd, "remember a word") == (stored["cwd"], stored["title"])
+    assert stored["updatedAt"].endswith("Z")
     assert "error" not in loaded, loaded
     assert [{"stopReason": "end_turn"}] * 2 == both, second["results"]
     replayed = second["updates"]["old"]

@@ -13,6 +13,7 @@
 //     {"op": "prompt", "session": "a", "prompt": "text" | [blocks],
 //      "permissions": ["allow_once", "reject_once", "cancel", ...],   // answers, in order
 //      "cancelOn": "first_chunk" | "tool_call" | "in_progress"},                       // send session/cancel then
+//     {"op": "list", "cwd": "/abs"},
 //     {"op": "set_mode", "session": "a", "modeId": "plan"},
 //     {"op": "set_model", "session": "a", "value": "haiku"},
 //     {"op": "parallel", "steps": [...]},
@@ -159,6 +160,8 @@ async function step(ctx, s) {
         const prompt = typeof s.prompt === "string" ? [{ type: "text", text: s.prompt }] : s.prompt;
         return await ctx.request(acp.methods.agent.session.prompt, { sessionId, prompt });
       }
+      case "list":
+        return await ctx.request("session/list", s.cwd ? { cwd: s.cwd } : {});
       case "set_mode":
         return await ctx.request(acp.methods.agent.session.setMode, {
           sessionId: sessions[s.session],
