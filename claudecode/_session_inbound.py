@@ -21,7 +21,7 @@ from ._codec import encode_message
 from ._log import get_logger
 from ._tasks import TaskSet
 from .callbacks import CanUseTool, HookCallback
-from .errors import ClaudeCodeError
+from .errors import ClaudeCodeError, ControlTimeoutError
 from .mcp import SdkMcpServer
 from .messages import (
     CanUseToolRequest,
@@ -78,7 +78,9 @@ class InboundControl:
     async def respond(self, response: ctl.OutboundControlResponse) -> None:
         raise NotImplementedError
 
-    async def _write(self, data: bytes) -> None:
+    async def _write(
+        self, data: bytes, *, timeout: float | None = None, what: str = "write"
+    ) -> None:
         raise NotImplementedError
 
     def _dispatch(self, req: InboundControlRequest) -> bool:
@@ -218,12 +220,14 @@ class InboundControl:
     async def _respond_quietly(self, response: ctl.OutboundControlResponse) -> None:
         try:
             await self.respond(response)
+        except ControlTimeoutError as exc:
+            _log.warning("control_response.dropped", error=str(exc))
         except ClaudeCodeError as exc:
             _log.debug("control_response.dropped", error=repr(exc))
 
     async def _write_quietly(self, data: bytes) -> None:
         with contextlib.suppress(ClaudeCodeError):
-            await self._write(data)
+            await self._write(data, timeout=self.options.control_timeout, what="control_response")
 
     async def _deny_open_requests(self, reason: str) -> None:
         for req in self._protocol.open_inbound_requests:

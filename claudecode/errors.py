@@ -15,7 +15,7 @@ or the control plane (the CLI answered a request with an error, or never answere
     ├── RemoteProtocolError         the CLI wrote something we cannot accept
     │   └── LineTooLongError        a stdout line exceeded ``max_line_bytes``
     └── ControlError                an outbound control request failed
-        ├── ControlTimeoutError     no answer within the timeout
+        ├── ControlTimeoutError     no answer (or stdin not taking ours) within the timeout
         └── ControlRequestError     the CLI answered with an error (its text and code)
 
 Malformed or unknown *lines* are not exceptions: they arrive as typed messages
@@ -109,10 +109,13 @@ class ControlError(ClaudeCodeError):
 
 
 class ControlTimeoutError(ControlError):
-    """Raised when the CLI does not answer a control request within the timeout."""
+    """Raised when the CLI does not answer a control request within the timeout, or does not
+    take (read) the request or our answer to one of its requests within it."""
 
-    def __init__(self, subtype: str, timeout: float) -> None:
-        super().__init__(f"control request {subtype!r} got no answer within {timeout:g} s")
+    def __init__(self, subtype: str, timeout: float, message: str | None = None) -> None:
+        super().__init__(
+            message or f"control request {subtype!r} got no answer within {timeout:g} s"
+        )
         self.subtype = subtype
         self.timeout = timeout
 

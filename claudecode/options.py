@@ -168,7 +168,8 @@ class ClaudeCodeOptions:
         initialize: send the ``initialize`` control request on open (default ``True``).
         spawn_timeout: seconds the CLI may stay silent after our first write before the
             watchdog ends it with :class:`~claudecode.errors.CLIStartError`.
-        control_timeout: seconds to wait for the answer to a control request.
+        control_timeout: seconds to wait for the answer to a control request, writing it
+            included; also bounds writing our answers to the CLI's requests.
         close_grace: seconds to let the CLI exit after stdin is closed, before SIGTERM.
         kill_after: seconds between SIGTERM and SIGKILL.
         max_line_bytes: the longest stdout line accepted (longer ones are skipped and

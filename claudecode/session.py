@@ -209,16 +209,17 @@ class Session(InboundControl, ControlRequests):
         await self._shutdown(force=False)
 
     async def _shutdown(self, *, force: bool) -> None:
-        if self._closed:
+        if self._closing:
             return
-        self._closed = True
         self._closing = True
         transport = self._transport
         with anyio.CancelScope(shield=True):
-            for scope in self._handlers.values():
+            for scope in list(self._handlers.values()):
                 scope.cancel()
             if not force and transport is not None:
+                # Before the session counts as closed: a closed session writes nothing.
                 await self._deny_open_requests("the session was closed")
+            self._closed = True
             if transport is not None:
                 await transport.aclose(force=force)
             with anyio.move_on_after(2):
@@ -445,21 +446,54 @@ class Session(InboundControl, ControlRequests):
 
     # -- writing ---------------------------------------------------------------------
 
-    async def _write(self, data: bytes) -> None:
+    async def _write(
+        self, data: bytes, *, timeout: float | None = None, what: str = "write"
+    ) -> None:
+        """Write ``data`` to the CLI's stdin, one writer at a time.
+
+        With ``timeout``, waiting for the other writers and the write itself are bounded:
+        :class:`ControlTimeoutError` when it runs out. A write cut off in the middle leaves
+        the CLI's input holding part of a line, so the session ends then (the CLI, which has
+        not read its input for that long, is killed and the reason reported).
+        """
         if not data:
             return
         if self._closed:
             raise SessionClosedError("the session is closed")
         if self._exited.is_set():
             raise self._exit_error()
+        sending = False
+        limit = timeout if timeout is not None and timeout > 0 else math.inf
         try:
-            async with self._write_lock:
-                await self.transport.send(data)
+            with anyio.move_on_after(limit) as scope:
+                async with self._write_lock:
+                    sending = True
+                    await self.transport.send(data)
+                    sending = False
         except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError) as exc:
             with anyio.move_on_after(self.options.close_grace + self.options.kill_after + 2):
                 await self._exited.wait()
             raise self._exit_error() from exc
+        if scope.cancelled_caught:
+            assert timeout is not None
+            if sending:
+                await self._input_stuck(timeout)
+            _log.warning("write.timed_out", what=what, timeout=timeout, cut_off=sending)
+            raise ControlTimeoutError(
+                what, timeout, f"the CLI did not take our {what} within {timeout:g} s"
+            )
         self._first_write.set()
+
+    async def _input_stuck(self, timeout: float) -> None:
+        if self._failure is None:
+            self._failure = CLIExitedError(
+                f"the CLI did not read its input for {timeout:g} s (a write was cut off); "
+                "it was stopped",
+                None,
+                self._transport_tail(),
+            )
+        with anyio.CancelScope(shield=True):
+            await self.transport.aclose(force=True)
 
     def _exit_error(self) -> ClaudeCodeError:
         if self._failure is not None:
@@ -513,18 +547,22 @@ class Session(InboundControl, ControlRequests):
 
         Raises:
             UsageError: the response answers no open request.
+            ControlTimeoutError: the CLI did not take the answer within ``control_timeout``
+                (it stopped reading its input).
         """
         scope = self._handlers.get(response.response.request_id)
         data = self._protocol.send(response)
         if scope is not None and not data:
             return
-        await self._write(data)
+        await self._write(data, timeout=self.options.control_timeout, what="control_response")
 
     async def request(self, body: Any, *, timeout: float | None = None) -> dict[str, Any] | None:
         """Send a control request body and return the CLI's success body.
 
         Raises:
-            ControlTimeoutError: no answer within ``timeout`` (default ``control_timeout``).
+            ControlTimeoutError: no answer within ``timeout`` (default ``control_timeout``),
+                which also bounds writing the request: a CLI that does not read its input
+                cannot hold it (or the answers to its permission requests) forever.
             ControlRequestError: the CLI answered with an error.
             CLIExitedError: the CLI exited before answering.
         """
@@ -533,9 +571,15 @@ class Session(InboundControl, ControlRequests):
         pending, data = self._protocol.start_request(body)
         done = anyio.Event()
         pending.on_done = done.set
-        await self._write(data)
         limit = self.options.control_timeout if timeout is None else timeout
-        with anyio.move_on_after(limit if limit > 0 else math.inf):
+        # One bound for the write (the CLI may not be reading its input) and the answer.
+        deadline = anyio.current_time() + (limit if limit > 0 else math.inf)
+        try:
+            await self._write(data, timeout=limit if limit > 0 else None, what=pending.subtype)
+        except BaseException:
+            self._protocol.abandon_request(pending)
+            raise
+        with anyio.move_on_after(deadline - anyio.current_time()):
             await done.wait()
         return await self._outcome(pending, limit)
 
