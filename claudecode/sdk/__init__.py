@@ -38,6 +38,12 @@ What differs:
   :class:`claudecode.ControlTimeoutError` (the SDK raises bare ``Exception``).
   ``CLIJSONDecodeError`` and ``MessageParseError`` exist for imports but are never raised:
   malformed lines and unknown messages are skipped.
+* Dict-valued fields (``usage``, ``model_usage``, ``StreamEvent.event``,
+  ``SystemMessage.data``, ``permission_denials``) are built from this client's typed
+  messages, not kept from the raw line: every field the client models is there (a null
+  one included), but ``SystemMessage.data`` lacks keys the client does not model (such as
+  ``analytics_disabled`` on ``init``). The test suite checks this against the official
+  parser on every recorded CLI line.
 * Options are checked when :class:`ClaudeAgentOptions` is built: a wrong type is a
   :class:`claudecode.UsageError` (a ``ValueError`` / ``TypeError`` or a CLI error in the SDK).
 * A ``TypedDict`` input schema with ``NotRequired`` keys in a module that uses

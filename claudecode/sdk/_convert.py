@@ -28,7 +28,30 @@ __all__ = ("to_sdk_message",)
 
 
 def _builtins(value: Any) -> Any:
-    return msgspec.to_builtins(value) if value is not None else None
+    """``value`` as plain JSON data, every modelled field included.
+
+    ``msgspec.to_builtins`` would leave out fields at their default (a ``0`` token count,
+    an empty ``content``), which the SDK's dicts, taken from the raw line, have.
+    """
+    if isinstance(value, msgspec.Struct):
+        if value.__class__ is c.UnknownBlock:
+            assert isinstance(value, c.UnknownBlock)
+            return dict(value.data)
+        config = value.__struct_config__
+        out: dict[str, Any] = {}
+        if isinstance(config.tag_field, str):
+            out[config.tag_field] = config.tag
+        for info in msgspec.structs.fields(value):
+            if info.encode_name != LENIENT_KEY:
+                out[info.encode_name] = _builtins(getattr(value, info.name))
+        return out
+    if isinstance(value, dict):
+        return {key: _builtins(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_builtins(item) for item in value]
+    if isinstance(value, msgspec.Raw):
+        return msgspec.json.decode(value) if value else None
+    return value
 
 
 def _block(block: c.ContentBlock) -> sdk.ContentBlock | None:
@@ -89,7 +112,6 @@ def _user(msg: m.UserMessage) -> sdk.UserMessage:
 
 
 def _result(msg: m.ResultMessage) -> sdk.ResultMessage:
-    data = msgspec.to_builtins(msg)
     return sdk.ResultMessage(
         subtype=msg.subtype,
         duration_ms=msg.duration_ms,
@@ -99,11 +121,11 @@ def _result(msg: m.ResultMessage) -> sdk.ResultMessage:
         session_id=msg.session_id or "",
         stop_reason=msg.stop_reason,
         total_cost_usd=msg.total_cost_usd,
-        usage=data.get("usage"),
+        usage=_builtins(msg.usage),
         result=msg.result,
         structured_output=msg.structured_output,
-        model_usage=data.get("modelUsage"),
-        permission_denials=data.get("permission_denials"),
+        model_usage=_builtins(msg.model_usage),
+        permission_denials=_builtins(msg.permission_denials),
         errors=msg.errors,
         api_error_status=msg.api_error_status,
         uuid=msg.uuid,
@@ -115,10 +137,13 @@ def _result(msg: m.ResultMessage) -> sdk.ResultMessage:
 
 
 def _stream_event(msg: m.StreamEvent) -> sdk.StreamEvent:
+    event: dict[str, Any] = _builtins(msg.event)
+    if isinstance(event.get("message"), dict):
+        event["message"].setdefault("type", "message")  # message_start's envelope
     return sdk.StreamEvent(
         uuid=msg.uuid or "",
         session_id=msg.session_id or "",
-        event=msgspec.to_builtins(msg.event),
+        event=event,
         parent_tool_use_id=msg.parent_tool_use_id,
         user_message_uuid=msg.user_message_uuid,
         user_message_uuids=msg.user_message_uuids,
@@ -135,7 +160,7 @@ def _rate_limit(msg: m.RateLimitEvent) -> sdk.RateLimitEvent:
             utilization=info.utilization,
             overage_status=info.overage_status,
             overage_resets_at=info.overage_resets_at,
-            raw=msgspec.to_builtins(info),
+            raw=_builtins(info),
         ),
         uuid=msg.uuid or "",
         session_id=msg.session_id or "",
@@ -143,8 +168,7 @@ def _rate_limit(msg: m.RateLimitEvent) -> sdk.RateLimitEvent:
 
 
 def _system(msg: m.SystemMessage) -> sdk.SystemMessage:
-    data: dict[str, Any] = {"type": "system", **msgspec.to_builtins(msg)}
-    data.pop(LENIENT_KEY, None)
+    data: dict[str, Any] = {"type": "system", **_builtins(msg)}
     subtype = str(data.get("subtype", ""))
     sid, uuid = msg.session_id or "", msg.uuid or ""
     if isinstance(msg, SystemTaskStarted):
