@@ -106,6 +106,9 @@ _MODEL_ALIASES = (
     ("haiku", "Haiku"),
 )
 
+#: Requests served at once (each session runs at most one prompt; the rest are short).
+_MAX_REQUESTS = 256
+
 #: Stored sessions per session/list page.
 _PAGE = 100
 
@@ -184,6 +187,7 @@ class AcpAgent:
         self._client_capabilities: dict[str, Any] = {}
         self._tg: anyio.abc.TaskGroup | None = None
         self._history: HistoryIndex | None = None
+        self._limiter = anyio.Semaphore(_MAX_REQUESTS)
         self._methods: dict[str, Callable[[Any], Awaitable[Any]]] = {  # method -> handler
             "initialize": self._initialize,
             "authenticate": self._authenticate,
@@ -227,6 +231,8 @@ class AcpAgent:
                 _log.info("acp.frame_ignored", reason=frame.reason)
         elif isinstance(frame, Request):
             assert self._tg is not None
+            # Bounded: past the limit the reader waits, and the pipe pushes back on the editor.
+            await self._limiter.acquire()
             self._tg.start_soon(self._serve_request, frame)
         elif isinstance(frame, Notification):
             await self._notification(frame)
@@ -237,6 +243,12 @@ class AcpAgent:
                 out.done.set()
 
     async def _serve_request(self, req: Request) -> None:
+        try:
+            await self._answer_request(req)
+        finally:
+            self._limiter.release()
+
+    async def _answer_request(self, req: Request) -> None:
         handler = self._methods.get(req.method)
         try:
             if handler is None:

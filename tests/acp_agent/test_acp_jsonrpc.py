@@ -10,6 +10,7 @@ from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
 import anyio
+import anyio.lowlevel
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -275,3 +276,59 @@ async def test_unknown_method_and_session() -> None:
     assert METHOD_NOT_FOUND == by_id[1]["error"]["code"]
     assert -32002 == by_id[2]["error"]["code"]
     assert -32602 == by_id[3]["error"]["code"]
+
+
+class _SlowBackend(_IdleBackend):
+    """session/new blocks until released, counting how many run at once."""
+
+    def __init__(self, full_at: int) -> None:
+        super().__init__()
+        self.running = 0
+        self.most = 0
+        self.full_at = full_at
+        self.full = anyio.Event()
+        self.release = anyio.Event()
+
+    async def create(self, spec: SessionSpec, *, session_id: str | None = None) -> SessionInfo:
+        self.running += 1
+        self.most = max(self.most, self.running)
+        if self.running >= self.full_at:
+            self.full.set()
+        await self.release.wait()
+        self.running -= 1
+        return await super().create(spec, session_id=session_id)
+
+
+@pytest.mark.anyio
+async def test_requests_in_flight_are_bounded_and_all_answered() -> None:
+    """A flood of slow requests: at most 256 run at once (the reader waits, so the pipe
+    pushes back on the client) and every one is answered once they can finish."""
+    backend = _SlowBackend(full_at=256)
+    answered: list[Any] = []
+    all_answered = anyio.Event()
+
+    async def send(data: bytes) -> None:
+        answered.extend(json.loads(line)["id"] for line in data.splitlines())
+        if len(answered) >= 300:
+            all_answered.set()
+
+    async def chunks() -> AsyncIterator[bytes]:
+        for i in range(300):
+            frame = {"jsonrpc": "2.0", "id": i, "method": "session/new"}
+            frame["params"] = {"cwd": "/tmp", "mcpServers": []}
+            yield json.dumps(frame).encode() + b"\n"
+        await all_answered.wait()
+
+    async def release_when_full() -> None:
+        await backend.full.wait()
+        for _ in range(50):  # let a 257th request start, if it could
+            await anyio.lowlevel.checkpoint()
+        assert 256 == backend.most
+        backend.release.set()
+
+    agent = AcpAgent(backend, send)  # type: ignore[arg-type]
+    with anyio.fail_after(60):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(release_when_full)
+            await agent.serve(chunks())
+    assert list(range(300)) == sorted(answered)
