@@ -17,6 +17,7 @@ PACKAGES = [
     "adapter.chat",
     "adapter.cluster",
     "adapter.server",
+    "adapter.webui",
     "adapter.ws",
     "terminals",
 ]

@@ -113,6 +113,7 @@ BUILTIN_PROVIDERS: tuple[str, ...] = (
     "terminals.server:terminal_routes",
     "adapter.agui.server:agui_routes",
     "adapter.ws.endpoint:ws_routes",
+    "adapter.webui:webui_routes",
 )
 
 

@@ -1,0 +1,125 @@
+// The chat of one session: the server's snapshot (adapter.chat entries) folded forward with
+// the events that follow it. Mirrors adapter/chat/view.py for what the page shows; entries
+// are keyed by id so an event applied twice (a reconnect) changes nothing.
+
+export class Chat {
+  constructor() {
+    this.entries = new Map();   // id -> entry, in display order
+    this.lastSeq = 0;
+    this.usage = { cost_usd: 0, turns: 0 };
+    this.context = null;
+    this.model = null;
+    this.mode = null;
+    this.todos = [];
+    this.open = new Map();      // "text|parent" / "reasoning|parent" -> entry id that grows
+    this.lastOf = new Map();    // parent -> id of its newest entry
+  }
+
+  static fromSnapshot(snap) {
+    const chat = new Chat();
+    for (const entry of snap.entries || []) chat._add(entry);
+    chat.lastSeq = snap.last_seq || 0;
+    chat.usage = snap.usage || chat.usage;
+    chat.context = snap.context_window || null;
+    chat.model = snap.model || null;
+    chat.mode = snap.permission_mode || null;
+    chat.todos = snap.todos || [];
+    return chat;
+  }
+
+  _add(entry) {
+    const parent = entry.parent_id || "";
+    this.entries.set(entry.id, entry);
+    this.lastOf.set(parent, entry.id);
+    this.open.delete("text|" + parent);
+    this.open.delete("reasoning|" + parent);
+    if (entry.kind === "text" || entry.kind === "reasoning") this.open.set(entry.kind + "|" + parent, entry.id);
+    return entry.id;
+  }
+
+  _set(entry) { this.entries.set(entry.id, entry); return entry.id; }
+
+  _tool(id) {
+    const entry = this.entries.get(id);
+    if (entry && entry.kind === "tool") return [entry, null];
+    for (const group of this.entries.values()) {
+      if (group.kind === "read_group" && group.reads.some((r) => r.id === id)) return [null, group];
+    }
+    return [null, null];
+  }
+
+  _closePermissions(pred) {
+    const changed = [];
+    for (const entry of this.entries.values()) {
+      if (entry.kind === "permission" && entry.state === "open" && pred(entry)) {
+        changed.push(this._set({ ...entry, state: "closed" }));
+      }
+    }
+    return changed;
+  }
+
+  // Apply one event; returns the ids of the entries it added or changed ([] if none).
+  apply(ev) {
+    if (ev.seq && ev.seq <= this.lastSeq) return [];   // already shown
+    if (ev.seq) this.lastSeq = ev.seq;
+    const parent = ev.parent_tool_call_id || null;
+    const key = (k) => k + "|" + (parent || "");
+    switch (ev.type) {
+      case "user_message":
+        return [this._add({ kind: "user", id: "user:" + ev.seq, text: ev.text, images: ev.images || 0 })];
+      case "message_chunk":
+      case "reasoning": {
+        const kind = ev.type === "message_chunk" ? "text" : "reasoning";
+        const openId = this.open.get(key(kind));
+        const open = openId && this.entries.get(openId);
+        if (open && open.message_id === ev.message_id) return [this._set({ ...open, text: open.text + ev.text })];
+        return [this._add({ kind, id: kind + ":" + ev.message_id + ":" + ev.seq, parent_id: parent, message_id: ev.message_id, text: ev.text })];
+      }
+      case "tool_call": {
+        if (ev.normalized && ev.normalized.kind === "manage_todos" && ev.normalized.operation === "write") this.todos = ev.normalized.items || [];
+        const [tool, group] = this._tool(ev.tool_call_id);
+        if (tool || group) return [];
+        return [this._add({ kind: "tool", id: ev.tool_call_id, parent_id: parent, tool_name: ev.tool_name, title: ev.title, normalized: ev.normalized, status: "running" })];
+      }
+      case "tool_progress": {
+        const [tool] = this._tool(ev.tool_call_id);
+        return tool && tool.status === "running" ? [this._set({ ...tool, elapsed_seconds: ev.elapsed_seconds })] : [];
+      }
+      case "tool_update": {
+        const changed = this._closePermissions((p) => p.tool_call_id === ev.tool_call_id);
+        const [tool, group] = this._tool(ev.tool_call_id);
+        if (group) return changed;
+        const fields = { title: ev.title, normalized: ev.normalized, status: ev.status };
+        if (tool) changed.push(this._set({ ...tool, ...fields }));
+        else changed.push(this._add({ kind: "tool", id: ev.tool_call_id, parent_id: parent, tool_name: ev.tool_name, ...fields }));
+        const n = ev.normalized || {};
+        if (ev.status === "complete" && n.kind === "manage_todos" && n.items && n.items.length && n.operation !== "get") this.todos = n.items;
+        return changed;
+      }
+      case "permission_request":
+        return [this._add({ kind: "permission", id: "permission:" + ev.pending_id, parent_id: parent, pending_id: ev.pending_id, tool_name: ev.tool_name, title: ev.title, input: ev.input, normalized: ev.normalized, tool_call_id: ev.tool_call_id || null, decision_reason: ev.decision_reason || null, state: "open" })];
+      case "permission_cancelled":
+        return this._closePermissions((p) => p.pending_id === ev.pending_id);
+      case "complete": {
+        this.usage = { ...this.usage, cost_usd: (this.usage.cost_usd || 0) + (ev.cost_usd || 0), turns: (this.usage.turns || 0) + 1 };
+        if (ev.model) this.model = ev.model;
+        return this._closePermissions(() => true);
+      }
+      case "context_window": this.context = ev; return [];
+      case "session_status":
+        this.model = ev.model || this.model; this.mode = ev.permission_mode || this.mode; return [];
+      case "mode_changed": this.mode = ev.mode; return [];
+      case "error":
+        if (ev.kind === "interrupted") return [this._add({ kind: "interrupt", id: "interrupt:" + ev.seq, text: ev.message })];
+        return [this._add({ kind: "error", id: "error:" + ev.seq, message: ev.message, error_kind: ev.kind })];
+      case "compact_boundary":
+        return [this._add({ kind: "notice", id: "notice:" + ev.seq, text: "Conversation compacted" })];
+      case "api_retry":
+        return [this._add({ kind: "notice", id: "notice:" + ev.seq, text: "Retrying the API call (attempt " + ev.attempt + ")" })];
+      case "rate_limit":
+        return [this._add({ kind: "notice", id: "notice:" + ev.seq, text: "Rate limit: " + ev.status })];
+      default:
+        return [];
+    }
+  }
+}

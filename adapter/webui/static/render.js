@@ -1,0 +1,173 @@
+// DOM for chat entries. Text from the model, tools and files only ever goes through
+// textContent (never innerHTML), so a tool output or a file name cannot inject markup.
+
+export function el(tag, attrs = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [name, value] of Object.entries(attrs)) {
+    if (value === undefined || value === null || value === false) continue;
+    if (name === "class") node.className = value;
+    else if (name === "text") node.textContent = value;
+    else if (name.startsWith("on")) node.addEventListener(name.slice(2), value);
+    else node.setAttribute(name, value === true ? "" : String(value));
+  }
+  for (const child of children) if (child) node.append(child);
+  return node;
+}
+
+function pre(text, cls) { return text ? el("pre", { class: cls, text }) : null; }
+
+function diffView(diff) {
+  const box = el("div", { class: "diff" });
+  for (const line of diff.split("\n")) {
+    const cls = line.startsWith("@@") ? "hunk" : line.startsWith("+++") || line.startsWith("---") ? "hunk"
+      : line.startsWith("+") ? "add" : line.startsWith("-") ? "del" : "ctx";
+    box.append(el("span", { class: cls, text: line || " " }));
+  }
+  return box;
+}
+
+function lines(text, sign) {
+  return (text || "").split("\n").map((l) => sign + l).join("\n");
+}
+
+// The body of a tool card, by the normalized payload's kind.
+export function toolBody(n) {
+  const body = el("div", { class: "body" });
+  if (!n) return body;
+  switch (n.kind) {
+    case "shell_exec": {
+      body.append(pre("$ " + (n.command || ""), "cmd"));
+      const out = n.output;
+      if (out) {
+        body.append(pre(out.stdout, "stdout"), pre(out.stderr, "stderr"));
+        if (out.exit_code !== undefined && out.exit_code !== null) body.append(el("span", { class: "exit", text: "exit code " + out.exit_code }));
+        if (out.interrupted) body.append(el("span", { class: "exit", text: " (interrupted)" }));
+      }
+      break;
+    }
+    case "modify_file":
+      body.append(el("div", { class: "path", text: n.file_path || "" }));
+      for (const m of n.mutations || []) {
+        if (m.diff) body.append(diffView(m.diff));
+        else if (m.old_content !== undefined || m.new_content !== undefined) body.append(diffView(lines(m.old_content, "-") + "\n" + lines(m.new_content, "+")));
+        else if (m.content) body.append(diffView(lines(m.content, "+")));
+      }
+      break;
+    case "read_file":
+      body.append(el("div", { class: "path", text: n.file_path || "" }));
+      if (n.output && n.output.content) body.append(pre(n.output.content));
+      break;
+    case "code_search": {
+      const out = n.output || {};
+      body.append(el("div", { text: (n.pattern || n.query || "") + (n.path ? " in " + n.path : "") }));
+      const found = (out.files || []).concat((out.matches || []).map((m) => (m.path || "") + (m.line ? ":" + m.line : "") + (m.text ? "  " + m.text : "")));
+      if (found.length) body.append(pre(found.join("\n")));
+      break;
+    }
+    case "http_request":
+      body.append(el("div", { text: (n.method || "GET") + " " + (n.url || n.query || "") + (n.status_code ? " → " + n.status_code : "") }));
+      if (n.response) body.append(pre(n.response));
+      break;
+    case "manage_todos": {
+      const list = el("ul", { class: "todos" });
+      for (const t of n.items || []) list.append(el("li", { class: t.status || "", text: t.description || t.id || "" }));
+      body.append(list);
+      break;
+    }
+    case "subagent_task":
+      body.append(el("div", { text: n.description || "" }));
+      if (n.result && n.result.output) body.append(pre(n.result.output));
+      break;
+    case "show_plan":
+      body.append(pre(n.plan));
+      break;
+    default:
+      if (n.input !== undefined) body.append(pre(JSON.stringify(n.input, null, 2)));
+      if (n.output) body.append(pre(typeof n.output === "string" ? n.output : JSON.stringify(n.output, null, 2)));
+  }
+  if (n.error) body.append(el("div", { class: "note error", text: n.error }));
+  return body;
+}
+
+function collapsible(card, head, body, open) {
+  body.hidden = !open;
+  head.addEventListener("click", () => { body.hidden = !body.hidden; });
+  card.append(head, body);
+  return card;
+}
+
+function toolCard(e) {
+  const card = el("div", { class: "card tool kind-" + ((e.normalized && e.normalized.kind) || "other"), "data-id": e.id });
+  const head = el("div", { class: "head", role: "button", tabindex: "0" },
+    el("span", { class: "status " + e.status, text: e.status }),
+    el("span", { class: "title", text: e.title || e.tool_name || "tool" }),
+    e.elapsed_seconds ? el("span", { class: "exit", text: Math.round(e.elapsed_seconds) + " s" }) : null);
+  const kind = e.normalized && e.normalized.kind;
+  const open = kind === "modify_file" || kind === "shell_exec" || kind === "manage_todos" || e.status === "error";
+  collapsible(card, head, toolBody(e.normalized), open);
+  card.append(el("div", { class: "children" }));
+  return card;
+}
+
+export function renderEntry(e, actions, pending) {
+  switch (e.kind) {
+    case "user": {
+      const box = el("div", { class: "msg user", "data-id": e.id, text: e.text || (e.images ? "[" + e.images + " image(s)]" : "") });
+      for (const s of e.selections || []) box.append(el("span", { class: "sel", text: "selection: " + s }));
+      return box;
+    }
+    case "command":
+      return el("div", { class: "msg user command", "data-id": e.id, text: (e.name ? "/" + e.name + " " + (e.args || "") : "") + (e.output ? "\n" + e.output : "") });
+    case "text":
+      return el("div", { class: "msg assistant", "data-id": e.id, text: e.text });
+    case "reasoning":
+      return el("details", { class: "reasoning", "data-id": e.id }, el("summary", { text: "Thinking" }), el("div", { text: e.text }));
+    case "tool":
+      return toolCard(e);
+    case "read_group": {
+      const card = el("div", { class: "card tool kind-read_group", "data-id": e.id });
+      const head = el("div", { class: "head", role: "button", tabindex: "0" },
+        el("span", { class: "status complete", text: "read" }),
+        el("span", { class: "title", text: "Read " + e.reads.length + " files" }));
+      const body = el("ul", { class: "body" });
+      for (const r of e.reads) body.append(el("li", { text: r.title || (r.normalized && r.normalized.file_path) || r.id }));
+      collapsible(card, head, body, false);
+      card.append(el("div", { class: "children" }));
+      return card;
+    }
+    case "permission":
+      return permissionCard(e, actions, pending);
+    case "interrupt":
+      return el("div", { class: "note", "data-id": e.id, text: "⏹ " + (e.text || "Interrupted") });
+    case "error":
+      return el("div", { class: "note error", "data-id": e.id, text: "Error: " + e.message });
+    default:
+      return el("div", { class: "note", "data-id": e.id, text: e.text || e.message || e.kind });
+  }
+}
+
+function permissionCard(e, actions, pending) {
+  const open = e.state === "open" && pending(e.pending_id);
+  const card = el("div", { class: "card permission" + (open ? "" : " closed"), "data-id": e.id, "data-pending": e.pending_id });
+  card.append(el("div", { class: "head" },
+    el("span", { class: "status running", text: open ? "needs you" : "answered" }),
+    el("span", { class: "title", text: (e.tool_name || "") + ": " + (e.title || "") })));
+  if (e.decision_reason) card.append(el("div", { class: "note", text: e.decision_reason }));
+  if (!open) return card;
+  const input = el("textarea", { name: "input", rows: "4", "aria-label": "Tool input (editable JSON)" });
+  input.value = JSON.stringify(e.input || {}, null, 2);
+  const message = el("input", { name: "message", placeholder: "Message for Claude when denying (optional)", "aria-label": "Deny message" });
+  const status = el("div", { class: "note error" });
+  const answer = (decision) => {
+    let updated;
+    if (decision !== "deny") {
+      try { updated = JSON.parse(input.value); } catch (err) { status.textContent = "The input is not valid JSON: " + err.message; return; }
+    }
+    actions.answer(e.pending_id, decision, updated, message.value).catch((err) => { status.textContent = String(err.message || err); });
+  };
+  card.append(input, message, el("div", { class: "actions" },
+    el("button", { type: "button", class: "allow", onclick: () => answer("allow"), text: "Allow" }),
+    el("button", { type: "button", class: "always", onclick: () => answer("allow_always"), text: "Always allow" }),
+    el("button", { type: "button", class: "deny", onclick: () => answer("deny"), text: "Deny" })), status);
+  return card;
+}
