@@ -95,6 +95,14 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
         help="export traces over OTLP/HTTP (default URL http://localhost:4318)",
     )
     parser.add_argument("-v", "--verbose", action="count", default=0, help="log more (to stderr)")
+    from .cluster.cli_worker import add_nats_arguments
+
+    cluster = parser.add_argument_group(
+        "cluster",
+        "serve sessions that run on 'claudecode-bridge worker' processes (needs the cluster "
+        "extra); this server then keeps no session state and runs no CLI",
+    )
+    add_nats_arguments(cluster, required=False)
 
 
 def is_loopback(host: str) -> bool:
@@ -176,7 +184,9 @@ def serve_command(args: argparse.Namespace) -> int:
         with tempfile.TemporaryDirectory(prefix="claudecode-demo-") as scratch:
             demo = bool(args.demo)
             cli_path: str | None = None
-            if not demo:
+            if args.nats:
+                demo = False  # the workers run the sessions (and say whether they are demos)
+            elif not demo:
                 try:
                     cli_path = find_cli(args.cli)
                 except CLINotFoundError as exc:
@@ -237,7 +247,17 @@ async def _serve(
         max_sessions=args.max_sessions,
         agui_disconnect=args.on_disconnect,
     )
-    async with LocalBackend(defaults, max_sessions=args.max_sessions) as backend:
+    backend: Any
+    if args.nats:
+        from .cluster import ClusterBackend
+        from .cluster.cli_worker import cluster_config_from_args, nats_settings_from_args
+
+        backend = ClusterBackend(
+            nats_settings_from_args(args, "bridge-gateway"), cluster_config_from_args(args)
+        )
+    else:
+        backend = LocalBackend(defaults, max_sessions=args.max_sessions)
+    async with backend:
         app = create_app(backend, settings)
         context = app.state.bridge
         config = uvicorn.Config(

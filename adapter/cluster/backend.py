@@ -181,6 +181,19 @@ class ClusterBackend:
         """Connected to NATS (for a readiness probe)."""
         return self._stack is not None and self._connected and bool(self._nc.is_connected)
 
+    async def readiness(self) -> dict[str, Any]:
+        """What ``/readyz`` reports for a gateway: NATS connected, workers and sessions."""
+        registry = self.registry
+        workers = list(registry.workers.values()) if registry is not None else []
+        sessions = [r.info for r, _ in registry.sessions.values()] if registry else []
+        return {
+            "ready": self.ready,
+            "nats": "connected" if self.ready else "disconnected",
+            "workers": len(workers),
+            "sessions": sum(1 for s in sessions if s.state not in ("closed", "errored")),
+            "max_sessions": sum(w.max_sessions for w in workers),
+        }
+
     def _require(self) -> Registry:
         if self.registry is None or self._stack is None:
             raise UsageError("the ClusterBackend is not running (use `async with`)")

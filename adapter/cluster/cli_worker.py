@@ -29,7 +29,7 @@ __all__ = (
 )
 
 
-def add_nats_arguments(parser: argparse.ArgumentParser, *, required: bool) -> None:
+def add_nats_arguments(parser: argparse._ActionsContainer, *, required: bool) -> None:
     """The NATS connection options (shared by ``worker`` and ``serve``)."""
     parser.add_argument(
         "--nats",

@@ -62,7 +62,10 @@ async def place_session(
         )
         if reply is None:
             continue  # gone since its last heartbeat
-        if reply.error is None or reply.error.type != "declined":
+        if reply.error is None:
+            registry.note_placed(worker_id)
+            return reply
+        if reply.error.type != "declined":
             return reply
         last = reply
     for _ in range(_QUEUE_ATTEMPTS):

@@ -6,7 +6,9 @@ from the revision it saw to ``status="lost"`` (an optimistic update, so exactly 
 tells the session's subscribers — an ``error`` event on the session's stream, and for a turn
 that was running, the turn ended as interrupted (never silently replayed) — and, when it can,
 starts the session again on another worker with ``--resume`` of the same CLI session, under
-the same bridge session id, its events numbered on from where they stopped.
+the same bridge session id, its events numbered on from where they stopped. A session
+created with placement labels is resumed on a worker that carries them if there is one, and
+on any other worker otherwise.
 """
 
 from __future__ import annotations
@@ -109,6 +111,12 @@ async def recover_lost_session(
             spec=spec, session_id=info.id, first_seq=final + 1, created_at=info.created_at
         )
         reply = await place_session(nc, registry, config, command, exclude=info.owner)
+        if reply.error is not None and reply.error.type == "declined" and spec.labels:
+            # Labels choose where a session starts; a lost one had better run anywhere.
+            unlabelled = msgspec.structs.replace(
+                command, spec=msgspec.structs.replace(spec, labels={})
+            )
+            reply = await place_session(nc, registry, config, unlabelled, exclude=info.owner)
         if reply.error is None:
             _log.info(
                 "cluster.session_resumed",

@@ -19,6 +19,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import anyio
+import msgspec
 
 from claudecode._log import get_logger
 
@@ -229,6 +230,13 @@ class Registry:
         ]
         chosen.sort(key=lambda w: (w.sessions / max(1, w.max_sessions), w.sessions, w.id))
         return [w.id for w in chosen]
+
+    def note_placed(self, worker_id: str) -> None:
+        """Count a session just placed on a worker until its next heartbeat says so, so a
+        burst of creations spreads instead of piling onto the worker that looked idlest."""
+        worker = self.workers.get(worker_id)
+        if worker is not None:
+            self.workers[worker_id] = msgspec.structs.replace(worker, sessions=worker.sessions + 1)
 
     def lost_sessions(self, now: float | None = None) -> list[tuple[SessionRecord, int]]:
         """Sessions that are live in the registry but whose owner has had no heartbeat for

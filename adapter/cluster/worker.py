@@ -19,6 +19,7 @@ never ends the worker.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import socket
 import time
@@ -90,6 +91,7 @@ class _Hosted:
         self.commands, self.inbox = anyio.create_memory_object_stream[Any](_COMMAND_QUEUE)
         self.drained = anyio.Event()
         self.ended = anyio.Event()
+        self.finalized = anyio.Event()
 
 
 class ClusterWorker:
@@ -248,6 +250,12 @@ class ClusterWorker:
         assert self.registry is not None
         await self.registry.heartbeat(self._heartbeat())
 
+    async def _beat_now(self) -> None:
+        try:
+            await self._heartbeat_once()
+        except Exception as exc:
+            _log.debug("cluster.heartbeat_failed", worker=self.id, error=repr(exc))
+
     async def _heartbeats(self) -> None:
         while True:
             await anyio.sleep(self.config.heartbeat_interval)
@@ -320,6 +328,10 @@ class ClusterWorker:
         if command.first_seq < 1:
             raise UsageError("first_seq must be at least 1")
         config = config_for(self.defaults, command.spec)
+        if config.resume is None and config.cli_session_id is None:
+            # Name the CLI session now, so the registry can resume it elsewhere even if this
+            # worker dies before the CLI's first message.
+            config = dataclasses.replace(config, cli_session_id=str(uuid.uuid4()))
         session = await self._manager.create(config, session_id=session_id)
         hosted = _Hosted(
             session, command.spec, command.first_seq, command.created_at or time.time()
@@ -351,6 +363,7 @@ class ClusterWorker:
             raise
         assert self._tg is not None
         self._tg.start_soon(self._host, hosted, name=f"worker host {session_id}")
+        self._tg.start_soon(self._beat_now)  # the load changed: tell the gateways now
         _log.info("cluster.session_started", worker=self.id, session_id=session_id)
         return Reply(info=record.info)
 
@@ -377,10 +390,13 @@ class ClusterWorker:
         )
         try:
             async with anyio.create_task_group() as tg:
-                tg.start_soon(self._sync_record, hosted)
                 tg.start_soon(self._run_commands, hosted)
-                await publisher.run(session)
-                # Let a running command (a close) answer, then stop.
+                async with anyio.create_task_group() as syncing:
+                    syncing.start_soon(self._sync_record, hosted)
+                    await publisher.run(session)
+                    syncing.cancel_scope.cancel()
+                # The events ended: the final record, then let a running close answer.
+                await self._final_record(hosted)
                 hosted.commands.close()
                 with anyio.move_on_after(10):
                     await hosted.drained.wait()
@@ -391,12 +407,22 @@ class ClusterWorker:
                     # drain, not unsubscribe: commands already received get their answer.
                     with contextlib.suppress(Exception):
                         await hosted.sub.drain()
-                with contextlib.suppress(Exception):
-                    assert self.registry is not None
-                    await self.registry.put(self._record(hosted), ttl=self.config.closed_retention)
+                await self._final_record(hosted)
                 self._hosted.pop(session.id, None)
                 hosted.ended.set()
+                if self._tg is not None and self._subs:
+                    self._tg.start_soon(self._beat_now)
                 _log.info("cluster.session_ended", worker=self.id, session_id=session.id)
+
+    async def _final_record(self, hosted: _Hosted) -> None:
+        if hosted.finalized.is_set():
+            return
+        assert self.registry is not None
+        try:
+            await self.registry.put(self._record(hosted), ttl=self.config.closed_retention)
+        except Exception as exc:
+            _log.warning("cluster.record_failed", session_id=hosted.session.id, error=repr(exc))
+        hosted.finalized.set()
 
     async def _sync_record(self, hosted: _Hosted) -> None:
         # Write the record when the state changes (at once) or times / seq moved (at most
@@ -450,6 +476,8 @@ class ClusterWorker:
                 await session.set_permission_mode(command.mode)
             elif isinstance(command, Close):
                 await self._manager.close(session.id)
+                with anyio.move_on_after(10):  # answer once the registry says closed
+                    await hosted.finalized.wait()
             else:
                 raise UsageError(f"{type(command).__name__} is not a session command")
         except Exception as exc:

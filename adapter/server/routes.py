@@ -63,6 +63,11 @@ def core_routes(ctx: ServerContext) -> list[BaseRoute]:
         return json_response({"status": "ok"})
 
     async def readyz(request: Request) -> Response:
+        probe = getattr(backend, "readiness", None)
+        if probe is not None:
+            # A backend that runs no CLI here (a cluster gateway) says itself.
+            state: dict[str, Any] = await probe()
+            return json_response(state, 200 if state.get("ready") else 503)
         cli: str | None
         try:
             cli = find_cli(ctx.settings.session_defaults.cli_path)

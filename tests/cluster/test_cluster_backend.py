@@ -99,6 +99,7 @@ async def test_a_turn_with_a_permission_through_the_gateway(
     async with running(nats_server, config, worker_defaults(tmp_path, body)) as (backend, workers):
         info = await backend.create(SessionSpec(policy="supervised"))
         assert workers[0].id == info.owner
+        assert info.cli_session_id  # named up front, so a lost session can be resumed
         assert info.state in ("idle", "starting")
         async with backend.subscribe(info.id, after_seq=0) as events:
             await backend.prompt(info.id, "go")
