@@ -25,6 +25,7 @@ import base64
 import binascii
 import collections
 import contextlib
+import os
 from collections.abc import Callable
 from typing import Any, Final
 
@@ -37,7 +38,14 @@ from claudecode import ClaudeCodeError, UsageError
 from claudecode._log import get_logger
 
 from ..backend import SessionBackend, SessionSpec
-from ..chat.history import HistoryIndex, HistoryNotFoundError
+from ..chat.history import (
+    HistoryIndex,
+    HistoryNotFoundError,
+    config_dir,
+    find_session_file,
+    load_events,
+)
+from ..events import Event
 from ..fanout import SubscriberDropped
 from ..manager import TooManySessionsError, UnknownSessionError
 from ..policies import PermissionDecision
@@ -297,7 +305,27 @@ class WebSocketConnection:
             fork=frame.fork,
         )
         info = await self.backend.create(spec)
+        if frame.resume:
+            await self._seed(info.id, frame.resume, frame.cwd or info.cwd)
         self.send(Ack(request_id=frame.request_id, session_id=info.id, session=info))
+
+    async def _seed(self, session_id: str, resumed: str, cwd: str | None) -> None:
+        """Show the resumed conversation from the CLI's stored transcript, when there is one
+        on this machine (a resume from elsewhere just starts without it)."""
+
+        def load() -> list[Event]:
+            try:
+                path = find_session_file(resumed, cwd, config=self.history.config)
+            except HistoryNotFoundError:
+                try:
+                    path = find_session_file(resumed, config=self.history.config)
+                except HistoryNotFoundError:
+                    return []
+            return load_events(path)
+
+        events = await anyio.to_thread.run_sync(load)
+        if events:
+            self.views.seed(session_id, events)
 
     async def _list(self, frame: ListSessions) -> None:
         sessions = await self.backend.list()
@@ -412,7 +440,8 @@ class WebSocketConnection:
 def ws_routes(ctx: ServerContext, *, max_queue: int = DEFAULT_MAX_QUEUE) -> list[BaseRoute]:
     """The ``/ws`` route (a route provider for :func:`~adapter.server.create_app`)."""
     views = SessionViews(ctx.backend)
-    history = HistoryIndex()
+    # The CLI keeps transcripts where its own environment says (HOME / CLAUDE_CONFIG_DIR).
+    history = HistoryIndex(config_dir({**os.environ, **ctx.settings.session_defaults.env}))
     ctx.lifespan_hooks.append(views.running)
     ctx.endpoints.append(("WebSocket", "/ws"))
     cwd = ctx.settings.session_defaults.cwd

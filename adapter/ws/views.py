@@ -9,6 +9,7 @@ first snapshot asked for) subscribes with ``after_seq=0`` and folds the events i
 the view's ``last_seq`` and the backend replays the rest, so nothing is lost or repeated
 whatever the follower's lag.
 
+A resumed session's view starts with its stored conversation (:meth:`SessionViews.seed`).
 Followers end with their session; the views of closed sessions are kept for the last
 ``closed_max`` sessions.
 """
@@ -17,7 +18,7 @@ from __future__ import annotations
 
 import contextlib
 from collections import OrderedDict
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 
 import anyio
 import anyio.abc
@@ -27,6 +28,7 @@ from claudecode._log import get_logger
 
 from ..backend import SessionBackend
 from ..chat import ChatSnapshot, ChatView
+from ..events import Event
 from ..fanout import SubscriberDropped
 
 __all__ = ("SessionViews",)
@@ -96,6 +98,18 @@ class SessionViews:
                 self._closed[session_id] = view
                 while len(self._closed) > self._closed_max:
                     self._closed.popitem(last=False)
+
+    def seed(self, session_id: str, events: Sequence[Event]) -> bool:
+        """Show a resumed session's stored conversation (``events`` from
+        :func:`adapter.chat.load_events`) before its new events. Only while the session's view
+        has no entries yet; returns whether it did."""
+        view = self._follow(session_id)
+        if view.entries:
+            return False
+        last = view.last_seq
+        view.apply(events)
+        view.last_seq = last  # stored events carry no seq: the follower's position stands
+        return True
 
     def snapshot(self, session_id: str) -> ChatSnapshot:
         """The chat of ``session_id`` as far as it has been followed (starts following)."""
