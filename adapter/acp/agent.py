@@ -567,7 +567,8 @@ class AcpAgent:
         if session.turn is not None:
             session.turn.error = session.last_error or "the session ended"
             session.turn.done.set()
-        self._sessions.pop(session.id, None)
+        if self._sessions.get(session.id) is session:  # not a later session of the same id
+            del self._sessions[session.id]
 
     async def _on_events(self, session: _Session, batch: list[Event]) -> None:
         updates: list[dict[str, Any]] = []
@@ -635,6 +636,12 @@ class AcpAgent:
         decision = decision_for_option(option_id, updated_input=updated)
         if option_id is None and (response is None or response.error is not None):
             decision = PermissionDecision("deny", "The editor could not answer the request.")
+        elif option_id is None:
+            # `cancelled`: the editor cancelled the turn (it should also send session/cancel;
+            # either way the prompt answers `cancelled`).
+            await self._answer(session, event, decision)
+            await self._cancel(session)
+            return
         if option_id == "reject_always":
             session.rejected_tools.add(event.tool_name)
         await self._answer(session, event, decision)

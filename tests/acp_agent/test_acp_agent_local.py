@@ -170,6 +170,22 @@ async def test_the_cli_withdrawing_a_request_cancels_it_at_the_editor(tmp_path: 
     )
 
 
+async def test_a_cancelled_answer_alone_cancels_the_turn(tmp_path: Path) -> None:
+    """The editor answers a permission request `cancelled` without sending session/cancel:
+    the tool does not run and the prompt still ends `cancelled`."""
+
+    async def scenario(client: Client, sid: str) -> None:
+        prompt = {"sessionId": sid, "prompt": [{"type": "text", "text": "go"}]}
+        rid = await client.request("session/prompt", prompt)
+        ask = await client.wait_for(lambda m: m.get("method") == "session/request_permission")
+        await client.send({"id": ask["id"], "result": {"outcome": {"outcome": "cancelled"}}})
+        assert {"stopReason": "cancelled"} == (await client.answer(rid))["result"]
+
+    client = await _run(tmp_path, _bash_twice(), scenario)
+    asked = [m for m in client.received if m.get("method") == "session/request_permission"]
+    assert 1 == len(asked)
+
+
 async def test_the_autonomous_policy_never_asks_the_editor(tmp_path: Path) -> None:
     async def scenario(client: Client, sid: str) -> None:
         rid = await client.request(
