@@ -10,7 +10,9 @@ end on the same channel.
 """
 
 from .backend import (
+    FRONTEND_TOOL_SERVER,
     EventStream,
+    FrontendToolBackend,
     SessionBackend,
     SessionInfo,
     SessionKind,
@@ -70,6 +72,8 @@ __all__ = (
     "event_schema",
     "EventHub",
     "EventStream",
+    "FRONTEND_TOOL_SERVER",
+    "FrontendToolBackend",
     "LocalBackend",
     "MessageChunk",
     "ModeChanged",

@@ -29,6 +29,8 @@ from .policies import PermissionDecision
 
 __all__ = (
     "EventStream",
+    "FRONTEND_TOOL_SERVER",
+    "FrontendToolBackend",
     "SessionBackend",
     "SessionInfo",
     "SessionKind",
@@ -57,7 +59,10 @@ class SessionSpec(msgspec.Struct, kw_only=True, frozen=True, omit_defaults=True)
     "stdio", "command": ..., "args": [...], "env": {...}}}`` or ``{"type": "http", "url":
     ..., "headers": {...}}``), e.g. the servers an editor asks for. ``labels`` are placement
     hints for distributed backends (e.g. a worker that has a repository checked out); the
-    in-process backend ignores them.
+    in-process backend ignores them. ``frontend_tools`` (``{name: {"description": ...,
+    "parameters": <JSON Schema>}}``) are tools a front end runs itself (CopilotKit actions):
+    a backend that supports them (:class:`FrontendToolBackend`) offers them to Claude and
+    waits for :meth:`~FrontendToolBackend.answer_tool` when Claude calls one.
     """
 
     cwd: str | None = None
@@ -69,6 +74,7 @@ class SessionSpec(msgspec.Struct, kw_only=True, frozen=True, omit_defaults=True)
     fork: bool = False
     cli_session_id: str | None = None
     mcp_servers: dict[str, dict[str, Any]] = {}
+    frontend_tools: dict[str, dict[str, Any]] = {}
     labels: dict[str, str] = {}
 
 
@@ -179,4 +185,24 @@ class SessionBackend(Protocol):
         :class:`SessionInfo` each time a session is created, changes state, gets or loses a
         pending permission request, or closes (its last snapshot has ``state="closed"``).
         Bounded: a watcher that falls behind gets the newest snapshot per session."""
+        ...
+
+
+#: The MCP server name frontend tools are offered under: Claude sees ``mcp__frontend__<name>``.
+FRONTEND_TOOL_SERVER = "frontend"
+
+
+@runtime_checkable
+class FrontendToolBackend(Protocol):
+    """An optional capability of a :class:`SessionBackend`: tools the front end runs.
+
+    A session created with ``SessionSpec.frontend_tools`` offers them to Claude (as the
+    in-process MCP server :data:`FRONTEND_TOOL_SERVER`); when Claude calls one, the call
+    waits until the front end reports what the tool returned.
+    """
+
+    async def answer_tool(
+        self, session_id: str, tool_call_id: str, content: str, *, is_error: bool = False
+    ) -> None:
+        """The result of the frontend tool call ``tool_call_id`` (the ``tool_use`` id)."""
         ...

@@ -36,7 +36,16 @@ import anyio.abc
 from claudecode import UsageError
 from claudecode._log import get_logger
 
-from .backend import EventStream, SessionBackend, SessionInfo, SessionSpec, SessionState
+from ._frontend_tools import FrontendTools
+from .backend import (
+    FRONTEND_TOOL_SERVER,
+    EventStream,
+    FrontendToolBackend,
+    SessionBackend,
+    SessionInfo,
+    SessionSpec,
+    SessionState,
+)
 from .config import SessionConfig
 from .events import ModeChanged, SessionStatus
 from .fanout import SubscriberDropped
@@ -95,6 +104,7 @@ class _Entry:
 
     session: AgentSession
     created_at: float
+    frontend: FrontendTools | None = None
     model: str | None = None
     permission_mode: str | None = None
     cli_session_id: str | None = None
@@ -264,10 +274,22 @@ class LocalBackend:
         config = self.config_for(spec)
         if session_id is not None and session_id in self._live:
             raise UsageError(f"a session {session_id!r} exists already")
+        frontend: FrontendTools | None = None
+        if spec.frontend_tools:
+            frontend = FrontendTools(spec.frontend_tools, timeout=config.permission_timeout)
+            # The page offered these tools itself: calling them needs no approval.
+            names = {f"mcp__{FRONTEND_TOOL_SERVER}__{name}" for name in spec.frontend_tools}
+            policy = dataclasses.replace(
+                config.policy, read_only_tools=config.policy.read_only_tools | names
+            )
+            config = dataclasses.replace(
+                config, mcp_servers=[*config.mcp_servers, frontend], policy=policy
+            )
         session = await self._manager.create(config, session_id=session_id)
         self._closed.pop(session.id, None)
         entry = _Entry(
             session=session,
+            frontend=frontend,
             created_at=time.time() - (time.monotonic() - session.created_at),
             model=config.model,
             permission_mode=config.permission_mode or config.policy.cli_permission_mode,
@@ -315,6 +337,19 @@ class LocalBackend:
         entry = self._live_entry(session_id)
         await entry.session.answer_permission(pending_id, decision)
         self._changed(entry)
+
+    async def answer_tool(
+        self, session_id: str, tool_call_id: str, content: str, *, is_error: bool = False
+    ) -> None:
+        """The result of a frontend tool call (see :class:`~adapter.FrontendToolBackend`).
+
+        Raises:
+            UsageError: the session was created without frontend tools.
+        """
+        entry = self._live_entry(session_id)
+        if entry.frontend is None:
+            raise UsageError(f"session {session_id!r} has no frontend tools")
+        entry.frontend.answer(tool_call_id, content, is_error=is_error)
 
     async def interrupt(self, session_id: str) -> None:
         """Interrupt the running turn."""
@@ -472,3 +507,4 @@ class LocalBackend:
 
 if TYPE_CHECKING:  # LocalBackend implements the whole interface (checked by mypy)
     _implements: type[SessionBackend] = LocalBackend
+    _tools: type[FrontendToolBackend] = LocalBackend

@@ -25,6 +25,7 @@ import base64
 import binascii
 import contextlib
 import json
+import re
 import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
@@ -36,7 +37,7 @@ import anyio.abc
 from claudecode import ClaudeCodeError
 from claudecode._log import get_logger
 
-from ..backend import SessionBackend, SessionSpec
+from ..backend import FrontendToolBackend, SessionBackend, SessionSpec
 from ..fanout import SubscriberDropped
 from ..manager import UnknownSessionError
 from ..policies import PermissionDecision
@@ -52,7 +53,7 @@ from .events import (
 )
 from .snapshot import MessageLog
 from .threads import ThreadRecord, ThreadStore
-from .translate import RunTranslator, ThreadMemory, initial_state
+from .translate import APPROVAL_TOOL, RunTranslator, ThreadMemory, initial_state
 
 __all__ = (
     "AguiService",
@@ -72,6 +73,9 @@ _MAX_FRAMES = 100_000
 _SAVE_INTERVAL = 0.5
 
 KEEPALIVE = b": keep-alive\n\n"
+
+#: Tool names Claude accepts (the MCP name ``mcp__frontend__<name>`` must stay valid).
+_TOOL_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
 
 
 class ThreadBusyError(ClaudeCodeError):
@@ -207,6 +211,8 @@ class _Thread:
     session_id: str | None = None
     last_seq: int = 0
     awaiting: dict[str, str] = field(default_factory=dict)  # approval call id -> pending id
+    awaiting_tools: set[str] = field(default_factory=set)  # frontend tool calls
+    tools: dict[str, dict[str, Any]] = field(default_factory=dict)  # the session's tools
     run: RunHandle | None = None
     last_saved: float = 0.0
 
@@ -392,19 +398,38 @@ class AguiService:
                         )
                 await self._save(thread)
 
-    async def _ensure_session(self, thread: _Thread) -> str:
+    def _frontend_tools(self, run_input: RunAgentInput) -> dict[str, dict[str, Any]]:
+        if not isinstance(self.backend, FrontendToolBackend):
+            return {}  # the backend cannot run them: Claude is not told about them
+        return {
+            tool.name: {"description": tool.description, "parameters": tool.parameters}
+            for tool in run_input.tools
+            if tool.name != APPROVAL_TOOL and _TOOL_NAME.fullmatch(tool.name)
+        }
+
+    async def _ensure_session(self, thread: _Thread, tools: dict[str, dict[str, Any]]) -> str:
         if thread.session_id is not None:
             try:
                 info = await self.backend.info(thread.session_id)
             except UnknownSessionError:
                 info = None
-            if info is not None and info.state not in ("closed", "errored"):
+            alive = info is not None and info.state not in ("closed", "errored")
+            if alive and tools != thread.tools and info is not None and info.state == "idle":
+                # The page's tools changed: the session restarts (resumed) to offer them.
+                with contextlib.suppress(ClaudeCodeError):
+                    await self.backend.close(thread.session_id)
+                thread.record.cli_session_id = info.cli_session_id or thread.record.cli_session_id
+                alive = False
+            if alive:
                 return thread.session_id
         resume = thread.record.cli_session_id
-        info = await self.backend.create(SessionSpec(resume=resume) if resume else SessionSpec())
+        spec = SessionSpec(resume=resume, frontend_tools=tools)
+        info = await self.backend.create(spec)
         thread.session_id = info.id
+        thread.tools = tools
         thread.last_seq = 0
         thread.awaiting.clear()
+        thread.awaiting_tools.clear()
         return info.id
 
     async def _drive(
@@ -414,9 +439,10 @@ class AguiService:
         handle: RunHandle,
         translator: RunTranslator,
     ) -> None:
-        session_id = await self._ensure_session(thread)
+        session_id = await self._ensure_session(thread, self._frontend_tools(run_input))
         info = await self.backend.info(session_id)
         translator.session_id = session_id
+        translator.set_frontend_tools(thread.tools)
         state = initial_state(
             session_id=session_id,
             model=info.model,
@@ -431,18 +457,25 @@ class AguiService:
             and m.get("id") not in thread.log
             and m.get("toolCallId") in thread.awaiting
         ]
+        results = [
+            m
+            for m in run_input.messages
+            if m.get("role") == "tool"
+            and m.get("id") not in thread.log
+            and m.get("toolCallId") in thread.awaiting_tools
+        ]
         new_users = [
             m
             for m in run_input.messages
             if m.get("role") == "user" and m.get("id") not in thread.log
         ]
-        for message in (*new_users, *answers):
+        for message in (*new_users, *answers, *results):
             thread.log.add(message)
         busy = info.state in ("busy", "waiting")
-        if not answers and not new_users and not busy:
+        if not answers and not results and not new_users and not busy:
             return  # nothing to do: the run just finishes
         # A new prompt on an idle session skips what the session said while nobody listened.
-        after = thread.last_seq if (answers or busy) else info.last_seq
+        after = thread.last_seq if (answers or results or busy) else info.last_seq
         async with self.backend.subscribe(session_id, after_seq=after) as stream:
             for message in answers:
                 pending_id = thread.awaiting.pop(str(message["toolCallId"]))
@@ -455,6 +488,15 @@ class AguiService:
                         value={"message": f"approval not applied: {exc}", "kind": "expired"},
                     )
                     self._emit(thread, handle, [note])
+            for message in results:
+                call_id = str(message["toolCallId"])
+                thread.awaiting_tools.discard(call_id)
+                content = message.get("content")
+                text = content if isinstance(content, str) else json.dumps(content)
+                assert isinstance(self.backend, FrontendToolBackend)
+                await self.backend.answer_tool(
+                    session_id, call_id, text, is_error=bool(message.get("error"))
+                )
             if new_users:
                 text, images = prompt_from_message(new_users[-1])
                 await self.backend.prompt(session_id, _with_context(text, run_input), images=images)
@@ -495,11 +537,15 @@ class AguiService:
                     out += translator.feed(event)
                     if translator.finished:
                         break
-                if translator.awaiting and end_at_approval and not translator.finished:
-                    thread.awaiting.update(translator.awaiting)
-                    out += translator.finish({"awaiting": sorted(translator.awaiting)})
-                elif translator.awaiting:
-                    thread.awaiting.update(translator.awaiting)
+                thread.awaiting.update(translator.awaiting)
+                thread.awaiting_tools.update(translator.awaiting_tools)
+                ended_for = sorted(translator.awaiting_tools)
+                if end_at_approval:
+                    ended_for += sorted(translator.awaiting)
+                if ended_for and not translator.finished:
+                    # The page must act (run its tools, answer approvals): the run ends here
+                    # and the next one carries its answers.
+                    out += translator.finish({"awaiting": ended_for})
                 self._emit(thread, handle, out)
                 if thread.log.dirty and time.monotonic() - thread.last_saved > _SAVE_INTERVAL:
                     await self._save(thread)

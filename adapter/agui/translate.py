@@ -19,6 +19,9 @@ Mapping
   ``CUSTOM`` ``claudecode.tool_payload`` with the normalized payload and title;
   ``tool_update`` -> ``TOOL_CALL_RESULT`` (the result as text) and the payload again, now
   with its result.
+* a call of a frontend tool (``mcp__frontend__<name>``, see ``frontend_tools``) ->
+  ``TOOL_CALL_START`` / ``ARGS`` / ``END`` under the page's own name, listed in
+  :attr:`RunTranslator.awaiting_tools`; its result is the page's, so no ``TOOL_CALL_RESULT``.
 * a ``permission_request`` -> a call of the approval tool (:data:`APPROVAL_TOOL`):
   ``TOOL_CALL_START`` / ``ARGS`` (the request: ``pendingId``, ``sessionId``, ``toolName``,
   ``input``, ``title``, ``options``...) / ``END``; :attr:`RunTranslator.awaiting` lists the
@@ -47,6 +50,7 @@ import msgspec
 
 from normalize import ManageTodos, NormalizedPayload, encode_payload
 
+from ..backend import FRONTEND_TOOL_SERVER
 from ..events import (
     ApiRetry,
     AvailableCommands,
@@ -110,6 +114,8 @@ _CUSTOM_EVENTS: dict[type[Event], str] = {
     AvailableCommands: "claudecode.commands",
 }
 
+_FRONTEND_PREFIX = f"mcp__{FRONTEND_TOOL_SERVER}__"
+
 #: Error kinds that end a run when no ``complete`` carried them.
 _FATAL_ERRORS = frozenset({"cli_exited"})
 
@@ -162,6 +168,8 @@ class RunTranslator:
             :class:`ThreadMemory`): message ids never repeat across them, and a result for a
             call nobody announced is preceded by its call, so the client never sees a result
             for an unknown call.
+        frontend_tools: the names of the tools the page runs (offered to Claude as
+            ``mcp__frontend__<name>``).
     """
 
     def __init__(
@@ -172,6 +180,7 @@ class RunTranslator:
         session_id: str | None = None,
         clock: Callable[[], int] | None = None,
         memory: ThreadMemory | None = None,
+        frontend_tools: Iterable[str] = (),
     ) -> None:
         self.thread_id = thread_id
         self.run_id = run_id
@@ -182,6 +191,10 @@ class RunTranslator:
         self.stopped = False
         #: Approval tool calls the run ended with, unanswered: ``toolCallId -> pendingId``.
         self.awaiting: dict[str, str] = {}
+        #: Frontend tool calls waiting for the page's result: ``toolCallId -> tool name``.
+        self.awaiting_tools: dict[str, str] = {}
+        self._frontend = {f"{_FRONTEND_PREFIX}{name}": name for name in frontend_tools}
+        self._frontend_calls: set[str] = set()
         self.state: dict[str, Any] = initial_state(session_id=session_id)
         self._text: str | None = None  # the open text message id
         self._reasoning: str | None = None  # the open reasoning id
@@ -192,6 +205,10 @@ class RunTranslator:
         self._args: dict[str, list[str]] = {}  # streamed tool input, by call id
         self._args_size = 0
         self._calls = memory.tool_calls
+
+    def set_frontend_tools(self, names: Iterable[str]) -> None:
+        """The names of the tools the page runs (see the constructor)."""
+        self._frontend = {f"{_FRONTEND_PREFIX}{name}": name for name in names}
 
     # -- lifecycle -------------------------------------------------------------------------
 
@@ -399,7 +416,14 @@ class RunTranslator:
         self._args_size -= sum(len(p) for p in pieces)
         streamed = "".join(pieces)
         args = streamed if _is_json_object(streamed) else _input_json(event.normalized)
-        out = self._call(event.tool_call_id, event.tool_name, args, self._last_text)
+        name = event.tool_name
+        frontend = self._frontend.get(name)
+        if frontend is not None:
+            # The page runs it: it sees its own tool name, and the run ends for it to do so.
+            name = frontend
+            self.awaiting_tools[event.tool_call_id] = frontend
+            self._frontend_calls.add(event.tool_call_id)
+        out = self._call(event.tool_call_id, name, args, self._last_text)
         out.append(
             self._payload(
                 event.tool_call_id, event.tool_name, event.title, "running", event.normalized
@@ -409,6 +433,13 @@ class RunTranslator:
 
     def _tool_update(self, event: ToolUpdate) -> list[AguiEvent]:
         out: list[AguiEvent] = []
+        if event.tool_call_id in self._frontend_calls or event.tool_name in self._frontend:
+            # The page has this result already: it produced it.
+            return [
+                self._payload(
+                    event.tool_call_id, event.tool_name, event.title, event.status, event.normalized
+                )
+            ]
         if event.tool_call_id not in self._calls:
             # Nobody announced the call (its tool_use was lost): announce it first.
             args = _input_json(event.normalized)

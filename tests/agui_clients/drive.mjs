@@ -5,9 +5,10 @@
 //
 // Plan: {"base": "http://127.0.0.1:PORT", "token": "...", "steps": [STEP, ...]}
 //   {"op": "run", "client": "1.0.0" | "0.0.59", "path": "/agui", "threadId", "text",
-//    "approve": "allow" | "deny" | null, "stopAfterText": false, "tools": [...]}
-//       one user message; while the run ends with a pending approval tool call and
-//       "approve" is set, answer it with a role:"tool" message and run again.
+//    "approve": "allow" | "deny" | null, "stopAfterText": false, "toolResults": {name: text}}
+//       one user message; the page offers the tools of "toolResults"; while the run ends
+//       with a pending approval call ("approve" set) or a call of one of those tools, answer
+//       it with a role:"tool" message and run again.
 //   {"op": "connect", "client": ..., "path": "/agui/connect", "threadId"}
 //   {"op": "parallel", "steps": [STEP, ...]}   the steps at the same time
 //   {"op": "copilotkit", "transport": "auto" | "single" | "rest", "path": "/copilotkit",
@@ -34,17 +35,17 @@ const plan = JSON.parse(readFileSync(process.argv[2], "utf8"));
 const headers = plan.token ? { Authorization: `Bearer ${plan.token}` } : {};
 const clients = { "1.0.0": agui1, "0.0.59": agui059 };
 
-function pendingApproval(messages) {
+function pendingCall(messages, names) {
   const answered = new Set(messages.filter((m) => m.role === "tool").map((m) => m.toolCallId));
   for (const message of messages) {
     for (const call of message.toolCalls ?? []) {
-      if (call.function.name === APPROVAL_TOOL && !answered.has(call.id)) return call;
+      if (names.has(call.function.name) && !answered.has(call.id)) return call;
     }
   }
   return null;
 }
 
-async function runOnce(agent, record, stopUrl, stopAfterText) {
+async function runOnce(agent, record, stopUrl, stopAfterText, tools) {
   let stopped = false;
   const subscriber = {
     onEvent({ event }) {
@@ -62,7 +63,7 @@ async function runOnce(agent, record, stopUrl, stopAfterText) {
     },
   };
   try {
-    const result = await agent.runAgent({ runId: randomUUID() }, subscriber);
+    const result = await agent.runAgent({ runId: randomUUID(), tools }, subscriber);
     record.results.push({ newMessages: result.newMessages.length });
   } catch (error) {
     record.errors.push(String(error?.stack ?? error));
@@ -75,13 +76,23 @@ async function stepRun(step) {
   const agent = new HttpAgent({ url: plan.base + step.path, headers, threadId: step.threadId });
   agent.addMessage({ id: randomUUID(), role: "user", content: step.text });
   const stopUrl = `${plan.base}/agui/stop/${encodeURIComponent(step.threadId)}`;
-  await runOnce(agent, record, stopUrl, step.stopAfterText);
-  for (let round = 0; round < 5 && step.approve; round++) {
-    const call = pendingApproval(agent.messages);
+  const results = step.toolResults ?? {};
+  const tools = Object.keys(results).map((name) => ({
+    name,
+    description: `the page's ${name}`,
+    parameters: { type: "object", properties: {} },
+  }));
+  const names = new Set(Object.keys(results));
+  if (step.approve) names.add(APPROVAL_TOOL);
+  await runOnce(agent, record, stopUrl, step.stopAfterText, tools);
+  for (let round = 0; round < 5; round++) {
+    const call = pendingCall(agent.messages, names);
     if (!call) break;
-    record.approvals = (record.approvals ?? 0) + 1;
-    agent.addMessage({ id: randomUUID(), role: "tool", toolCallId: call.id, content: step.approve });
-    await runOnce(agent, record, stopUrl, false);
+    const approval = call.function.name === APPROVAL_TOOL;
+    if (approval) record.approvals = (record.approvals ?? 0) + 1;
+    const content = approval ? step.approve : results[call.function.name];
+    agent.addMessage({ id: randomUUID(), role: "tool", toolCallId: call.id, content });
+    await runOnce(agent, record, stopUrl, false, tools);
   }
   record.messages = agent.messages;
   return record;
@@ -118,6 +129,18 @@ async function stepCopilotKit(step) {
   core.subscribe({
     onError: ({ error, code }) => record.coreErrors.push(`${code}: ${error?.message ?? error}`),
   });
+  for (const [name, value] of Object.entries(step.toolResults ?? {})) {
+    core.addTool({
+      name,
+      description: `the page's ${name}`,
+      followUp: true,
+      parameters: z.object({}).passthrough(),
+      handler: async (args) => {
+        record.toolCalls = [...(record.toolCalls ?? []), { name, args }];
+        return value;
+      },
+    });
+  }
   if (step.approve) {
     core.addTool({
       name: APPROVAL_TOOL,

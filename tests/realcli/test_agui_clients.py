@@ -251,3 +251,52 @@ def test_a_thread_resumes_after_a_server_restart(
     last = fake_api.requests()[-1].body
     said = json.dumps(last["messages"])
     assert "remember papaya" in said and "what was it?" in said
+
+
+def test_frontend_actions_run_in_the_page_and_claude_uses_their_result(
+    cli_command: str, cli_env: CLIEnv, fake_api: FakeAnthropicAPI, tmp_path: Path
+) -> None:
+    """The page's tools (CopilotKit actions, AG-UI ``tools``) are offered to Claude as an
+    in-process MCP server; when Claude calls one, the run ends with the call, the page runs
+    it, the next run carries the result, and the same turn goes on with it — through
+    @ag-ui/client 1.0.0 and through CopilotKit's core, which runs the action itself."""
+    fake_api.add_rule(Rule("secret via http", tool_turn("mcp__frontend__getSecret", {}), times=1))
+    fake_api.add_rule(
+        Rule("secret via copilotkit", tool_turn("mcp__frontend__getSecret", {}), times=1)
+    )
+    fake_api.add_main(text_turn("The page says it."), text_turn("The page says it."))
+    steps = [
+        {
+            "op": "run",
+            "client": "1.0.0",
+            "path": "/agui",
+            "threadId": "fe-http",
+            "text": "secret via http",
+            "toolResults": {"getSecret": "PINEAPPLE-42"},
+        },
+        {
+            "op": "copilotkit",
+            "transport": "single",
+            "path": "/copilotkit",
+            "threadId": "fe-ck",
+            "text": "secret via copilotkit",
+            "toolResults": {"getSecret": "MANGO-7"},
+        },
+    ]
+    with running(bridge(cli_command, cli_env, tmp_path / "state")) as base:
+        result = drive(base, steps, tmp_path / "drive")
+    assert [] == result["warnings"]
+    http, copilotkit = result["steps"]
+
+    runs = check(http)
+    assert 2 == len(runs)
+    (call,) = [e for e in runs[0] if e["type"] == "TOOL_CALL_START"]
+    assert "getSecret" == call["toolCallName"]
+    assert "The page says it." == text_of(http)
+    assert [] == copilotkit["errors"] and [] == copilotkit["coreErrors"]
+    assert "single" == copilotkit["transport"]
+    assert [{"name": "getSecret", "args": {}}] == copilotkit["toolCalls"]
+    assert "The page says it." in text_of(copilotkit)
+    # Claude got the page's real results as the tool results.
+    bodies = json.dumps([r.body for r in fake_api.requests() if r.kind == "main"])
+    assert "PINEAPPLE-42" in bodies and "MANGO-7" in bodies
