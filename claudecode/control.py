@@ -177,6 +177,7 @@ class Initialize(_Req, frozen=True, tag="initialize"):
     exclude_dynamic_sections: bool | None = msgspec.field(
         default=None, name="excludeDynamicSections"
     )
+    forward_subagent_text: bool | None = msgspec.field(default=None, name="forwardSubagentText")
 
 
 class Interrupt(_Req, frozen=True, tag="interrupt"):

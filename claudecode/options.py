@@ -116,7 +116,8 @@ class ClaudeCodeOptions:
         continue_conversation: ``--continue`` (the most recent session in ``cwd``).
         resume: ``--resume=<session id>``; resume_session_at: ``--resume-session-at=<uuid>``;
             fork_session: ``--fork-session``; session_id: ``--session-id=<uuid>`` (the id of
-            a new session).
+            a new session); resume_drops_turn: ``--resume-drops-turn=<uuid>`` (the resume
+            must drop exactly that turn, or fail).
         mcp_config: ``--mcp-config``: a path, a JSON string, or a mapping (encoded as JSON).
             In-process SDK servers passed to the session are merged into it.
             strict_mcp_config: ``--strict-mcp-config`` (only those servers).
@@ -130,7 +131,8 @@ class ClaudeCodeOptions:
             from a file (``--system-prompt-file``); ``{"type": "custom", "prompt": ...}`` is
             the same as the string. append_system_prompt: ``--append-system-prompt``.
         max_turns: ``--max-turns``; max_budget_usd: ``--max-budget-usd`` (the turn ends with
-            ``error_max_budget_usd`` once spent).
+            ``error_max_budget_usd`` once spent); task_budget: ``--task-budget`` (tokens the
+            model is told it may spend on the task).
         thinking: ``{"type": "adaptive"}`` (``--thinking adaptive``), ``{"type": "enabled",
             "budget_tokens": N}`` (``--max-thinking-tokens N``) or ``{"type": "disabled"}``,
             optionally with ``"display"`` (``--thinking-display``); it takes precedence over
@@ -147,6 +149,10 @@ class ClaudeCodeOptions:
         skills: ``"all"`` or a list of skill names: each is allowed (``Skill(name)`` in
             ``--allowedTools``), the list is sent in ``initialize``, and setting_sources
             defaults to ``["user", "project"]`` so the CLI finds them.
+        forward_subagent_text: sub-agents' text and thinking arrive as messages with
+            ``parent_tool_use_id`` (sent in ``initialize``).
+        enable_file_checkpointing: keep file checkpoints for ``rewind_files``
+            (``CLAUDE_CODE_ENABLE_SDK_FILE_CHECKPOINTING``).
         agents: sub-agent definitions by name (``{"description": ..., "prompt": ...,
             "tools": [...], "model": ...}``), sent in ``initialize``.
         add_dirs: one ``--add-dir`` each.
@@ -199,8 +205,11 @@ class ClaudeCodeOptions:
     continue_conversation: bool = False
     resume: str | None = None
     resume_session_at: str | None = None
+    resume_drops_turn: str | None = None
     fork_session: bool = False
     session_id: str | None = None
+    forward_subagent_text: bool = False
+    enable_file_checkpointing: bool = False
     mcp_config: str | os.PathLike[str] | Mapping[str, Any] | None = None
     strict_mcp_config: bool = False
     tools: Sequence[str] | ToolsPreset | None = None
@@ -210,6 +219,7 @@ class ClaudeCodeOptions:
     append_system_prompt: str | None = None
     max_turns: int | None = None
     max_budget_usd: float | None = None
+    task_budget: int | None = None
     max_thinking_tokens: int | None = None
     thinking: ThinkingConfig | None = None
     effort: str | None = None
@@ -280,6 +290,7 @@ class ClaudeCodeOptions:
         for flag, value in (
             ("--resume", self.resume),
             ("--resume-session-at", self.resume_session_at),
+            ("--resume-drops-turn", self.resume_drops_turn),
             ("--session-id", self.session_id),
         ):
             if value is not None:
@@ -301,6 +312,7 @@ class ClaudeCodeOptions:
             ("--append-system-prompt", append),
             ("--max-turns", self.max_turns),
             ("--max-budget-usd", self.max_budget_usd),
+            ("--task-budget", self.task_budget),
             ("--effort", self.effort),
             ("--settings", self._settings_arg()),
         ]
@@ -340,6 +352,8 @@ class ClaudeCodeOptions:
             fields["agents"] = {name: dict(agent) for name, agent in self.agents.items()}
         if self.skills is not None and self.skills != "all":
             fields["skills"] = list(self.skills)
+        if self.forward_subagent_text:
+            fields["forward_subagent_text"] = True
         system = self.system_prompt
         if isinstance(system, Mapping) and system.get("type") == "preset":
             exclude = system.get("exclude_dynamic_sections")
@@ -441,6 +455,8 @@ class ClaudeCodeOptions:
             for key, value in extra.items():
                 env.setdefault(key, value)
         env.pop("CLAUDECODE", None)
+        if self.enable_file_checkpointing:
+            env["CLAUDE_CODE_ENABLE_SDK_FILE_CHECKPOINTING"] = "true"
         return env
 
 
@@ -459,6 +475,7 @@ def _validate(opts: ClaudeCodeOptions) -> None:
         "permission_prompt_tool_name",
         "resume",
         "resume_session_at",
+        "resume_drops_turn",
         "session_id",
         "append_system_prompt",
         "settings",
@@ -471,6 +488,8 @@ def _validate(opts: ClaudeCodeOptions) -> None:
         "replay_user_messages",
         "continue_conversation",
         "fork_session",
+        "forward_subagent_text",
+        "enable_file_checkpointing",
         "strict_mcp_config",
         "initialize",
     ):
@@ -482,7 +501,7 @@ def _validate(opts: ClaudeCodeOptions) -> None:
             raise UsageError(f"env must map strings to strings, not {key!r}: {value!r:.80}")
     check.check_choice("permission_mode", opts.permission_mode, PERMISSION_MODES)
     check.check_choice("effort", opts.effort, EFFORT_LEVELS)
-    for name in ("max_turns", "max_thinking_tokens"):
+    for name in ("max_turns", "max_thinking_tokens", "task_budget"):
         check.check_number(name, getattr(opts, name), integer=True, minimum=0)
     check.check_number("max_budget_usd", opts.max_budget_usd, minimum=0)
     for name in ("spawn_timeout", "control_timeout", "close_grace", "kill_after"):

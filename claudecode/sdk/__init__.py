@@ -27,7 +27,7 @@ What differs:
   with a :class:`claudecode.Transport` for custom transports.
 * Not supported (absent from :class:`ClaudeAgentOptions`): ``session_store`` /
   ``session_store_flush`` / ``load_timeout_ms`` (transcript mirroring), ``verbatim_prompts``,
-  ``forward_subagent_text``, ``client_app``. ``debug_stderr`` is accepted and ignored (the
+  ``client_app``. ``debug_stderr`` is accepted and ignored (the
   SDK ignores it too unless a debug flag is passed; use ``stderr=``).
 * ``max_buffer_size`` is the longest line accepted, as in the SDK, but a longer line is
   skipped (the client logs it) instead of ending the session with an error.

@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from .._option_check import check_bool, check_callable, check_mapping, check_number
+from .._option_check import check_callable, check_mapping, check_number
 from ..errors import UsageError
 from ..mcp import SdkMcpServer
 from ..options import ClaudeCodeOptions
@@ -84,6 +84,7 @@ class ClaudeAgentOptions:
     user: str | None = None
     include_partial_messages: bool = False
     include_hook_events: bool = False
+    forward_subagent_text: bool = False
     fork_session: bool = False
     resume_session_at: str | None = None
     resume_drops_turn: str | None = None
@@ -108,7 +109,6 @@ def session_args(options: ClaudeAgentOptions) -> SessionArgs:
     from ._bridge import SessionArgs, wrap_can_use_tool, wrap_hooks
 
     check_callable("can_use_tool", options.can_use_tool)
-    check_bool("enable_file_checkpointing", options.enable_file_checkpointing)
     check_number("max_buffer_size", options.max_buffer_size, integer=True, minimum=1)
     if options.can_use_tool is not None and options.permission_prompt_tool_name:
         raise UsageError(
@@ -119,14 +119,10 @@ def session_args(options: ClaudeAgentOptions) -> SessionArgs:
     env = dict(check_mapping("env", options.env))
     # What the official SDK tells the CLI about its host, so the CLI behaves the same.
     env.setdefault("CLAUDE_CODE_ENTRYPOINT", "sdk-py")
-    if options.enable_file_checkpointing:
-        env["CLAUDE_CODE_ENABLE_SDK_FILE_CHECKPOINTING"] = "true"
     extra: dict[str, str | None] = dict(check_mapping("extra_args", options.extra_args))
-    if options.resume_drops_turn is not None:
-        extra = {**extra, "resume-drops-turn": options.resume_drops_turn}
+    task_budget = None
     if options.task_budget is not None:
-        total = check_mapping("task_budget", options.task_budget, required={"total": int})
-        extra = {**extra, "task-budget": str(total["total"])}
+        task_budget = check_mapping("task_budget", options.task_budget, required={"total": int})
     agents = None
     if options.agents is not None:
         agents = {
@@ -150,6 +146,10 @@ def session_args(options: ClaudeAgentOptions) -> SessionArgs:
         continue_conversation=options.continue_conversation,
         resume=options.resume or None,
         resume_session_at=options.resume_session_at or None,
+        resume_drops_turn=options.resume_drops_turn,
+        forward_subagent_text=options.forward_subagent_text,
+        enable_file_checkpointing=options.enable_file_checkpointing,
+        task_budget=None if task_budget is None else task_budget["total"],
         fork_session=options.fork_session,
         session_id=options.session_id or None,
         mcp_config=mcp_config,

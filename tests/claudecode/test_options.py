@@ -294,3 +294,20 @@ def test_a_wrong_type_is_a_usage_error_at_construction(kwargs: dict[str, object]
     """Every field is checked when the options are built, not later by the CLI."""
     with pytest.raises(UsageError):
         ClaudeCodeOptions(**kwargs)  # type: ignore[arg-type]
+
+
+def test_budget_checkpoints_and_subagent_text() -> None:
+    """task_budget and resume_drops_turn are flags, forward_subagent_text goes to
+    initialize, enable_file_checkpointing sets the CLI's environment switch."""
+    opts = ClaudeCodeOptions(
+        task_budget=5000,
+        resume_drops_turn="-u-2",
+        forward_subagent_text=True,
+        enable_file_checkpointing=True,
+        inherit_env=False,
+    )
+    argv = opts.to_argv("claude")
+    assert "5000" == _pairs(argv)["--task-budget"]
+    assert "--resume-drops-turn=-u-2" in argv
+    assert {"forward_subagent_text": True} == opts.initialize_fields()
+    assert {"CLAUDE_CODE_ENABLE_SDK_FILE_CHECKPOINTING": "true"} == opts.build_env()

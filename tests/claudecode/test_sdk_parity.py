@@ -269,6 +269,9 @@ def _flag_options(sdk: ModuleType) -> dict[str, Any]:
         "include_hook_events": True,
         "add_dirs": ["/extra"],
         "extra_args": {"debug-to-stderr": None},
+        "task_budget": {"total": 50000},
+        "forward_subagent_text": True,
+        "enable_file_checkpointing": True,
     }
 
 
@@ -278,7 +281,11 @@ def _flag_options(sdk: ModuleType) -> dict[str, Any]:
         {},
         {"resume": "3f1e9c3a-8d5b-4c2e-9f1a-2b3c4d5e6f70", "fork_session": True},
         {"continue_conversation": True, "session_id": "0a1b2c3d-0000-4000-8000-000000000001"},
-        {"resume": "3f1e9c3a-8d5b-4c2e-9f1a-2b3c4d5e6f70", "resume_session_at": "u-1"},
+        {
+            "resume": "3f1e9c3a-8d5b-4c2e-9f1a-2b3c4d5e6f70",
+            "resume_session_at": "u-1",
+            "resume_drops_turn": "u-2",
+        },
     ],
     ids=["options", "resume-fork", "continue-session-id", "resume-at"],
 )
@@ -288,16 +295,19 @@ async def test_same_flags_and_initialize_as_the_official_sdk(
     """The same options give the same argv (order aside; we also pass -p) and the same
     initialize request (agents, skills, hooks) from both libraries."""
     seen: dict[str, tuple[list[str], dict[str, Any]]] = {}
+    checkpointing: list[str | None] = []
     for name in MODULES:
         sdk = importlib.import_module(name)
         fake = Fake(tmp_path, script(text_turn("ok")), name=name.replace(".", "_"))
         options = fake.options(sdk, **_flag_options(sdk), **extra)
         await _collect(sdk.query(prompt="hi", options=options))
         argv = fake.header()["argv"]  # the fake's arguments, without its own name
+        checkpointing.append(fake.header()["env"].get("CLAUDE_CODE_ENABLE_SDK_FILE_CHECKPOINTING"))
         seen[name] = (argv, fake.initialize())
     (theirs, their_init), (ours, our_init) = seen["claude_agent_sdk"], seen["claudecode.sdk"]
     assert sorted(theirs) == sorted(x for x in ours if x != "-p")
     assert their_init == our_init
+    assert ["true", "true"] == checkpointing
     assert "Be brief." in ours and not any("'preset'" in x for x in ours)
 
 

@@ -57,8 +57,9 @@ async def test_sdk_options_reach_the_api(
     cli_options: Any, fake_api: FakeAnthropicAPI, cli_env: Any
 ) -> None:
     """tools, thinking, effort, betas, a preset system prompt with append, session_id,
-    agents, budget, fallback model, sandbox, strict MCP, hook events and a stderr callback
-    are all accepted by the pinned CLI and show up where they should."""
+    agents, budget, task budget, fallback model, sandbox, strict MCP, hook events, sub-agent
+    text forwarding, file checkpointing and a stderr callback are all accepted by the pinned
+    CLI and show up where they should."""
     fake_api.add_main(text_turn("done"))
     lines: list[str] = []
     options = cli_options(
@@ -76,6 +77,9 @@ async def test_sdk_options_reach_the_api(
         include_hook_events=True,
         stderr=lines.append,
         extra_args={"debug-to-stderr": None},
+        task_budget=100000,
+        forward_subagent_text=True,
+        enable_file_checkpointing=True,
     )
     session, stdout = open_recorded(options)
     with anyio.fail_after(60):
@@ -94,6 +98,7 @@ async def test_sdk_options_reach_the_api(
     assert {"Read", "Bash"} <= {tool["name"] for tool in body["tools"]}
     assert not {"Write", "Edit"} & {tool["name"] for tool in body["tools"]}
     assert "adaptive" == body["thinking"]["type"]
+    assert 100000 == body["output_config"]["task_budget"]["total"]
     assert "high" == body["output_config"]["effort"]
     assert "context-1m-2025-08-07" in request.headers["anthropic-beta"]
     system = _system_text(body)
