@@ -16,6 +16,7 @@ EXAMPLES = Path(__file__).parents[1] / "examples"
     [
         ("client_quickstart.py", "-- success"),
         ("event_stream.py", "[complete] Edit greeting.py"),
+        ("sdk_dropin.py", "-- success"),
     ],
 )
 def test_example_runs_with_the_demo(name: str, expected: str, tmp_path: Path) -> None:
