@@ -199,7 +199,8 @@ class Translator(StreamEvents):
         self._turn_model: str | None = None
         self._pending_assistant_uuid: str | None = None
         self._last_committed: str | None = None
-        self._permissions: dict[str, str | None] = {}
+        # open permission prompts: request id -> (tool call id, parent sub-agent call id)
+        self._permissions: dict[str, tuple[str | None, str | None]] = {}
         # per-message / per-id memories
         self._ledger = TextLedger()
         self._calls = ToolCalls(lambda: self._work_dir or self._cwd)
@@ -344,7 +345,7 @@ class Translator(StreamEvents):
         try:
             event = plain.permission_event(req, self._parent_of, self._work_dir or self._cwd)
             self._open(event.parent_tool_call_id)
-            self._permissions[req.request_id] = event.tool_call_id
+            self._permissions[req.request_id] = (event.tool_call_id, event.parent_tool_call_id)
             return event
         except Exception as exc:
             _log.warning("translator.internal_error", error=repr(exc), exc_info=True)
@@ -568,7 +569,7 @@ class Translator(StreamEvents):
         return events
 
     def _drop_permissions_of(self, tool_id: str) -> None:
-        for request_id, tool in list(self._permissions.items()):
+        for request_id, (tool, _) in list(self._permissions.items()):
             if tool == tool_id:
                 del self._permissions[request_id]
 
@@ -613,7 +614,9 @@ class Translator(StreamEvents):
         self._turn_open = False
         self._text_in_turn = False
         self._pending_assistant_uuid = None
-        self._permissions.clear()
+        # A background sub-agent's prompts outlive the turn (the CLI may still withdraw them).
+        keep = self._background_calls()
+        self._permissions = {r: p for r, p in self._permissions.items() if p[1] in keep}
 
     def _finish(self, reason: str, error: str | None) -> list[Event]:
         if not self._turn_open:

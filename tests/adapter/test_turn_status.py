@@ -14,13 +14,24 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_translate_support import assistant, feed, init, line, result, text
+from test_translate_support import (
+    assistant,
+    can_use_tool,
+    feed,
+    init,
+    line,
+    result,
+    text,
+    tool_result,
+    tool_use,
+)
 
 from adapter.events import (
     Complete,
     ErrorEvent,
     Event,
     MessageChunk,
+    PermissionCancelled,
     ToolCall,
     ToolUpdate,
     TurnError,
@@ -227,3 +238,25 @@ def test_lifecycle_lines_give_no_events() -> None:
     t = Translator()
     msg = line({"type": "command_lifecycle", "command_uuid": "x", "state": "queued"})
     assert [] == t.feed(msg)
+
+
+def test_a_background_sub_agents_permission_prompt_outlives_the_turn() -> None:
+    """The sub-agent asks while the launching turn ends; the CLI withdraws the prompt later:
+    the withdrawal is still reported, and the prompt opened no turn."""
+    t = Translator()
+    t.prompt_sent("p1")
+    feed(
+        t,
+        init(),
+        assistant("m1", tool_use("A1", name="Agent", prompt="count", description="count")),
+        {"type": "system", "subtype": "task_started", "task_id": "t1", "tool_use_id": "A1",
+         "is_backgrounded": True},
+        tool_result("A1", "Async agent launched successfully."),
+        assistant("m2", tool_use("B1", command="touch x"), parent="A1", agent_id="ag1"),
+    )  # fmt: skip
+    ask = t.permission_request(can_use_tool("req-9", tool_use_id="B1", agent_id="ag1"))
+    assert "A1" == ask.parent_tool_call_id
+    feed(t, result(result="launched"))
+    assert not t.busy  # the sub-agent's prompt is no turn of the main conversation
+    events = feed(t, {"type": "control_cancel_request", "request_id": "req-9", "uuid": None})
+    assert [PermissionCancelled(pending_id="req-9")] == events
