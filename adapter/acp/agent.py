@@ -188,6 +188,7 @@ class AcpAgent:
         self._tg: anyio.abc.TaskGroup | None = None
         self._history: HistoryIndex | None = None
         self._limiter = anyio.Semaphore(_MAX_REQUESTS)
+        self._prompts: dict[str | int, str] = {}  # request id of a running prompt -> session
         self._methods: dict[str, Callable[[Any], Awaitable[Any]]] = {  # method -> handler
             "initialize": self._initialize,
             "authenticate": self._authenticate,
@@ -243,9 +244,15 @@ class AcpAgent:
                 out.done.set()
 
     async def _serve_request(self, req: Request) -> None:
+        # A prompt can be cancelled by its request id too ($/cancel_request).
+        prompt_of = req.params.get("sessionId") if req.method == "session/prompt" else None
+        if isinstance(prompt_of, str):
+            self._prompts[req.id] = prompt_of
         try:
             await self._answer_request(req)
         finally:
+            if isinstance(prompt_of, str):
+                self._prompts.pop(req.id, None)
             self._limiter.release()
 
     async def _answer_request(self, req: Request) -> None:
@@ -280,7 +287,14 @@ class AcpAgent:
             session = self._sessions.get(params.session_id)
             if session is not None:
                 await self._cancel(session)
-        # `$/cancel_request` and unknown notifications: nothing of ours to cancel.
+        elif note.method == "$/cancel_request" and isinstance(note.params, dict):
+            # Only a prompt is worth cancelling (it answers `cancelled`); other requests are
+            # short and simply finish.
+            rid = note.params.get("requestId")
+            target = self._prompts.get(rid) if isinstance(rid, str | int) else None
+            session = self._sessions.get(target) if target is not None else None
+            if session is not None:
+                await self._cancel(session)
 
     async def _shutdown(self) -> None:
         for out in self._outgoing.values():
@@ -528,6 +542,7 @@ class AcpAgent:
         for pending_id, request_id in list(session.asking.items()):
             session.asking.pop(pending_id, None)
             self._withdraw(request_id)
+            await self._send(encode_notification("$/cancel_request", {"requestId": request_id}))
             with contextlib.suppress(UsageError, ClaudeCodeError):
                 await self.backend.answer_permission(
                     session.id, pending_id, decision_for_option(None)

@@ -186,6 +186,19 @@ async def test_a_cancelled_answer_alone_cancels_the_turn(tmp_path: Path) -> None
     assert 1 == len(asked)
 
 
+async def test_cancel_request_of_the_prompt_cancels_the_turn(tmp_path: Path) -> None:
+    """$/cancel_request naming the session/prompt request ends it `cancelled`."""
+
+    async def scenario(client: Client, sid: str) -> None:
+        prompt = {"sessionId": sid, "prompt": [{"type": "text", "text": "go"}]}
+        rid = await client.request("session/prompt", prompt)
+        await client.wait_for(lambda m: m.get("method") == "session/request_permission")
+        await client.send({"method": "$/cancel_request", "params": {"requestId": rid}})
+        assert {"stopReason": "cancelled"} == (await client.answer(rid))["result"]
+
+    await _run(tmp_path, _bash_twice(), scenario)
+
+
 async def test_the_autonomous_policy_never_asks_the_editor(tmp_path: Path) -> None:
     async def scenario(client: Client, sid: str) -> None:
         rid = await client.request(
@@ -207,12 +220,16 @@ async def test_a_second_prompt_while_one_runs_is_refused(tmp_path: Path) -> None
         await client.wait_for(lambda m: m.get("method") == "session/request_permission")
         second = await client.request("session/prompt", prompt)
         assert -32600 == (await client.answer(second))["error"]["code"]
-        await client.send(
-            {"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": sid}}
-        )
+        await client.send({"method": "session/cancel", "params": {"sessionId": sid}})
         assert {"stopReason": "cancelled"} == (await client.answer(first))["result"]
 
-    await _run(tmp_path, _bash_twice(), scenario)
+    client = await _run(tmp_path, _bash_twice(), scenario)
+    # The open permission request was cancelled at the editor too (ACP's cascade).
+    asked = [m["id"] for m in client.received if m.get("method") == "session/request_permission"]
+    withdrawn = [
+        m["params"]["requestId"] for m in client.received if m.get("method") == "$/cancel_request"
+    ]
+    assert asked == withdrawn
 
 
 # ------------------------------------------------------------------------ params
