@@ -26,7 +26,7 @@ RESULTS = ROOT / "results"
 BENCHMARKS_MD = ROOT.parent / "BENCHMARKS.md"
 START_MARK = "<!-- results:start -->"
 END_MARK = "<!-- results:end -->"
-SECTIONS = ("throughput", "latency", "memory", "scale", "acp")
+SECTIONS = ("throughput", "latency", "memory", "scale", "acp", "terminals")
 
 
 def _log(text: str) -> None:
@@ -148,6 +148,11 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             results["acp"]["corpus_lines"] = len(corpus.lines)
         else:
             _log("acp: skipped (needs node and the ACP client: scripts/install-test-deps)")
+    if "terminals" in sections:
+        from .terminals import measure_terminals
+
+        _log("terminals: (i) throughput, (j) echo latency, (k) memory")
+        results["terminals"] = measure_terminals(quick=quick, backend=args.backend, log=_log)
     results["elapsed_s"] = time.time() - started
     results["loadavg_end"] = " ".join(f"{x:.2f}" for x in os.getloadavg())
     return results

@@ -123,6 +123,27 @@ def targets(results: dict[str, Any]) -> list[tuple[str, str, bool | None]]:
                 bounded,
             )
         )
+    term = results.get("terminals")
+    if term:
+        tp = term["throughput"]
+        for key, label in (("screen_off", "screen off"), ("screen_on", "screen on")):
+            share = tp[key]["share_of_raw"]
+            rows.append(
+                (
+                    f"(i) terminal -> WebSocket >= 50% of the raw pty rate, {label}",
+                    f"{share:.0%}",
+                    share >= 0.5,
+                )
+            )
+        for key, label in (("screen_off", "screen off"), ("screen_on", "screen on")):
+            p99 = term["echo"][key]["p99_ms"]
+            rows.append(
+                (
+                    f"(j) keystroke echo p99 < 10 ms with 20 busy terminals, {label}",
+                    f"{p99:.1f} ms",
+                    p99 < 10,
+                )
+            )
     return rows
 
 
@@ -271,5 +292,41 @@ def markdown(results: dict[str, Any]) -> str:
             "",
             f"(h)/(d): {acp['ratio']:.2f} (medians), {acp['best_ratio']:.2f} (best runs); "
             f"{_n(acp['h']['updates'])} session/update notifications per run.",
+        ]
+    term = results.get("terminals")
+    if term:
+        tp = term["throughput"]
+        mem = term["memory"]
+        out += [
+            "",
+            f"### (i)-(k) Terminal sessions (`cat` of {term['file_bytes'] / 1e6:.0f} MB)",
+            "",
+            "| (i) path | MB/s | share of raw |",
+            "|---|---:|---:|",
+            f"| raw pty read (before / after) | {tp['raw']['bytes_per_s'] / 1e6:.0f} / "
+            f"{tp['raw_after']['bytes_per_s'] / 1e6:.0f} | 100% |",
+        ]
+        for key, label in (("screen_off", "screen off"), ("screen_on", "screen on")):
+            row = tp[key]
+            out.append(
+                f"| session -> 1 WebSocket viewer, {label} | {row['bytes_per_s'] / 1e6:.0f} | "
+                f"{row['share_of_raw']:.0%} |"
+            )
+        out += [
+            "",
+            "| (j) keystroke echo, 20 busy terminals | p50 ms | p99 ms | max ms |",
+            "|---|---:|---:|---:|",
+        ]
+        for key, label in (("screen_off", "screen off"), ("screen_on", "screen on")):
+            echo = term["echo"][key]
+            out.append(
+                f"| {label} ({echo['keys']} keys) | {echo['p50_ms']:.2f} | "
+                f"{echo['p99_ms']:.2f} | {echo['max_ms']:.2f} |"
+            )
+        out += [
+            "",
+            f"(k) memory per idle terminal: {mem['per_terminal'] / 1024:.1f} KiB allocated "
+            f"(tracemalloc), RSS growth {mem['rss_per_terminal'] / 1024:.1f} KiB "
+            f"({mem['terminals']} terminals; the programs' own memory not counted).",
         ]
     return "\n".join(out) + "\n"

@@ -106,21 +106,40 @@ class PtyProcess:
         return self._popen.returncode
 
     async def read(self, max_bytes: int = 65536) -> bytes:
-        """The next chunk of output; ``b""`` once every writer of the terminal is gone."""
+        """The output available now (at least one byte, at most ``max_bytes``; waits for
+        some); ``b""`` once every writer of the terminal is gone."""
         self._reads += 1
         if self._reads >= _READS_PER_CHECKPOINT:
             self._reads = 0
             await anyio.lowlevel.checkpoint()
         while True:
             try:
-                return os.read(self._fd, max_bytes)
+                first = os.read(self._fd, max_bytes)
             except BlockingIOError:
                 self._reads = 0
                 await anyio.wait_readable(self._fd)
+                continue
             except OSError as exc:
                 if exc.errno == errno.EIO:  # Linux: the slave side is closed
                     return b""
                 raise
+            break
+        # A pty hands out at most a few KB per read: take what else is there now, so the
+        # layers above handle (and send to viewers) fewer, larger chunks.
+        if len(first) >= max_bytes or not first:
+            return first
+        chunks = [first]
+        size = len(first)
+        while size < max_bytes:
+            try:
+                chunk = os.read(self._fd, max_bytes - size)
+            except OSError:  # EAGAIN: nothing more now; EIO: reported by the next read
+                break
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+        return b"".join(chunks)
 
     def read_available(self, max_bytes: int = 65536) -> bytes:
         """Whatever output is buffered right now, without waiting (``b""`` if none)."""

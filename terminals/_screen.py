@@ -1,11 +1,12 @@
 """The server-side screen of a terminal session: a :mod:`pyte` virtual terminal.
 
-Output is queued with :meth:`TerminalScreen.feed` (cheap: a list append) and parsed only when
-the screen is read (:meth:`lines`, :meth:`render`, :meth:`resize`), so a flood of output costs
-the session's reader nothing and the screen's parse cost is paid at the rate the screen is
-looked at. The queue is bounded: past ``max_pending`` bytes the oldest queued output is dropped
-and the screen restarts from a clean state fed with the newest output, which is what a person
-looking at a flooding terminal sees anyway (counted in ``resyncs``).
+Output is queued with :meth:`TerminalScreen.feed` (cheap: a list append) and parsed when the
+screen is read (:meth:`lines`, :meth:`render`, :meth:`resize`) or, in bounded slices, by the
+session's screen task (:meth:`flush` with ``max_bytes``), so a flood of output costs the
+session's reader nothing and parsing never holds the event loop for long. The queue is
+bounded: past ``max_pending`` bytes the oldest queued output is dropped and the screen
+restarts from a clean state fed with the newest output, which is what a person looking at a
+flooding terminal sees anyway (counted in ``resyncs``).
 
 :meth:`render` turns the screen (and a bounded scrollback) into bytes that, written to a fresh
 xterm-compatible terminal, reproduce it: text with colours and attributes, the cursor position
@@ -24,7 +25,7 @@ from pyte.screens import Char
 
 __all__ = ("TerminalScreen",)
 
-_DEFAULT_MAX_PENDING = 1 << 20
+_DEFAULT_MAX_PENDING = 32 * 1024
 
 _NAMED_COLOURS = {
     "black": 0,
@@ -209,19 +210,33 @@ class TerminalScreen:
                 self._pending_bytes -= len(self._pending.popleft())
             self._reset_needed = True
 
-    def flush(self) -> None:
-        """Parse every queued byte now."""
+    def flush(self, max_bytes: int | None = None) -> bool:
+        """Parse queued output now: all of it, or about ``max_bytes`` (so a caller on an event
+        loop can parse a flood in slices). Returns whether output is still queued."""
         if not self._pending:
-            return
+            return False
         if self._reset_needed:
             self._reset_needed = False
             self.resyncs += 1
             cols, rows = self.cols, self.rows
             self._screen = _Screen(cols, rows, self._scrollback_size)
             self._stream = _TolerantStream(self._screen)
-        data = b"".join(self._pending)
-        self._pending.clear()
-        self._pending_bytes = 0
+        if max_bytes is None or self._pending_bytes <= max_bytes:
+            data = b"".join(self._pending)
+            self._pending.clear()
+        else:
+            parts: list[bytes] = []
+            taken = 0
+            while self._pending and taken < max_bytes:
+                chunk = self._pending.popleft()
+                room = max_bytes - taken
+                if len(chunk) > room:
+                    self._pending.appendleft(chunk[room:])
+                    chunk = chunk[:room]
+                parts.append(chunk)
+                taken += len(chunk)
+            data = b"".join(parts)
+        self._pending_bytes -= len(data)
         try:
             self._stream.feed(data)
         except Exception:
@@ -229,15 +244,18 @@ class TerminalScreen:
             self.resyncs += 1
             self._screen = _Screen(self.cols, self.rows, self._scrollback_size)
             self._stream = _TolerantStream(self._screen)
+        return bool(self._pending)
 
     def resize(self, cols: int, rows: int) -> None:
         """Change the screen size (queued output is parsed at the old size first)."""
         self.flush()
         self._screen.resize(lines=rows, columns=cols)
 
-    def lines(self) -> list[str]:
-        """The visible screen as text, one string per row (padded to the width)."""
-        self.flush()
+    def lines(self, *, parsed_only: bool = False) -> list[str]:
+        """The visible screen as text, one string per row (padded to the width).
+        ``parsed_only``: as far as output has been parsed, without parsing what is queued."""
+        if not parsed_only:
+            self.flush()
         return list(self._screen.display)
 
     def text(self) -> str:

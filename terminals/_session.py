@@ -33,7 +33,7 @@ from ._types import (
 )
 from ._viewer import TerminalViewer
 
-__all__ = ("TERMINAL_ENV", "SessionOptions", "TerminalSession", "build_env")
+__all__ = ("TERMINAL_ENV", "ParseBudget", "SessionOptions", "TerminalSession", "build_env")
 
 _log = get_logger("claudecode.terminals")
 
@@ -43,6 +43,10 @@ _ACTIVITY_WINDOW = 1.0
 #: screen never takes more than about a fifth of the loop.
 _MIN_REFRESH_INTERVAL = 0.05
 _REFRESH_COST_FACTOR = 4.0
+#: Screen parsing may take at most 1 / (1 + this) of the loop (all sessions together).
+_PARSE_COST_FACTOR = 9.0
+#: Output parsed by the screen task between two pauses.
+_PARSE_SLICE = 1024
 #: While a trust prompt is on screen, look again this often even without new output (a key
 #: typed too early may have been refused by the dialog).
 _HOOK_RETRY_INTERVAL = 0.5
@@ -51,10 +55,38 @@ _RAW_TAIL = 64 * 1024
 _KILL_WAIT = 10.0
 
 
+class ParseBudget:
+    """The screen parsing share of the event loop, shared by every session of a manager.
+
+    pyte parses some hundreds of KB/s on a loaded machine: with many busy terminals, parsing
+    every screen as fast as output arrives would starve keystrokes and viewers. Each slice
+    parsed moves ``next_slot`` forward by ``factor`` times its cost, and the next slice (of
+    any session) waits for it: parsing takes at most ``1 / (1 + factor)`` of the loop.
+    Screens that fall behind skip to their newest output (see TerminalScreen).
+    """
+
+    __slots__ = ("factor", "next_slot")
+
+    def __init__(self, factor: float = _PARSE_COST_FACTOR) -> None:
+        self.factor = factor
+        self.next_slot = float("-inf")
+
+    async def wait(self) -> None:
+        """Wait for this manager's next parsing slot."""
+        delay = self.next_slot - anyio.current_time()
+        if delay > 0:
+            await anyio.sleep(delay)
+
+    def spent(self, started: float, cost: float) -> None:
+        """Account a slice that cost ``cost`` seconds of loop time."""
+        self.next_slot = max(self.next_slot, started) + cost * (1 + self.factor)
+
+
 class SessionOptions:
     """Per-manager settings every session shares (see :class:`~terminals.TerminalManager`)."""
 
     __slots__ = (
+        "budget",
         "screen",
         "scrollback",
         "spawn_timeout",
@@ -76,6 +108,7 @@ class SessionOptions:
         self.spawn_timeout = spawn_timeout
         self.stop_grace = stop_grace
         self.viewer_max_bytes = viewer_max_bytes
+        self.budget = ParseBudget()
 
 
 class TerminalSession:
@@ -323,10 +356,24 @@ class TerminalSession:
                 await self._dirty.wait()
             if self._dirty.is_set():
                 self._dirty = anyio.Event()
+            await self._parse_in_slices()
             started = anyio.current_time()
             await self._refresh()
             cost = anyio.current_time() - started
             await anyio.sleep(max(_MIN_REFRESH_INTERVAL, cost * _REFRESH_COST_FACTOR))
+
+    async def _parse_in_slices(self) -> None:
+        # A flood is parsed a small slice at a time within the manager's parse budget, so
+        # keystrokes, viewers and other sessions never wait long behind a screen.
+        screen = self._screen
+        if screen is None:
+            return
+        budget = self._options.budget
+        while screen.pending_bytes:
+            await budget.wait()
+            started = anyio.current_time()
+            screen.flush(max_bytes=_PARSE_SLICE)
+            budget.spent(started, anyio.current_time() - started)
 
     def _refresh_timeout(self) -> float:
         if self._accept_trust and not self.trust_accepted and self._output_seen:
@@ -337,7 +384,8 @@ class TerminalSession:
         return float("inf")
 
     async def _refresh(self) -> None:
-        lines = self._screen.lines() if self._screen is not None else []
+        # What has been parsed so far: a flood still being parsed is not waited for here.
+        lines = self._screen.lines(parsed_only=True) if self._screen is not None else []
         if self._accept_trust and not self.trust_accepted and lines:
             await self._run_trust_hook(lines)
         self._set_state(self._detect_state(lines))
@@ -411,8 +459,6 @@ class TerminalSession:
         )
         self.ended_at = time.time()
         self.state = "closed"
-        if self._screen is not None:
-            self._screen.flush()
         _log.info(
             "terminal.ended",
             session_id=self.id,
