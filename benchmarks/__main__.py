@@ -26,7 +26,7 @@ RESULTS = ROOT / "results"
 BENCHMARKS_MD = ROOT.parent / "BENCHMARKS.md"
 START_MARK = "<!-- results:start -->"
 END_MARK = "<!-- results:end -->"
-SECTIONS = ("throughput", "latency", "memory", "scale", "acp", "terminals")
+SECTIONS = ("throughput", "latency", "memory", "scale", "acp", "terminals", "ws", "history")
 
 
 def _log(text: str) -> None:
@@ -153,6 +153,24 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 
         _log("terminals: (i) throughput, (j) echo latency, (k) memory")
         results["terminals"] = measure_terminals(quick=quick, backend=args.backend, log=_log)
+    if "ws" in sections:
+        from .ws import measure_ws
+
+        results["ws"] = measure_ws(
+            cli,
+            fanout_clients=20 if quick else 100,
+            sessions=10 if quick else 50,
+            lines=60 if quick else 300,
+            idle=100 if quick else 500,
+            log=_log,
+        )
+    if "history" in sections:
+        from .ws import measure_history
+
+        _log("history")
+        results["history"] = measure_history(
+            files=100 if quick else 1000, big_mb=20 if quick else 200, log=_log
+        )
     results["elapsed_s"] = time.time() - started
     results["loadavg_end"] = " ".join(f"{x:.2f}" for x in os.getloadavg())
     return results

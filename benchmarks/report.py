@@ -144,7 +144,76 @@ def targets(results: dict[str, Any]) -> list[tuple[str, str, bool | None]]:
                     p99 < 10,
                 )
             )
+    ws = results.get("ws")
+    if ws:
+        many = ws["sessions"]
+        rows.append(
+            (
+                f"WebSocket, {many['sessions']} sessions x 2 clients: p99 latency < 5 ms",
+                f"{many['p99_ms']:.2f} ms",
+                many["p99_ms"] < 5.0,
+            )
+        )
+        idle = ws["idle"]["per_connection_bytes"]
+        rows.append(
+            (
+                "WebSocket: server memory per idle connection < 256 KiB",
+                f"{idle / 1024:.0f} KiB",
+                idle < 256 * 1024,
+            )
+        )
     return rows
+
+
+def _ws_md(ws: dict[str, Any]) -> list[str]:
+    out = [
+        "",
+        f"### WebSocket ({ws['lines_per_session']} text deltas per session at "
+        f"{ws['rate']:.0f}/s; emitter write -> client read)",
+        "",
+        "| run | clients | events delivered | events/s | p50 ms | p99 ms | max ms | server CPU s |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for key, label in (
+        ("fanout", "1 session"),
+        ("sessions", f"{ws['sessions']['sessions']} sessions"),
+    ):
+        r = ws[key]
+        clients = r["sessions"] * r["clients_per_session"]
+        out.append(
+            f"| {label} | {clients} | {_n(r['events_delivered'])} | "
+            f"{_n(r['events_per_s'])} | {r['p50_ms']:.2f} | {r['p99_ms']:.2f} | "
+            f"{r['max_ms']:.2f} | {r['server_cpu_s']:.1f} |"
+        )
+    idle = ws["idle"]
+    before, after = idle["rss_before"] / _MIB, idle["rss_after"] / _MIB
+    out += [
+        "",
+        f"Idle connections: {idle['connections']} -> server RSS {before:,.1f} -> "
+        f"{after:,.1f} MiB, {idle['per_connection_bytes'] / 1024:,.0f} KiB each.",
+    ]
+    return out
+
+
+def _history_md(h: dict[str, Any]) -> list[str]:
+    base = h["interpreter_peak_rss"]
+    many, big = h["list_many"], h["big"]
+    return [
+        "",
+        "### Session history (adapter.chat.history, in a fresh interpreter each)",
+        "",
+        "| task | seconds | CPU seconds | peak RSS (MiB) | over the bare interpreter (MiB) |",
+        "|---|---:|---:|---:|---:|",
+        *(
+            f"| {label} | {row['seconds']:.3f} | {row.get('cpu_s', 0.0):.3f} | "
+            f"{row['peak_rss'] / _MIB:,.0f} | {(row['peak_rss'] - base) / _MIB:,.1f} |"
+            for label, row in (
+                (f"list {many['files']:,} transcripts", many),
+                (f"list one {big['bytes'] / 1e6:,.0f} MB transcript", big["list"]),
+                ("load it as events", big["load"]),
+            )
+        ),
+    ]
 
 
 def markdown(results: dict[str, Any]) -> str:
@@ -329,4 +398,8 @@ def markdown(results: dict[str, Any]) -> str:
             f"(tracemalloc), RSS growth {mem['rss_per_terminal'] / 1024:.1f} KiB "
             f"({mem['terminals']} terminals; the programs' own memory not counted).",
         ]
+    if results.get("ws"):
+        out += _ws_md(results["ws"])
+    if results.get("history"):
+        out += _history_md(results["history"])
     return "\n".join(out) + "\n"

@@ -66,3 +66,49 @@ def test_figures_a_and_b(tmp_path: Path) -> None:
     }
     table = markdown(results)
     assert "| (a) |" in table and "| (b) |" in table
+
+
+def test_history_benchmark_and_ws_report() -> None:
+    """The history figures come out (tiny sizes), and the WebSocket section renders."""
+    from benchmarks.report import markdown, targets
+    from benchmarks.ws import measure_history
+
+    history = measure_history(files=3, big_mb=1, log=lambda _: None)
+    assert 3 == history["list_many"]["files"] and history["big"]["bytes"] >= 1_000_000
+    for row in (history["list_many"], history["big"]["list"], history["big"]["load"]):
+        assert row["seconds"] > 0 and row["peak_rss"] > 0
+    run = {"sessions": 2, "clients_per_session": 2, "events_delivered": 10, "events_per_s": 5.0}
+    run |= {"seconds": 2.0, "latency_samples": 8, "p50_ms": 1.0, "p99_ms": 2.0, "max_ms": 3.0}
+    ws = {
+        "lines_per_session": 10,
+        "rate": 100.0,
+        "fanout": {**run, "sessions": 1, "server_cpu_s": 0.1},
+        "sessions": {**run, "server_cpu_s": 0.2},
+        "idle": {
+            "connections": 4,
+            "rss_before": 1,
+            "rss_after": 4097,
+            "per_connection_bytes": 1024,
+        },
+    }
+    results = {
+        "started": "now",
+        "command": "python -m benchmarks",
+        "elapsed_s": 0.0,
+        "loadavg_start": "0",
+        "loadavg_end": "0",
+        "machine": {
+            "nproc": 2,
+            "cpu": "cpu",
+            "memory_gib": 1,
+            "os": "Linux",
+            "python": "3.11",
+            "implementation": "CPython",
+            "packages": {},
+        },
+        "ws": ws,
+        "history": history,
+    }
+    text = markdown(results)
+    assert "### WebSocket" in text and "### Session history" in text
+    assert [True, True] == [ok for _, _, ok in targets(results)]

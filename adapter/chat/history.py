@@ -26,7 +26,7 @@ import re
 from collections.abc import Iterator, Mapping
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import msgspec
 
@@ -47,7 +47,8 @@ __all__ = (
     "resume_spec",
 )
 
-_CHUNK = 4 * 1024 * 1024
+_CHUNK = 8 * 1024 * 1024
+_TAIL_BLOCK = 256 * 1024
 _TITLE_LENGTH = 120
 _USER = b'"type":"user"'
 _ASSISTANT = b'"type":"assistant"'
@@ -135,6 +136,17 @@ def _timestamp(value: str | None) -> float | None:
         return None
 
 
+def _lines_with(data: bytes, marker: bytes, end: int) -> Iterator[bytes]:
+    """The lines of ``data[:end]`` (whole lines) that contain ``marker``, in order."""
+    at = data.find(marker, 0, end)
+    while at >= 0:
+        begin = data.rfind(b"\n", 0, at) + 1
+        stop = data.find(b"\n", at, end)
+        stop = end if stop < 0 else stop
+        yield data[begin:stop]
+        at = data.find(marker, stop, end)
+
+
 def _prompt_title(line: _Line) -> str | None:
     """The title a prompt line gives, or None when it is not a real prompt."""
     if line.type != "user" or line.is_sidechain or line.is_meta or line.message is None:
@@ -188,68 +200,81 @@ class _FileState:
         self.size = stat.st_size
         if stat.st_size == self.offset:
             return
+        start = self.offset
         with self.path.open("rb") as f:
-            f.seek(self.offset)
-            carry = b""
+            f.seek(start)
+            pos = start
             while True:
                 data = f.read(_CHUNK)
-                if not data:
-                    break
-                data = carry + data
                 cut = data.rfind(b"\n")
+                while cut < 0 and len(data) >= _CHUNK:  # a line longer than a chunk
+                    more = f.read(_CHUNK)
+                    if not more:
+                        break
+                    data += more
+                    cut = data.rfind(b"\n")
                 if cut < 0:
-                    carry = data
-                    continue
-                chunk, carry = data[: cut + 1], data[cut + 1 :]
-                self.offset += len(chunk)
-                self._chunk(chunk)
-        # An unterminated last line is read again next time (it may still be being written).
+                    break  # nothing, or an unterminated last line: read again next time
+                end = cut + 1
+                self._chunk(data, end)
+                pos += end
+                if end < len(data):
+                    f.seek(pos)
+            self.offset = pos
+            self._tail(f, start, pos)
 
-    def _chunk(self, chunk: bytes) -> None:
-        self.messages += chunk.count(_USER) + chunk.count(_ASSISTANT)
-        lines = chunk.split(b"\n")
-        if self.prompt_title is None and _USER in chunk:
-            for raw in lines:
-                if _USER in raw:
-                    line = _decode(raw)
-                    if line is not None:
-                        self.prompt_title = _prompt_title(line)
-                        if self.prompt_title is not None:
-                            break
-        if any(t in chunk for t in _TITLES):
-            for raw in lines:
-                if any(t in raw for t in _TITLES):
-                    line = _decode(raw)
-                    if line is not None and (line.custom_title or line.summary):
-                        self.named_title = line.custom_title or line.summary
-        self._tail(lines)
+    def _chunk(self, data: bytes, end: int) -> None:
+        """Count the messages in ``data[:end]`` (whole lines); decode only the lines needed."""
+        self.messages += data.count(_USER, 0, end) + data.count(_ASSISTANT, 0, end)
+        if self.prompt_title is None:
+            for raw in _lines_with(data, _USER, end):
+                line = _decode(raw)
+                if line is not None:
+                    self.prompt_title = _prompt_title(line)
+                    if self.prompt_title is not None:
+                        break
+        for marker in _TITLES:
+            for raw in _lines_with(data, marker, end):
+                line = _decode(raw)
+                if line is not None and (line.custom_title or line.summary):
+                    self.named_title = line.custom_title or line.summary
 
-    def _tail(self, lines: list[bytes]) -> None:
-        """The newest values in this chunk (lines read newest first, few decoded)."""
+    def _tail(self, f: BinaryIO, start: int, end: int) -> None:
+        """The newest time, model, branch and cwd: lines read backwards from ``end`` (down to
+        ``start``, what this scan added), block by block, until each was found."""
         need_time = need_model = need_branch = True
-        for raw in reversed(lines):
-            if not (need_time or need_model or need_branch):
-                break
-            if not raw or (b'"timestamp"' not in raw and b'"gitBranch"' not in raw):
-                continue
-            if not need_time and not (need_model and _ASSISTANT in raw) and not need_branch:
-                continue
-            line = _decode(raw)
-            if line is None:
-                continue
-            when = _timestamp(line.timestamp)
-            if need_time and when is not None:
-                self.last_activity = when
-                need_time = False
-            model = line.message.model if line.message is not None else None
-            if need_model and line.type == "assistant" and model and model != "<synthetic>":
-                self.model = model
-                need_model = False
-            if need_branch and line.git_branch:
-                self.git_branch = line.git_branch
-                need_branch = False
-            if line.cwd:
-                self.cwd = line.cwd
+        pos = end
+        rest = b""
+        while pos > start and (need_time or need_model or need_branch):
+            size = min(_TAIL_BLOCK, pos - start)
+            pos -= size
+            f.seek(pos)
+            block = f.read(size) + rest
+            first = block.find(b"\n") if pos > start else -1
+            rest, block = block[: first + 1], block[first + 1 :]
+            for raw in reversed(block.split(b"\n")):
+                if not (need_time or need_model or need_branch):
+                    break
+                if b'"timestamp"' not in raw and b'"gitBranch"' not in raw:
+                    continue
+                if not need_time and not need_branch and _ASSISTANT not in raw:
+                    continue
+                line = _decode(raw)
+                if line is None:
+                    continue
+                when = _timestamp(line.timestamp)
+                if need_time and when is not None:
+                    self.last_activity = when
+                    need_time = False
+                model = line.message.model if line.message is not None else None
+                if need_model and line.type == "assistant" and model and model != "<synthetic>":
+                    self.model = model
+                    need_model = False
+                if need_branch and line.git_branch:
+                    self.git_branch = line.git_branch
+                    need_branch = False
+                if line.cwd and self.cwd is None:
+                    self.cwd = line.cwd
 
     def summary(self) -> HistorySession:
         return HistorySession(

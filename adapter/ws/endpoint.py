@@ -105,6 +105,23 @@ class _Close(Exception):
         self.reason = reason
 
 
+_ENCODED: collections.OrderedDict[int, tuple[Event, str]] = collections.OrderedDict()
+_ENCODED_MAX = 4096
+
+
+def _event_text(event: Event) -> str:
+    """The ``event`` frame of a published event as text, encoded once for every client of
+    the session (subscribers share the event objects; a small identity cache)."""
+    hit = _ENCODED.get(id(event))
+    if hit is not None and hit[0] is event:
+        return hit[1]
+    text = encode_frame(event_frame(event)).decode()  # type: ignore[arg-type]
+    _ENCODED[id(event)] = (event, text)
+    if len(_ENCODED) > _ENCODED_MAX:
+        _ENCODED.popitem(last=False)
+    return text
+
+
 def _error_of(exc: BaseException) -> tuple[ErrorCode, str]:
     if isinstance(exc, UnknownSessionError):
         return "unknown_session", str(exc).strip("'\"")
@@ -175,13 +192,15 @@ class WebSocketConnection:
         self._out.append(encode_frame(frame).decode())
         self._wakeup.set()
 
-    async def _send_event(self, frame: ServerFrame) -> None:
+    async def _send_event(self, event: Event) -> None:
         """Queue an event frame once the queue has room: a slow client holds up only its own
         subscriptions, whose events then wait in the session's bounded subscriber queue."""
         while len(self._out) >= self.max_queue and self._close is None:
             self._room = anyio.Event()
             await self._room.wait()
-        self.send(frame)
+        if self._close is None:
+            self._out.append(_event_text(event))
+            self._wakeup.set()
 
     def _end(self, code: int, reason: str, *, flush: bool = True) -> None:
         """Close with ``code``: after the queued frames (``flush``) or at once (a writer
@@ -371,7 +390,7 @@ class WebSocketConnection:
                             while True:
                                 for event in await stream.receive_batch():
                                     after = event.seq
-                                    await self._send_event(event_frame(event))  # type: ignore[arg-type]
+                                    await self._send_event(event)
                     except SubscriberDropped:
                         # The session's queue for this client overflowed: the client is too slow.
                         self._end(CLOSE_SLOW_CONSUMER, _SLOW, flush=False)
