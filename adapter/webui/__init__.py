@@ -32,7 +32,10 @@ _TYPES: Final = {
 }
 _HEADERS: Final = {
     "Content-Security-Policy": (
-        "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; "
+        # style-src 'unsafe-inline': xterm.js (the terminal view) sizes and colours its cells
+        # with <style> elements it creates; scripts stay restricted to the server's files.
+        "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; "
+        "connect-src 'self'; "
         "img-src 'self' data:; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
     ),
     "X-Content-Type-Options": "nosniff",
