@@ -189,3 +189,33 @@ def test_run_prints_the_turn_a_background_agent_starts(
     notes = [e for e in events if e["type"] == "task" and e["phase"] == "notification"]
     assert notes and REPORT in (notes[0].get("summary") or "")
     assert 3 == len(fake_api.main_requests())
+
+
+async def test_an_interrupt_leaves_the_queued_prompt_to_run(
+    cli_command: str, cli_env: CLIEnv, fake_api: FakeAnthropicAPI
+) -> None:
+    """Interrupting the running turn cancels it, not the prompt queued behind it (the CLI
+    says so: still_queued, then command_lifecycle cancelled / started): the session stays
+    active until the queued prompt's own result."""
+    fake_api.add_main(text_turn("slow words " * 200, chunk=2, delay=0.02), text_turn("B answer"))
+    seen: list[Event] = []
+    with anyio.fail_after(90):
+        async with AgentSession(_config(cli_command, cli_env)) as session:
+            changed_at: list[int] = []
+            statuses = _record_statuses(session, changed_at)
+            with session.subscribe() as events:
+                await session.prompt("talk slowly")
+                async for event in events:
+                    seen.append(event)
+                    if isinstance(event, MessageChunk):
+                        break
+                await session.prompt("B")
+                await session.interrupt()
+                first = await _until_complete(events, seen)
+                second = await _until_complete(events, seen)
+            assert "idle" == session.status
+            transitions = list(statuses)
+    assert first.is_error and first.error is not None and "interrupted" == first.error.kind
+    assert (False, "B answer") == (second.is_error, second.result)
+    assert ["connected", "active", "idle"] == transitions
+    assert changed_at[-1] >= second.seq
