@@ -67,6 +67,16 @@ def server(cli_command: str, cli_env: Any) -> Iterator[str]:
         yield url
 
 
+def until(page: Any, expression: str) -> None:
+    """Poll a JavaScript expression from here (the page's CSP forbids the eval that
+    ``wait_for_function`` polls with)."""
+    for _ in range(WAIT // 50):
+        if page.evaluate(expression):
+            return
+        page.wait_for_timeout(50)
+    raise AssertionError(f"never true: {expression}")
+
+
 def page_of(browser: Any, url: str, **context: Any) -> Any:
     page = browser.new_context(**context).new_page()
     page.set_default_timeout(WAIT)
@@ -86,7 +96,7 @@ def shot(page: Any, name: str) -> None:
 def start_session(page: Any) -> str:
     page.click("#new-session button[type=submit]")
     page.wait_for_selector("#session:not([hidden])")
-    page.wait_for_function("window.ccbState.current !== null")
+    until(page, "window.ccbState.current !== null")
     session_id: str = page.evaluate("window.ccbState.current")
     return session_id
 

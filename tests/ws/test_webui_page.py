@@ -1,0 +1,188 @@
+"""The built-in web UI in headless Chromium against sessions on the fake CLI: notifications
+for a background session, reconnecting with since_seq without showing anything twice, a clear
+error when the CLI is missing, the page's security headers. (The real-CLI scenarios are in
+tests/realcli/test_webui_browser.py.)"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+import websockets.sync.client as ws_client
+from server._running import running
+
+from adapter import PermissionPolicy, SessionConfig
+from adapter.server import ServerSettings, create_app
+from claudecode.testing import fake_cli_command, script, text_turn, tool_turn
+
+pytestmark = [pytest.mark.browser, pytest.mark.server]
+
+playwright_api = pytest.importorskip("playwright.sync_api")
+
+CHROMIUM = "/usr/bin/chromium"
+ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--no-first-run",
+]
+WAIT = 90_000
+# Records notifications instead of showing them (headless Chromium has no notification UI).
+NOTIFY_STUB = """
+window.__notes = [];
+window.Notification = class {
+  static permission = "granted";
+  static requestPermission() { return Promise.resolve("granted"); }
+  constructor(title, options) { window.__notes.push({title, body: options && options.body}); }
+};
+"""
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    if not os.access(CHROMIUM, os.X_OK):
+        if os.environ.get("CI"):
+            pytest.fail(f"{CHROMIUM} is required here (scripts/test-deps.d/10-chromium.sh)")
+        pytest.skip(f"no {CHROMIUM}")
+    with playwright_api.sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        try:
+            yield b
+        finally:
+            b.close()
+
+
+def serve(tmp_path: Path, cli_path: str) -> Any:
+    work = tmp_path / "work"
+    work.mkdir(exist_ok=True)
+    defaults = SessionConfig(cli_path=cli_path, cwd=work, policy=PermissionPolicy("supervised"))
+    return running(create_app(settings=ServerSettings(session_defaults=defaults)))
+
+
+def until(page: Any, expression: str) -> None:
+    """Poll a JavaScript expression from here (the page's CSP forbids the eval that
+    ``wait_for_function`` polls with)."""
+    for _ in range(WAIT // 50):
+        if page.evaluate(expression):
+            return
+        page.wait_for_timeout(50)
+    raise AssertionError(f"never true: {expression}")
+
+
+def open_page(browser: Any, url: str) -> Any:
+    page = browser.new_context().new_page()
+    page.set_default_timeout(WAIT)
+    page.add_init_script(NOTIFY_STUB)
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page.errors = errors
+    page.goto(url + "/")
+    page.wait_for_selector(".conn.ok")
+    return page
+
+
+class Remote:
+    """Another client on the same server (plain WebSocket)."""
+
+    def __init__(self, url: str) -> None:
+        ws_url = url.replace("http://", "ws://") + "/ws"
+        self.conn = ws_client.connect(ws_url, open_timeout=60).__enter__()
+        self.n = 0
+
+    def request(self, frame: dict[str, Any]) -> dict[str, Any]:
+        self.n += 1
+        rid = f"x{self.n}"
+        self.conn.send(json.dumps({**frame, "request_id": rid}))
+        while True:
+            reply: dict[str, Any] = json.loads(self.conn.recv(timeout=60))
+            if reply.get("request_id") == rid:
+                return reply
+
+
+def test_background_approval_notifies_and_reconnect_shows_nothing_twice(
+    tmp_path: Path, browser: Any
+) -> None:
+    body = script(
+        text_turn("first reply"),
+        tool_turn("Bash", {"command": "echo hi"}, permission=True, result="hi"),
+    )
+    with serve(tmp_path, fake_cli_command(body, tmp_path / "fake")) as url:
+        page = open_page(browser, url)
+        page.click("#new-session button[type=submit]")
+        until(page, "window.ccbState.current !== null")
+        current = page.evaluate("window.ccbState.current")
+        page.fill("#prompt", "hello")
+        page.press("#prompt", "Enter")
+        page.wait_for_selector(".msg.assistant:has-text('first reply')")
+
+        remote = Remote(url)
+        other = remote.request({"type": "create_session"})["session_id"]
+        remote.request({"type": "prompt", "session_id": other, "text": "a"})
+        remote.request({"type": "prompt", "session_id": other, "text": "b"})
+        until(page, "window.__notes.length > 0")
+        assert "Claude needs your approval" == page.evaluate("window.__notes[0].title")
+        badge = page.locator(f"#sessions li[data-session='{other}'] .badge")
+        badge.filter(has_text="waiting for you").wait_for()
+        assert [current] == [page.evaluate("window.ccbState.current")]
+
+        # the page's socket drops; meanwhile the session goes on; it comes back by itself
+        page.evaluate("window.ccbState.ws.close()")
+        remote.request({"type": "prompt", "session_id": current, "text": "more"})
+        page.wait_for_selector(".conn.ok")
+        page.wait_for_selector(".card.permission:not(.closed)")
+        assert ["hello", "more"] == page.locator(".msg.user").all_inner_texts()
+        texts = page.locator(".msg.assistant").all_inner_texts()
+        assert ["first reply", "Let me do that."] == texts
+        assert 1 == page.locator(".card.kind-shell_exec").count()
+        page.locator(".card.permission button.allow").click()
+        page.wait_for_selector(".msg.assistant:has-text('Done.')")
+        assert 1 == page.locator(".msg.assistant:has-text('Done.')").count()
+
+        # the selectors: the CLI accepts the mode (answered, no error); the model is recorded
+        page.select_option("#mode", "acceptEdits")
+        until(page, "window.ccbState.waiting.size === 0")
+        page.fill("#model", "claude-test-model")
+        page.locator("#prompt").focus()  # "change" fires when the field loses focus
+        until(page, f"window.ccbState.sessions.get('{current}').model === 'claude-test-model'")
+        assert "error" not in (page.get_attribute("#banner", "class") or "")
+        assert [] == page.errors
+        remote.conn.close()
+
+
+def test_a_missing_cli_is_a_clear_error(tmp_path: Path, browser: Any) -> None:
+    with serve(tmp_path, str(tmp_path / "no-such-claude")) as url:
+        page = open_page(browser, url)
+        page.click("#new-session button[type=submit]")
+        banner = page.locator("#banner.error")
+        banner.wait_for()
+        assert "claude" in banner.inner_text().lower()
+        assert "connected" == page.inner_text("#conn")
+        assert [] == page.errors
+
+
+def test_page_headers_and_token(tmp_path: Path) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    defaults = SessionConfig(cli_path=str(tmp_path / "none"), cwd=work)
+    app = create_app(settings=ServerSettings(session_defaults=defaults, token="t0ken"))
+    with running(app) as url:
+        page = httpx.get(url + "/")
+        assert 200 == page.status_code and "text/html" in page.headers["content-type"]
+        csp = page.headers["content-security-policy"]
+        assert "script-src 'self'" in csp and "default-src 'none'" in csp
+        assert "nosniff" == page.headers["x-content-type-options"]
+        for name in ("app.js", "chat.js", "render.js", "app.css"):
+            assert 200 == httpx.get(f"{url}/ui/{name}").status_code
+        for sneaky in ("/ui/../__init__.py", "/ui/%2E%2E%2F__init__.py", "/ui/__init__.py"):
+            assert httpx.get(url + sneaky).status_code in (401, 404), sneaky
+        # only the page's own files are public
+        assert 401 == httpx.get(f"{url}/ui/missing.js").status_code
+        # the data is not public
+        assert 401 == httpx.get(f"{url}/api/sessions").status_code
