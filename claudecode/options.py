@@ -119,7 +119,9 @@ class ClaudeCodeOptions:
             a new session); resume_drops_turn: ``--resume-drops-turn=<uuid>`` (the resume
             must drop exactly that turn, or fail).
         mcp_config: ``--mcp-config``: a path, a JSON string, or a mapping (encoded as JSON).
-            In-process SDK servers passed to the session are merged into it.
+            In-process SDK servers passed to the session are merged into it. A session
+            passes inline JSON (here and in ``settings``) through a private temporary file
+            (0600, removed at close), never on the command line where tokens would show.
             strict_mcp_config: ``--strict-mcp-config`` (only those servers).
         tools: the built-in tools available (``--tools``): a list of names (``[]``: none) or
             ``{"type": "preset", "preset": "claude_code"}`` (the default set).

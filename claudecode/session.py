@@ -34,6 +34,7 @@ from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStre
 from . import control as ctl
 from ._discovery import find_cli
 from ._log import get_logger
+from ._private_args import PrivateArgFiles
 from ._session_inbound import InboundControl
 from ._tasks import TaskSet
 from ._telemetry import trace_env
@@ -145,6 +146,7 @@ class Session(InboundControl, ControlRequests):
         self._closing = False
         self._closed = False
         self._prompts_unanswered = 0
+        self._arg_files = PrivateArgFiles()
         self._cli_turn_open = False
         self._started = False
         self.exit_code: int | None = None
@@ -222,6 +224,7 @@ class Session(InboundControl, ControlRequests):
             self._closed = True
             if transport is not None:
                 await transport.aclose(force=force)
+            self._arg_files.remove()
             with anyio.move_on_after(2):
                 await self._exited.wait()
         if self._tasks is not None:
@@ -236,6 +239,9 @@ class Session(InboundControl, ControlRequests):
             permission_callback=self._can_use_tool is not None,
         )
         env = opts.build_env(trace_env())
+        # Inline JSON (an MCP config with tokens, settings) goes through private files:
+        # argv is readable by every local user.
+        argv = self._arg_files.externalize(argv)
         return SubprocessTransport(
             argv,
             cwd=opts.cwd,

@@ -21,6 +21,7 @@ import anyio
 import anyio.abc
 
 from ._log import get_logger
+from ._private_args import redact_argv
 from .errors import CLIStartError
 
 __all__ = ("SubprocessTransport", "Transport")
@@ -134,7 +135,7 @@ class SubprocessTransport(Transport):
             )
         except OSError as exc:
             raise CLIStartError(f"could not start {self.argv[0]!r}: {exc}") from exc
-        _log.debug("cli.spawned", pid=self._process.pid, argv=self.argv)
+        _log.debug("cli.spawned", pid=self._process.pid, argv=redact_argv(self.argv))
         task_group.start_soon(self._drain_stderr, name="claudecode stderr drain")
 
     async def _drain_stderr(self) -> None:
@@ -238,5 +239,3 @@ class SubprocessTransport(Transport):
         if self._process is None:
             raise RuntimeError("transport not started")
         return self._process
-
-
