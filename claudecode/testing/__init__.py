@@ -50,7 +50,8 @@ Script format (a JSON object; unknown keys are an error, exit code 2)::
       # identity
       "model": "claude-opus-5-5", "version": "fake", "session_id": "...",
       "include_partial_messages": null,   # null = follow --include-partial-messages
-      "record_path": "/tmp/rec.jsonl",    # JSONL: {argv, cwd, pid, env}, then one
+      "record_path": "/tmp/rec.jsonl",    # JSONL: {argv, cwd, pid, env, arg_files: the
+                                          # --mcp-config / --settings files by path}, then one
                                           # {"received": msg} per stdin line
       "handler": "/path/h.py:handle",     # or "module:function": called with every host
                                           # message (a dict); a returned list of lines

@@ -477,6 +477,20 @@ def _parse_hooks(raw: Any) -> dict[str, list[tuple[str | None, list[str]]]]:
     return hooks
 
 
+def _arg_files(argv: list[str]) -> dict[str, str]:
+    """The contents of the files named by --mcp-config / --settings (the client passes
+    inline JSON through private files that are gone once the session ends)."""
+    files: dict[str, str] = {}
+    for i, arg in enumerate(argv):
+        flag, eq, value = arg.partition("=")
+        if not eq:
+            value = argv[i + 1] if i + 1 < len(argv) else ""
+        if flag in ("--mcp-config", "--settings") and os.path.isfile(value):
+            with open(value, encoding="utf-8") as fh:
+                files[value] = fh.read()
+    return files
+
+
 def _load_handler(spec: Any) -> Any:
     """``"module:function"`` or ``"/path/file.py:function"`` -> the function (or ``None``)."""
     if not spec:
@@ -581,7 +595,13 @@ def main(argv: list[str] | None = None) -> NoReturn:
     record: IO[str] | None = None
     if script.get("record_path"):
         record = open(str(script["record_path"]), "a", encoding="utf-8")  # noqa: SIM115
-        header = {"argv": argv, "cwd": os.getcwd(), "pid": os.getpid(), "env": dict(os.environ)}
+        header = {
+            "argv": argv,
+            "cwd": os.getcwd(),
+            "pid": os.getpid(),
+            "env": dict(os.environ),
+            "arg_files": _arg_files(argv),
+        }
         record.write(json.dumps(header) + "\n")
         record.flush()
     inbox: queue.Queue[Any] = queue.Queue()

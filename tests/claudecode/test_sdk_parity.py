@@ -301,8 +301,11 @@ async def test_same_flags_and_initialize_as_the_official_sdk(
         fake = Fake(tmp_path, script(text_turn("ok")), name=name.replace(".", "_"))
         options = fake.options(sdk, **_flag_options(sdk), **extra)
         await _collect(sdk.query(prompt="hi", options=options))
-        argv = fake.header()["argv"]  # the fake's arguments, without its own name
-        checkpointing.append(fake.header()["env"].get("CLAUDE_CODE_ENABLE_SDK_FILE_CHECKPOINTING"))
+        header = fake.header()
+        # the fake's arguments, without its own name; inline JSON we pass through a private
+        # file (the official SDK puts it on the command line) compared by its content
+        argv = [header["arg_files"].get(arg, arg) for arg in header["argv"]]
+        checkpointing.append(header["env"].get("CLAUDE_CODE_ENABLE_SDK_FILE_CHECKPOINTING"))
         seen[name] = (argv, fake.initialize())
     (theirs, their_init), (ours, our_init) = seen["claude_agent_sdk"], seen["claudecode.sdk"]
     assert sorted(theirs) == sorted(x for x in ours if x != "-p")
