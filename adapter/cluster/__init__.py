@@ -19,6 +19,7 @@ from .eventlog import (
 )
 from .local_server import LocalNatsCluster, LocalNatsServer, find_nats_server
 from .registry import Registry
+from .transcripts import TranscriptMirror, ensure_transcript_stream, restore_transcript
 from .wire import SessionRecord, WireError, WorkerInfo
 from .worker import ClusterWorker
 
@@ -29,6 +30,7 @@ __all__ = (
     "ClusterUnavailableError",
     "ClusterWorker",
     "ensure_event_stream",
+    "ensure_transcript_stream",
     "EventPublisher",
     "EventSource",
     "find_nats_server",
@@ -37,7 +39,9 @@ __all__ = (
     "LocalNatsServer",
     "NatsSettings",
     "Registry",
+    "restore_transcript",
     "SessionRecord",
+    "TranscriptMirror",
     "valid_token",
     "WireError",
     "WorkerInfo",

@@ -95,6 +95,8 @@ class ClusterConfig:
     ``heartbeat_ttl + heartbeat_interval`` seconds. ``request_timeout`` bounds a command's
     round trip; ``create_timeout`` the start of a session (a CLI takes seconds).
     ``closed_retention``: seconds a closed session stays listed.
+    ``transcript_max_age`` / ``transcript_max_bytes`` bound the mirrored CLI transcripts
+    (a session older than that cannot be resumed on another worker).
     """
 
     prefix: str = "bridge"
@@ -107,6 +109,8 @@ class ClusterConfig:
     request_timeout: float = 10.0
     create_timeout: float = 60.0
     closed_retention: float = 300.0
+    transcript_max_age: float = 30 * 24 * 3600.0
+    transcript_max_bytes: int = 8 << 30
     labels: dict[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -132,6 +136,20 @@ class ClusterConfig:
     def event_subjects(self) -> str:
         """The event stream's subject filter."""
         return f"{self.prefix}.events.>"
+
+    @property
+    def transcript_stream(self) -> str:
+        """The JetStream stream mirroring the CLI's conversation files."""
+        return f"{self.prefix.upper()}_TRANSCRIPTS"
+
+    def transcript_subject(self, cli_session_id: str) -> str:
+        """The subject of one CLI session's file."""
+        return f"{self.prefix}.transcript.{cli_session_id}"
+
+    @property
+    def transcript_subjects(self) -> str:
+        """The transcripts stream's subject filter."""
+        return f"{self.prefix}.transcript.>"
 
     @property
     def sessions_bucket(self) -> str:

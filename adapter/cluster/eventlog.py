@@ -263,6 +263,7 @@ class ClusterEventStream:
         self._error: str | None = None
         self._sub: Any = None
         self._first = True
+        self._held: collections.deque[Event] = collections.deque()
         self.last_seq = after_seq or 0
 
     async def start(self, js: JetStreamContext, config: ClusterConfig) -> None:
@@ -395,6 +396,10 @@ class ClusterEventStream:
             anyio.EndOfStream: the session ended and everything was received.
             SubscriberDropped: this subscriber fell behind, or events went missing.
         """
+        if self._held:
+            held = list(self._held)
+            self._held.clear()
+            return held
         while not self._queue:
             if self._ended:
                 if self._error is not None:
@@ -411,13 +416,17 @@ class ClusterEventStream:
         return self._iterate()
 
     async def _iterate(self) -> AsyncIterator[Event]:
+        # Events of a batch not yet yielded stay on the stream (not in this generator), so
+        # leaving one `async for` and starting another loses nothing.
+        held = self._held
         while True:
-            try:
-                batch = await self.receive_batch()
-            except anyio.EndOfStream:
-                return
-            for event in batch:
-                yield event
+            if not held:
+                try:
+                    batch = await self.receive_batch()
+                except anyio.EndOfStream:
+                    return
+                held.extend(batch)
+            yield held.popleft()
 
     async def close(self) -> None:
         """Delete the consumer."""

@@ -44,6 +44,7 @@ from .config import ClusterConfig, NatsSettings, valid_token
 from .eventlog import EventPublisher, ensure_event_stream
 from .recovery import recover_lost_session
 from .registry import Registry
+from .transcripts import TranscriptMirror, ensure_transcript_stream, restore_transcript
 from .wire import (
     AnswerPermission,
     Close,
@@ -160,15 +161,13 @@ class ClusterWorker:
             js = nc.jetstream(timeout=self.config.request_timeout)
             self._js = js
             await ensure_event_stream(js, self.config)
+            await ensure_transcript_stream(js, self.config)
             self.registry = Registry(js, self.config)
             await self.registry.open()
             await stack.enter_async_context(self._manager)
             self._tg = await stack.enter_async_context(anyio.create_task_group())
             stack.push_async_callback(self._shutdown)
-            await self._heartbeat_once()
-            self._tg.start_soon(self._heartbeats, name=f"worker {self.id} heartbeats")
-            await self._tg.start(self.registry.run)
-            self._tg.start_soon(self._sweeper, name=f"worker {self.id} sweeper")
+            # Ready to take sessions before the first heartbeat makes us a candidate.
             self._subs.append(
                 await nc.subscribe(
                     self.config.create_subject, queue=self.config.worker_queue, cb=self._on_create
@@ -178,6 +177,10 @@ class ClusterWorker:
                 await nc.subscribe(self.config.worker_create_subject(self.id), cb=self._on_create)
             )
             await nc.flush()
+            await self._heartbeat_once()
+            self._tg.start_soon(self._heartbeats, name=f"worker {self.id} heartbeats")
+            await self._tg.start(self.registry.run)
+            self._tg.start_soon(self._sweeper, name=f"worker {self.id} sweeper")
         except BaseException:
             await stack.__aexit__(None, None, None)
             raise
@@ -332,6 +335,15 @@ class ClusterWorker:
             # Name the CLI session now, so the registry can resume it elsewhere even if this
             # worker dies before the CLI's first message.
             config = dataclasses.replace(config, cli_session_id=str(uuid.uuid4()))
+        if config.resume is not None:
+            # A CLI session this machine may never have run: bring its file from the mirror.
+            await restore_transcript(
+                self._js,
+                self.config,
+                config.resume,
+                config.cwd or os.getcwd(),
+                _cli_env(config),
+            )
         session = await self._manager.create(config, session_id=session_id)
         hosted = _Hosted(
             session, command.spec, command.first_seq, command.created_at or time.time()
@@ -391,10 +403,16 @@ class ClusterWorker:
         try:
             async with anyio.create_task_group() as tg:
                 tg.start_soon(self._run_commands, hosted)
+                mirror = self._mirror(hosted)
                 async with anyio.create_task_group() as syncing:
                     syncing.start_soon(self._sync_record, hosted)
+                    if mirror is not None:
+                        syncing.start_soon(mirror.run)
                     await publisher.run(session)
                     syncing.cancel_scope.cancel()
+                if mirror is not None:
+                    with anyio.move_on_after(10), contextlib.suppress(Exception):
+                        await mirror.flush()  # the CLI has exited: its last lines
                 # The events ended: the final record, then let a running close answer.
                 await self._final_record(hosted)
                 hosted.commands.close()
@@ -413,6 +431,13 @@ class ClusterWorker:
                 if self._tg is not None and self._subs:
                     self._tg.start_soon(self._beat_now)
                 _log.info("cluster.session_ended", worker=self.id, session_id=session.id)
+
+    def _mirror(self, hosted: _Hosted) -> TranscriptMirror | None:
+        config = hosted.session.config
+        cli_session_id = config.cli_session_id or (None if config.fork_session else config.resume)
+        if cli_session_id is None:
+            return None  # a fork: its new id is the CLI's to choose (not mirrored)
+        return TranscriptMirror(self._js, self.config, cli_session_id, _cli_env(config))
 
     async def _final_record(self, hosted: _Hosted) -> None:
         if hosted.finalized.is_set():
@@ -494,6 +519,12 @@ async def _respond(msg: Msg, reply: Reply) -> None:
         await msg.respond(encode(reply))
     except Exception as exc:  # the connection is gone: the requester times out
         _log.debug("cluster.respond_failed", error=repr(exc))
+
+
+def _cli_env(config: SessionConfig) -> dict[str, str]:
+    # The environment the CLI runs with (where its config directory is).
+    inherit = config.client_options.get("inherit_env", True)
+    return {**(os.environ if inherit else {}), **config.env}
 
 
 def _host_token() -> str:

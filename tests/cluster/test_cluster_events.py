@@ -286,3 +286,24 @@ async def _replay_then_live(url: str, batches: list[int], switch: int, after: in
         await stream.close()
     finally:
         await nc.close()
+
+
+async def test_leaving_an_async_for_mid_batch_loses_nothing(
+    nats_client: Any, cluster_config: ClusterConfig
+) -> None:
+    """Breaking out of ``async for`` in the middle of a batch and iterating again continues
+    with the next event of that batch."""
+    js = nats_client.jetstream()
+    await ensure_event_stream(js, cluster_config)
+    hub = EventHub("brk")
+    await EventPublisher(js, cluster_config, "brk").publish(hub.publish(chunks(6)))
+    stream = await subscribe(js, cluster_config, "brk", 0)
+    got: list[int] = []
+    with anyio.fail_after(HANG_GUARD):
+        for stop in (2, 5, 6):
+            async for event in stream:
+                got.append(event.seq)
+                if event.seq == stop:
+                    break
+    assert [1, 2, 3, 4, 5, 6] == got
+    await stream.close()

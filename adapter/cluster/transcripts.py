@@ -1,0 +1,232 @@
+"""The CLI's conversation files, mirrored into JetStream so any worker can ``--resume``.
+
+The CLI keeps each session's history in ``<config dir>/projects/<cwd slug>/<CLI session
+id>.jsonl`` on the machine that runs it. :class:`TranscriptMirror` follows that file while
+the session runs and publishes every complete line it gains to the ``<PREFIX>_TRANSCRIPTS``
+stream (subject ``<prefix>.transcript.<CLI session id>``), as chunks tagged with their byte
+offset (``Bridge-Offset``; ``Nats-Msg-Id`` ``<id>:<offset>``, so a retry is a no-op).
+:func:`restore_transcript` writes the mirrored bytes back to a worker's own config directory
+before it starts a CLI with ``--resume`` of a session it has never run — the way the official
+SDK's session stores mirror transcripts to external storage.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import anyio
+
+from claudecode._log import get_logger
+
+from ..chat.history import config_dir, project_slug
+from .config import ClusterConfig, valid_token
+from .wire import MSG_ID_HEADER
+
+if TYPE_CHECKING:  # pragma: no cover
+    from nats.js.client import JetStreamContext
+
+__all__ = (
+    "OFFSET_HEADER",
+    "TranscriptMirror",
+    "ensure_transcript_stream",
+    "find_transcript",
+    "restore_transcript",
+)
+
+_log = get_logger("claudecode.adapter.cluster.transcripts")
+
+#: The byte offset of a transcript chunk in its file.
+OFFSET_HEADER = "Bridge-Offset"
+
+
+async def ensure_transcript_stream(js: JetStreamContext, config: ClusterConfig) -> None:
+    """Create the transcripts stream (or update its limits)."""
+    from nats.js import api
+    from nats.js.errors import BadRequestError
+
+    stream = api.StreamConfig(
+        name=config.transcript_stream,
+        subjects=[config.transcript_subjects],
+        retention=api.RetentionPolicy.LIMITS,
+        discard=api.DiscardPolicy.OLD,
+        max_age=config.transcript_max_age,
+        max_bytes=config.transcript_max_bytes,
+        storage=api.StorageType.FILE,
+        num_replicas=config.replicas,
+        duplicate_window=120.0,
+    )
+    try:
+        await js.add_stream(stream)
+    except BadRequestError:
+        await js.update_stream(stream)
+
+
+def find_transcript(config_root: Path, cli_session_id: str) -> Path | None:
+    """The CLI's file for a session under ``config_root/projects`` (any project)."""
+    projects = config_root / "projects"
+    try:
+        for project in projects.iterdir():
+            candidate = project / f"{cli_session_id}.jsonl"
+            if candidate.is_file():
+                return candidate
+    except OSError:
+        return None
+    return None
+
+
+class TranscriptMirror:
+    """Follows one CLI session's file and mirrors its complete lines into JetStream."""
+
+    def __init__(
+        self,
+        js: JetStreamContext,
+        config: ClusterConfig,
+        cli_session_id: str,
+        env: Mapping[str, str] | None = None,
+        *,
+        poll_interval: float = 0.25,
+    ) -> None:
+        self._js = js
+        self._config = config
+        self.cli_session_id = cli_session_id
+        self._root = config_dir(env)
+        self._subject = config.transcript_subject(cli_session_id)
+        self._interval = poll_interval
+        self._path: Path | None = None
+        #: Bytes of the file mirrored so far.
+        self.offset: int | None = None
+
+    async def run(self) -> None:
+        """Mirror until cancelled (then call :meth:`flush` for the last lines)."""
+        while True:
+            try:
+                await self.flush()
+            except Exception as exc:  # NATS away, file moved: try again next round
+                _log.warning(
+                    "cluster.transcript_mirror_failed",
+                    cli_session_id=self.cli_session_id,
+                    error=repr(exc),
+                )
+            await anyio.sleep(self._interval)
+
+    async def flush(self) -> None:
+        """Publish what the file gained since the last call (complete lines only)."""
+        if self._path is None:
+            self._path = find_transcript(self._root, self.cli_session_id)
+            if self._path is None:
+                return
+        if self.offset is None:
+            self.offset = await mirrored_size(self._js, self._config, self.cli_session_id)
+        try:
+            size = self._path.stat().st_size
+        except OSError:
+            return
+        limit = self._config.max_message_bytes
+        while size > self.offset:
+            data = await anyio.to_thread.run_sync(
+                _read, self._path, self.offset, min(size - self.offset, limit)
+            )
+            end = data.rfind(b"\n")
+            if end < 0:
+                if len(data) < limit:
+                    return  # a line still being written
+                end = len(data) - 1  # a line longer than a message: send it in pieces
+            chunk = data[: end + 1]
+            await self._js.publish(
+                self._subject,
+                chunk,
+                stream=self._config.transcript_stream,
+                headers={
+                    MSG_ID_HEADER: f"{self.cli_session_id}:{self.offset}",
+                    OFFSET_HEADER: str(self.offset),
+                },
+            )
+            self.offset += len(chunk)
+
+
+async def mirrored_size(js: JetStreamContext, config: ClusterConfig, cli_session_id: str) -> int:
+    """How many bytes of a session's file the stream holds (0: none)."""
+    from nats.js.errors import NotFoundError
+
+    try:
+        last = await js.get_last_msg(
+            config.transcript_stream, config.transcript_subject(cli_session_id)
+        )
+    except NotFoundError:
+        return 0
+    try:
+        return int((last.headers or {}).get(OFFSET_HEADER, "0")) + len(last.data or b"")
+    except ValueError:
+        return 0
+
+
+async def restore_transcript(
+    js: JetStreamContext,
+    config: ClusterConfig,
+    cli_session_id: str,
+    cwd: str | os.PathLike[str],
+    env: Mapping[str, str] | None = None,
+) -> Path | None:
+    """Write the mirrored file of a session into this machine's CLI config directory (under
+    the project of ``cwd``) unless a file for it is already there. Returns the file written,
+    or ``None`` (nothing mirrored, already present, or the mirror has a hole)."""
+    from nats.js.errors import NotFoundError
+
+    if not valid_token(cli_session_id):
+        return None
+    root = config_dir(env)
+    if find_transcript(root, cli_session_id) is not None:
+        return None
+    stream, subject = config.transcript_stream, config.transcript_subject(cli_session_id)
+    chunks: list[bytes] = []
+    expected, seq = 0, 1
+    while True:
+        try:
+            msg = await js.get_msg(stream, seq=seq, subject=subject, next=True)
+        except NotFoundError:
+            break
+        assert msg.seq is not None
+        seq = msg.seq + 1
+        try:
+            offset = int((msg.headers or {}).get(OFFSET_HEADER, "-1"))
+        except ValueError:
+            offset = -1
+        data = msg.data or b""
+        if offset < expected:
+            continue  # a repeat
+        if offset > expected:
+            _log.error(
+                "cluster.transcript_hole", cli_session_id=cli_session_id, at=expected, next=offset
+            )
+            return None
+        chunks.append(data)
+        expected += len(data)
+    if not chunks:
+        return None
+    path = await anyio.to_thread.run_sync(_write, root, cwd, cli_session_id, chunks)
+    _log.info("cluster.transcript_restored", cli_session_id=cli_session_id, bytes=expected)
+    return path
+
+
+def _read(path: Path, offset: int, size: int) -> bytes:
+    with open(path, "rb") as file:
+        file.seek(offset)
+        return file.read(size)
+
+
+def _write(
+    root: Path, cwd: str | os.PathLike[str], cli_session_id: str, chunks: list[bytes]
+) -> Path:
+    # Where the CLI looks for it: the project directory of the (resolved) working directory;
+    # private, like the CLI's own files.
+    project = root / "projects" / project_slug(os.path.realpath(cwd))
+    project.mkdir(mode=0o700, parents=True, exist_ok=True)
+    path = project / f"{cli_session_id}.jsonl"
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "wb") as file:
+        for chunk in chunks:
+            file.write(chunk)
+    return path

@@ -1,0 +1,177 @@
+"""The real CLI behind two cluster worker processes, each with its own HOME (nothing shared
+on disk): the conversation a worker's CLI writes is mirrored into JetStream; after that
+worker is killed (-9), the session resumes on the other worker from the mirror, and the next
+prompt reaches the model with the earlier conversation (the fake Messages API's log)."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+from adapter.backend import SessionSpec
+from adapter.cluster import ClusterBackend, ClusterConfig, LocalNatsServer, NatsSettings
+from adapter.cluster.transcripts import find_transcript, mirrored_size
+from adapter.events import Complete, ErrorEvent, Event, MessageChunk
+
+from .cli import CLIEnv
+from .fake_api import FakeAnthropicAPI
+from .script import text_turn
+
+pytestmark = [pytest.mark.realcli, pytest.mark.nats, pytest.mark.slow, pytest.mark.anyio]
+
+WAIT = 120
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    """nats-py is an asyncio library."""
+    return "asyncio"
+
+
+@contextlib.contextmanager
+def worker(
+    name: str,
+    url: str,
+    config: ClusterConfig,
+    cli: str,
+    env: dict[str, str],
+    log: Path,
+    *extra: str,
+) -> Iterator[subprocess.Popen[bytes]]:
+    with open(log, "wb") as out:
+        proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "adapter",
+                "worker",
+                "--nats",
+                url,
+                "--nats-prefix",
+                config.prefix,
+                "--id",
+                name,
+                "--cli",
+                cli,
+                "--policy",
+                "autonomous",
+                "-v",
+                *extra,
+            ],
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=out,
+            env=env,
+            cwd=env["HOME"],
+            start_new_session=True,
+        )
+    try:
+        yield proc
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+
+
+async def until_complete(events: Any) -> list[Event]:
+    seen: list[Event] = []
+    with anyio.fail_after(WAIT):
+        async for event in events:
+            seen.append(event)
+            if isinstance(event, Complete):
+                return seen
+    raise AssertionError("the events ended before the turn completed")
+
+
+async def test_a_killed_workers_session_resumes_elsewhere_from_the_mirror(
+    cli_command: str, cli_env: CLIEnv, fake_api: FakeAnthropicAPI, tmp_path: Path
+) -> None:
+    fake_api.add_main(text_turn("first answer"), text_turn("second answer"))
+    config = ClusterConfig(prefix=f"r{uuid.uuid4().hex[:8]}")
+    homes = {name: tmp_path / f"home-{name}" for name in ("wa", "wb")}
+    for home in homes.values():
+        home.mkdir()
+    env_a, env_b = ({**cli_env(HOME=str(homes[n])), "PYTHONUNBUFFERED": "1"} for n in ("wa", "wb"))
+    cwd = str(cli_env.cwd)
+    with (
+        LocalNatsServer(tmp_path / "nats") as server,
+        worker(
+            "wa",
+            server.url,
+            config,
+            cli_command,
+            env_a,
+            tmp_path / "wa.log",
+            "--cwd",
+            cwd,
+            "--label",
+            "pin=a",
+        ) as wa,
+        worker("wb", server.url, config, cli_command, env_b, tmp_path / "wb.log", "--cwd", cwd),
+    ):
+        async with ClusterBackend(NatsSettings(servers=[server.url]), config) as backend:
+            registry = backend._require()
+            with anyio.fail_after(WAIT):
+                while True:
+                    if len(registry.workers) >= 2:
+                        break
+                    await anyio.sleep(0.1)
+            info = await backend.create(SessionSpec(labels={"pin": "a"}))
+            assert "wa" == info.owner and info.cli_session_id
+            sid = info.cli_session_id
+            async with backend.subscribe(info.id, after_seq=0) as events:
+                await backend.prompt(info.id, "first prompt")
+                first = await until_complete(events)
+                assert "first answer" == "".join(
+                    e.text for e in first if isinstance(e, MessageChunk)
+                )
+                # Wait until the whole file is mirrored, then kill the worker and its CLI.
+                with anyio.fail_after(WAIT):
+                    while True:
+                        path = find_transcript(homes["wa"] / ".claude", sid)
+                        size = path.stat().st_size if path else -1
+                        if size > 0 and size == await mirrored_size(backend._js, config, sid):
+                            break
+                        await anyio.sleep(0.2)
+                os.killpg(wa.pid, signal.SIGKILL)
+                lost = []
+                with anyio.fail_after(WAIT):
+                    async for event in events:
+                        lost.append(event)
+                        if isinstance(event, ErrorEvent):
+                            break
+                if "interrupted" == lost[-1].kind:  # the registry still said busy
+                    lost += await until_complete(events)
+                else:
+                    assert "cli_exited" == lost[-1].kind
+                with anyio.fail_after(WAIT):
+                    while True:
+                        now = await backend.info(info.id)
+                        if now.owner == "wb" and now.status != "lost":
+                            break
+                        await anyio.sleep(0.2)
+                assert sid == now.cli_session_id
+                await backend.prompt(info.id, "second prompt")
+                second = await until_complete(events)
+            assert "second answer" == "".join(e.text for e in second if isinstance(e, MessageChunk))
+            seqs = [e.seq for e in first + lost + second]
+            assert list(range(1, len(seqs) + 1)) == seqs
+    # Nothing was shared on disk: worker b's CLI found the conversation in its own HOME,
+    # restored from the mirror, and sent it to the model.
+    assert find_transcript(homes["wb"] / ".claude", sid) is not None
+    last = fake_api.main_requests()[-1]
+    assert isinstance(last.body, dict)
+    history = json.dumps(last.body["messages"])
+    for text in ("first prompt", "first answer", "second prompt"):
+        assert text in history
