@@ -119,7 +119,11 @@ class InboundControl:
         limit = self.options.permission_timeout
 
         def deny(reason: str) -> ctl.OutboundControlResponse:
-            return req.deny(f"permission callback {reason}", interrupt=True)
+            # A callback that failed is denied without interrupting, so the model reads why
+            # (the CLI replaces an interrupting denial's message with its own); one that never
+            # answered stops the turn, like an unanswered prompt.
+            timed_out = reason.startswith("did not answer")
+            return req.deny(f"permission callback {reason}", interrupt=timed_out)
 
         await self._run_callback(req, "can_use_tool", lambda: callback(req), limit, deny)
 
