@@ -106,7 +106,8 @@ class _Close(Exception):
 
 
 _ENCODED: collections.OrderedDict[int, tuple[Event, str]] = collections.OrderedDict()
-_ENCODED_MAX = 4096
+_ENCODED_MAX = 128  # entries; only frames up to _ENCODED_BYTES: at most 8 MiB held
+_ENCODED_BYTES = 64 * 1024
 
 
 def _event_text(event: Event) -> str:
@@ -116,9 +117,10 @@ def _event_text(event: Event) -> str:
     if hit is not None and hit[0] is event:
         return hit[1]
     text = encode_frame(event_frame(event)).decode()  # type: ignore[arg-type]
-    _ENCODED[id(event)] = (event, text)
-    if len(_ENCODED) > _ENCODED_MAX:
-        _ENCODED.popitem(last=False)
+    if len(text) <= _ENCODED_BYTES:
+        _ENCODED[id(event)] = (event, text)
+        if len(_ENCODED) > _ENCODED_MAX:
+            _ENCODED.popitem(last=False)
     return text
 
 

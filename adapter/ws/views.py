@@ -59,13 +59,16 @@ class SessionViews:
                 tg.cancel_scope.cancel()
 
     async def _watch(self) -> None:
-        for info in await self._backend.list():
-            if info.kind == "chat" and info.state != "closed":
-                self._follow(info.id)
-        async with self._backend.watch() as changes:
-            async for info in changes:
-                if info.kind == "chat" and info.state != "closed":
-                    self._follow(info.id)
+        try:
+            async with self._backend.watch() as changes:
+                for info in await self._backend.list():
+                    if info.kind == "chat" and info.state != "closed":
+                        self._follow(info.id)
+                async for info in changes:
+                    if info.kind == "chat" and info.state != "closed":
+                        self._follow(info.id)
+        except Exception:  # views then start on the first snapshot asked for instead
+            _log.exception("ws.watch_failed")
 
     def _follow(self, session_id: str) -> ChatView:
         view = self._views.get(session_id) or self._closed.get(session_id)

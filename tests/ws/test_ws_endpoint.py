@@ -106,7 +106,11 @@ def until_complete(c: Client, session_id: str) -> list[dict[str, Any]]:
 
 
 def settings_for(
-    tmp_path: Path, body: Any, subscriber_buffer: int = 10_000, **extra: Any
+    tmp_path: Path,
+    body: Any,
+    subscriber_buffer: int = 5_000,
+    history_size: int = 10_000,
+    **extra: Any,
 ) -> ServerSettings:
     work = tmp_path / "work"
     work.mkdir(exist_ok=True)
@@ -115,6 +119,7 @@ def settings_for(
         cwd=work,
         policy=PermissionPolicy("supervised"),
         subscriber_buffer=subscriber_buffer,
+        history_size=history_size,
     )
     return ServerSettings(
         session_defaults=defaults, max_sessions=4, max_body_bytes=64 * 1024, **extra
@@ -211,6 +216,35 @@ def test_create_and_prompt_at_once_misses_nothing(tmp_path: Path) -> None:
         finally:
             c.close()
             other.close()
+
+
+def test_a_late_joiner_sees_the_whole_chat_beyond_the_history(tmp_path: Path) -> None:
+    """The session keeps only 40 events; a client joining after hundreds still gets the whole
+    conversation in its snapshot (the server's view followed the session from seq 1), and a
+    since_seq older than the history gets a snapshot instead of a gap."""
+    text = "".join(f"<{i}>" for i in range(300))
+    body = script(text_turn(text, chunk=5, delay=0.002), text_turn("second"))
+    with serve(tmp_path, body, subscriber_buffer=20, history_size=40) as url:
+        c = connect(url)
+        try:
+            sid = create(c)
+            c.request({"type": "subscribe", "session_id": sid})
+            c.request({"type": "prompt", "session_id": sid, "text": "long one"})
+            frames = until_complete(c, sid)
+            assert len(events_of(frames, sid)) > 60
+            late = connect(url)
+            late.send({"type": "subscribe", "session_id": sid})
+            snap = late.until(lambda f: f["type"] == "snapshot")[-1]
+            entries = snap["chat"]["entries"]
+            assert ["long one", text] == [e["text"] for e in entries if "text" in e]
+            old = connect(url)
+            old.send({"type": "subscribe", "session_id": sid, "since_seq": 1})
+            snap = old.until(lambda f: f["type"] == "snapshot")[-1]
+            assert text in [e.get("text") for e in snap["chat"]["entries"]]
+            late.close()
+            old.close()
+        finally:
+            c.close()
 
 
 def test_two_clients_one_approval(tmp_path: Path) -> None:
