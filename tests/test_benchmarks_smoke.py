@@ -9,6 +9,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from benchmarks.corpus import END_UUID, final_result_line, generate_lines, load_corpus
 from benchmarks.report import markdown
 from benchmarks.throughput import _figures, bench_msgspec, bench_protocol
@@ -112,3 +114,18 @@ def test_history_benchmark_and_ws_report() -> None:
     text = markdown(results)
     assert "### WebSocket" in text and "### Session history" in text
     assert [True, True] == [ok for _, _, ok in targets(results)]
+
+
+@pytest.mark.nats
+@pytest.mark.slow
+def test_cluster_figures_smoke() -> None:
+    """The NATS-hop benchmark runs end to end on a tiny size and every figure comes out."""
+    from benchmarks.cluster import markdown, measure_cluster
+
+    result = measure_cluster(size="smoke", log=lambda *_: None)
+    assert [2, 2] == [row["sessions"] for row in result["latency"]]
+    assert all(row["samples"] == 2 * 5 for row in result["latency"])
+    assert [200, 200] == [row["deltas"] for row in result["throughput"]]
+    assert 3 * 200 == result["aggregate"]["deltas"]
+    assert result["throughput_share"] > 0
+    assert "| nats | 2 |" in markdown(result)
