@@ -26,8 +26,9 @@ import binascii
 import collections
 import contextlib
 import os
+import secrets
 from collections.abc import Callable
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import anyio
 import anyio.abc
@@ -37,7 +38,7 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 from claudecode import ClaudeCodeError, UsageError
 from claudecode._log import get_logger
 
-from ..backend import SessionBackend, SessionSpec
+from ..backend import SessionBackend, SessionInfo, SessionSpec
 from ..chat.history import (
     HistoryIndex,
     HistoryNotFoundError,
@@ -86,6 +87,9 @@ from .protocol import (
 )
 from .views import SessionViews
 
+if TYPE_CHECKING:
+    from terminals import TerminalManager
+
 __all__ = ("DEFAULT_MAX_QUEUE", "WebSocketConnection", "ws_routes")
 
 _log = get_logger("claudecode.adapter.ws")
@@ -124,7 +128,24 @@ def _event_text(event: Event) -> str:
     return text
 
 
+def _terminal_error_of(exc: BaseException) -> tuple[ErrorCode, str] | None:
+    try:
+        from terminals import TerminalError, TooManyTerminalsError, UnknownTerminalError
+    except ImportError:  # the terminals extra is not installed
+        return None
+    if isinstance(exc, UnknownTerminalError):
+        return "unknown_session", str(exc)
+    if isinstance(exc, TooManyTerminalsError):
+        return "too_many_sessions", str(exc)
+    if isinstance(exc, TerminalError):
+        return "bad_request", str(exc)
+    return None
+
+
 def _error_of(exc: BaseException) -> tuple[ErrorCode, str]:
+    terminal = _terminal_error_of(exc)
+    if terminal is not None:
+        return terminal
     if isinstance(exc, UnknownSessionError):
         return "unknown_session", str(exc).strip("'\"")
     if isinstance(exc, UnknownPermissionError):
@@ -154,8 +175,10 @@ class WebSocketConnection:
         max_queue: int = DEFAULT_MAX_QUEUE,
         default_cwd: str | None = None,
         shutting_down: anyio.Event | None = None,
+        terminals: TerminalManager | None = None,
     ) -> None:
         self.ws = ws
+        self.terminals = terminals
         self.backend = backend
         self.views = views
         self.history = history
@@ -295,10 +318,35 @@ class WebSocketConnection:
     # ------------------------------------------------------------------ session list
 
     async def _watch(self) -> None:
-        async with self.backend.watch() as changes:
-            self.send(SessionList(sessions=await self.backend.list()))
-            async for info in changes:
-                self.send(SessionChanged(session=info))
+        remove: Callable[[], None] | None = None
+        if self.terminals is not None:
+            from terminals.server import as_session_info
+
+            remove = self.terminals.add_listener(
+                lambda info: self.send(SessionChanged(session=as_session_info(info)))
+            )
+        try:
+            async with self.backend.watch() as changes:
+                self.send(SessionList(sessions=await self._sessions()))
+                async for info in changes:
+                    self.send(SessionChanged(session=info))
+        finally:
+            if remove is not None:
+                remove()
+
+    async def _sessions(self) -> list[SessionInfo]:
+        """The chat sessions, then the terminal sessions (``kind="terminal"``)."""
+        sessions = await self.backend.list()
+        if self.terminals is not None:
+            from terminals.server import as_session_info
+
+            sessions.extend(as_session_info(info) for info in self.terminals.list())
+        return sessions
+
+    def _is_terminal(self, session_id: str) -> bool:
+        return self.terminals is not None and any(
+            info.id == session_id for info in self.terminals.list()
+        )
 
     # ------------------------------------------------------------------ requests
 
@@ -316,6 +364,9 @@ class WebSocketConnection:
         self.send(Ack(request_id=frame.request_id, version=PROTOCOL_VERSION))
 
     async def _create(self, frame: CreateSession) -> None:
+        if frame.kind == "terminal":
+            await self._create_terminal(frame)
+            return
         spec = SessionSpec(
             cwd=frame.cwd,
             model=frame.model,
@@ -328,6 +379,24 @@ class WebSocketConnection:
         info = await self.backend.create(spec)
         if frame.resume:
             await self._seed(info.id, frame.resume, frame.cwd or info.cwd)
+        self.send(Ack(request_id=frame.request_id, session_id=info.id, session=info))
+
+    async def _create_terminal(self, frame: CreateSession) -> None:
+        if self.terminals is None:
+            raise UsageError("terminal sessions are not served here")
+        if not frame.agent:
+            raise UsageError("a terminal session needs an agent")
+        from terminals.server import as_session_info
+
+        terminal = await self.terminals.start(
+            "term-" + secrets.token_hex(8),
+            frame.agent,
+            cwd=frame.cwd,
+            cols=frame.cols,
+            rows=frame.rows,
+            skip_permissions=frame.skip_permissions,
+        )
+        info = as_session_info(terminal)
         self.send(Ack(request_id=frame.request_id, session_id=info.id, session=info))
 
     async def _seed(self, session_id: str, resumed: str, cwd: str | None) -> None:
@@ -349,7 +418,7 @@ class WebSocketConnection:
             self.views.seed(session_id, events)
 
     async def _list(self, frame: ListSessions) -> None:
-        sessions = await self.backend.list()
+        sessions = await self._sessions()
         self.send(SessionList(request_id=frame.request_id, sessions=sessions))
 
     async def _subscribe(self, frame: Subscribe) -> None:
@@ -445,7 +514,10 @@ class WebSocketConnection:
         self.send(Ack(request_id=frame.request_id, session_id=frame.session_id))
 
     async def _close_session(self, frame: CloseSession) -> None:
-        await self.backend.close(frame.session_id)
+        if self.terminals is not None and self._is_terminal(frame.session_id):
+            await self.terminals.stop(frame.session_id)
+        else:
+            await self.backend.close(frame.session_id)
         self.send(Ack(request_id=frame.request_id, session_id=frame.session_id))
 
     async def _list_history(self, frame: ListHistory) -> None:
@@ -467,6 +539,14 @@ def ws_routes(ctx: ServerContext, *, max_queue: int = DEFAULT_MAX_QUEUE) -> list
     ctx.endpoints.append(("WebSocket", "/ws"))
     cwd = ctx.settings.session_defaults.cwd
 
+    def terminals_of(ctx: ServerContext) -> TerminalManager | None:
+        """This app's terminal manager, if the terminal routes are mounted."""
+        try:
+            from terminals.server import terminals_of as lookup
+        except ImportError:  # the terminals extra is not installed: chat sessions only
+            return None
+        return lookup(ctx)
+
     async def endpoint(ws: WebSocket) -> None:
         await ws.accept()
         connection = WebSocketConnection(
@@ -478,6 +558,7 @@ def ws_routes(ctx: ServerContext, *, max_queue: int = DEFAULT_MAX_QUEUE) -> list
             max_queue=max_queue,
             default_cwd=str(cwd) if cwd is not None else None,
             shutting_down=ctx.shutting_down,
+            terminals=terminals_of(ctx),
         )
         try:
             await connection.run()

@@ -134,6 +134,11 @@ class CreateSession(_Frame, frozen=True, tag="create_session"):
 
     ``resume`` a stored CLI session (``resume_session_at`` a message uuid in it; ``fork`` to
     continue under a new id). Answered by an ``ack`` with ``session_id`` and ``session``.
+
+    ``kind="terminal"`` starts a terminal session instead: ``agent`` (``claude``, ``codex``,
+    ``cursor-agent``, ``gemini``, ``copilot``, ``shell``) in ``cwd`` with ``cols`` x ``rows``
+    (``skip_permissions`` passes the agent's flag for it); its screen is served on
+    ``/ws/pty/{session_id}``, and ``close_session`` stops it.
     """
 
     cwd: str | None = None
@@ -143,6 +148,11 @@ class CreateSession(_Frame, frozen=True, tag="create_session"):
     resume: str | None = None
     resume_session_at: str | None = None
     fork: bool = False
+    kind: Literal["chat", "terminal"] = "chat"
+    agent: str | None = None
+    cols: int = 80
+    rows: int = 24
+    skip_permissions: bool = False
 
 
 class ListSessions(_Frame, frozen=True, tag="list_sessions"):

@@ -107,6 +107,10 @@ def test_terminal_view_types_shows_output_and_follows_the_window(browser: Any, s
     page.keyboard.press("Enter")
     text = wait_buffer(page, r"^hello-42$")
     assert 'echo hel""lo-$((6*7))' in text
+    # The terminal is in the session list too (the /ws session_list / session_changed).
+    listed = page.locator("#sessions li[data-kind=terminal]")
+    listed.wait_for()
+    assert "shell" in listed.inner_text()
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / "terminal.png"))
 

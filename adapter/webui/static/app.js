@@ -126,11 +126,15 @@ function renderSessions() {
   list.replaceChildren();
   const sessions = [...state.sessions.values()].sort((a, b) => (b.created_at || 0) - (a.created_at || 0));
   for (const s of sessions) {
-    const li = el("li", { class: s.id === state.current ? "current" : "", "data-session": s.id, tabindex: "0", role: "button" },
-      el("span", { class: "name", text: s.title || s.cwd || s.id }),
+    // Terminal sessions (kind "terminal") open in the terminal view (terminal.js).
+    const terminal = s.kind === "terminal";
+    const open = () => (terminal ? window.ccbOpenTerminal(s.id) : select(s.id));
+    const li = el("li", { class: (s.id === state.current ? "current" : "") + (terminal ? " terminal" : ""),
+      "data-session": s.id, "data-kind": s.kind || "chat", tabindex: "0", role: "button" },
+      el("span", { class: "name", text: terminal ? "⌨ " + s.title + " · " + (s.cwd || "") : s.title || s.cwd || s.id }),
       el("span", { class: "badge " + s.state, text: s.state === "waiting" ? "waiting for you" : s.state }));
-    li.addEventListener("click", () => select(s.id));
-    li.addEventListener("keydown", (ev) => { if (ev.key === "Enter") select(s.id); });
+    li.addEventListener("click", open);
+    li.addEventListener("keydown", (ev) => { if (ev.key === "Enter") open(); });
     list.append(li);
   }
 }

@@ -35,7 +35,7 @@ async function refresh() {
     ts.agents = data.agents;
     ts.terminals = new Map(data.terminals.map((t) => [t.id, t]));
     renderAgents();
-    renderList();
+    if (ts.current) showHeader();
   } catch (err) { /* the chat UI's banner reports connection trouble */ }
 }
 
@@ -59,20 +59,6 @@ function renderAgents() {
   }
   const available = ts.agents.filter((a) => a.available).map((a) => a.name);
   select.value = available.includes(chosen) ? chosen : available.includes("claude") ? "claude" : available[0] || "";
-}
-
-function renderList() {
-  const list = $("terminals");
-  list.replaceChildren();
-  const items = [...ts.terminals.values()].sort((a, b) => b.created_at - a.created_at);
-  for (const t of items) {
-    const li = el("li", { class: t.id === ts.current ? "current" : "", "data-terminal": t.id, tabindex: "0", role: "button" },
-      el("span", { class: "name", text: t.agent + " · " + t.cwd }),
-      el("span", { class: "badge " + t.state, text: t.state === "waiting" ? "waiting for you" : t.state }));
-    li.addEventListener("click", () => open(t.id));
-    li.addEventListener("keydown", (ev) => { if (ev.key === "Enter") open(t.id); });
-    list.append(li);
-  }
 }
 
 // ------------------------------------------------------------------ the terminal view
@@ -108,7 +94,6 @@ function hideTerminal() {
   $("terminal").hidden = true;
   if (ts.ws) { ts.ws.onclose = null; ts.ws.close(); ts.ws = null; }
   ts.current = null;
-  renderList();
 }
 
 function showHeader() {
@@ -131,7 +116,8 @@ function open(id) {
   $("empty").hidden = true; $("session").hidden = true; $("terminal").hidden = false;
   $("sidebar").classList.remove("open");
   ts.term.reset();
-  renderList(); showHeader();
+  if (!ts.terminals.has(id)) refresh();
+  showHeader();
   const url = new URL("/ws/pty/" + encodeURIComponent(id), location.href);
   url.protocol = location.protocol === "https:" ? "wss:" : "ws:";
   if (token) url.searchParams.set("token", token);
@@ -184,9 +170,11 @@ $("terminal-stop").addEventListener("click", () => {
   api("/api/terminals/" + encodeURIComponent(ts.current), { method: "DELETE" })
     .then(refresh).catch((err) => banner(err.message, true));
 });
-// Picking a chat session (or starting one) leaves the terminal view.
+// Picking a session in the list (a chat one, or another terminal), or starting a chat
+// session, leaves this terminal; the session list (app.js) opens terminals through this.
 $("sessions").addEventListener("click", hideTerminal, true);
 $("new-session").addEventListener("submit", hideTerminal, true);
+window.ccbOpenTerminal = open;
 
 let resizeTimer = null;
 window.addEventListener("resize", () => {
@@ -195,4 +183,5 @@ window.addEventListener("resize", () => {
 });
 
 refresh();
-setInterval(() => { if (!document.hidden) refresh(); }, 3000);
+// Agents may be installed while the page is open: look again when the form is used.
+$("term-agent").addEventListener("focus", refresh);
