@@ -357,3 +357,23 @@ async def test_error_result_raises_result_error(sdk: ModuleType, tmp_path: Path)
     assert isinstance(result, sdk.ResultMessage) and result.is_error
     assert isinstance(info.value, sdk.ProcessError) and 1 == info.value.exit_code
     assert result.session_id == info.value.session_id
+
+
+async def test_closing_query_early_ends_the_cli(sdk: ModuleType, tmp_path: Path) -> None:
+    """Leaving query() after the first message (closing it) ends the run without error."""
+    import contextlib
+
+    fake = Fake(tmp_path, script(text_turn("long answer " * 50, delay=0.01, chunk=4)))
+    first = None
+    with anyio.fail_after(60):
+        async with contextlib.aclosing(
+            sdk.query(prompt="hi", options=fake.options(sdk, include_partial_messages=True))
+        ) as messages:
+            async for message in messages:
+                first = message
+                break
+    assert first is not None
+    pid = fake.header()["pid"]
+    with anyio.fail_after(30):
+        while Path(f"/proc/{pid}").exists():
+            await anyio.sleep(0.05)

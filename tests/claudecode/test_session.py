@@ -151,6 +151,20 @@ async def test_a_callback_turns_on_stdio_prompts(tmp_path: Path) -> None:
         Session(replace(opts, permission_prompt_tool_name="mcp__p__ask"), can_use_tool=approve)
 
 
+async def test_user_option_runs_the_cli_as_that_user(tmp_path: Path) -> None:
+    """options.user reaches the process spawn (here: our own user, which needs no privilege)."""
+    import pwd
+
+    me = pwd.getpwuid(os.getuid()).pw_name
+    with anyio.fail_after(20):
+        async with Session(options(tmp_path, script(text_turn("hi")), user=me)) as session:
+            await session.send("go")
+            messages = [m async for m in session.receive_response()]
+            assert session.pid is not None
+            assert os.getuid() == os.stat(f"/proc/{session.pid}").st_uid
+    assert isinstance(messages[-1], ResultMessage)
+
+
 async def test_stderr_callback_gets_each_line(tmp_path: Path) -> None:
     """options.stderr is called with every stderr line; the error tail keeps them too."""
     lines: list[str] = []
