@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib
 import json
+import os
 from collections.abc import AsyncIterator
 from pathlib import Path
 from types import ModuleType
@@ -359,9 +360,17 @@ async def test_error_result_raises_result_error(sdk: ModuleType, tmp_path: Path)
     assert result.session_id == info.value.session_id
 
 
-async def test_closing_query_early_ends_the_cli(sdk: ModuleType, tmp_path: Path) -> None:
-    """Leaving query() after the first message (closing it) ends the run without error."""
+def _reaped(pid: int) -> bool:
+    return not os.path.exists(f"/proc/{pid}")
+
+
+async def test_closing_query_early_ends_the_cli(tmp_path: Path) -> None:
+    """Leaving query() after the first message (closing it) ends the run without error,
+    and the CLI is gone (reaped) once the generator is closed. (The official SDK leaves
+    its process to the event loop's cleanup, so this is checked on the drop-in only.)"""
     import contextlib
+
+    import claudecode.sdk as sdk
 
     fake = Fake(tmp_path, script(text_turn("long answer " * 50, delay=0.01, chunk=4)))
     first = None
@@ -373,7 +382,4 @@ async def test_closing_query_early_ends_the_cli(sdk: ModuleType, tmp_path: Path)
                 first = message
                 break
     assert first is not None
-    pid = fake.header()["pid"]
-    with anyio.fail_after(30):
-        while Path(f"/proc/{pid}").exists():
-            await anyio.sleep(0.05)
+    assert _reaped(fake.header()["pid"])
