@@ -193,3 +193,25 @@ async def test_continue_conversation_picks_up_the_last_session(
     assert first[-1].session_id == second[-1].session_id
     history = json.dumps(fake_api.main_requests()[-1].body["messages"])
     assert "PINEAPPLE" in history
+
+
+async def test_a_local_plugin_is_loaded(
+    cli_options: Any, fake_api: FakeAnthropicAPI, tmp_path: Any
+) -> None:
+    """plugins=[{"type": "local", "path": ...}]: the CLI loads it (its command is listed)."""
+    plugin = tmp_path / "demo-plugin"
+    (plugin / ".claude-plugin").mkdir(parents=True)
+    manifest = {"name": "demo-plugin", "version": "1.0.0", "description": "A demo"}
+    (plugin / ".claude-plugin" / "plugin.json").write_text(json.dumps(manifest))
+    (plugin / "commands").mkdir()
+    (plugin / "commands" / "hello.md").write_text("---\ndescription: Say hello\n---\nHello.\n")
+    fake_api.add_main(text_turn("ok"))
+    session, _ = open_recorded(cli_options(plugins=[{"type": "local", "path": str(plugin)}]))
+    with anyio.fail_after(60):
+        async with session:
+            assert session.initialize_result is not None
+            commands = [c.name for c in session.initialize_result.commands]
+            seen = await run_turn(session, "hi")
+    assert "demo-plugin:hello" in commands
+    [init] = [x for x in seen if isinstance(x, m.SystemInit)]
+    assert "demo-plugin" in [p["name"] for p in init.plugins or []]
