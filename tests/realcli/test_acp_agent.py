@@ -277,3 +277,54 @@ def test_unknown_session_and_bad_params_get_errors(
     assert -32602 == bad_mode["error"]["code"]
     assert -32002 == missing["error"]["code"]
     assert {"stopReason": "end_turn"} == ok
+
+
+# A 1x1 PNG.
+_PNG = (
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQ"
+    "AAAABJRU5ErkJggg=="
+)
+
+
+def test_prompt_content_reaches_the_model(
+    cli_command: str, cli_env: CLIEnv, fake_api: FakeAnthropicAPI, tmp_path: Path
+) -> None:
+    """An image, an embedded (unsaved) buffer and a file link in one prompt: the model gets
+    the image block, the buffer's text and the @-mention."""
+    fake_api.add_main(text_turn("I see it."))
+    cwd = str(cli_env.cwd)
+    (cli_env.cwd / "main.py").write_text("print('on disk')\n")
+    prompt = [
+        {"type": "text", "text": "What is in these?"},
+        {"type": "image", "mimeType": "image/png", "data": _PNG},
+        {
+            "type": "resource",
+            "resource": {"uri": f"file://{cwd}/draft.py", "text": "unsaved = 42"},
+        },
+        {"type": "resource_link", "uri": f"file://{cwd}/main.py", "name": "main.py"},
+    ]
+    report = run(
+        cli_command,
+        cli_env,
+        tmp_path,
+        [
+            {"op": "initialize"},
+            {"op": "new", "name": "a", "cwd": cwd},
+            {"op": "prompt", "session": "a", "prompt": prompt},
+            {"op": "end"},
+        ],
+    )
+    assert {"stopReason": "end_turn"} == report["results"][2], report["results"]
+    [request] = fake_api.main_requests()
+    blocks = [
+        block
+        for message in request.body["messages"]
+        if message["role"] == "user" and isinstance(message["content"], list)
+        for block in message["content"]
+    ]
+    assert "image" in [block["type"] for block in blocks]
+    text = "\n".join(block.get("text", "") for block in blocks if block["type"] == "text")
+    assert "unsaved = 42" in text and f'<context ref="file://{cwd}/draft.py">' in text
+    assert f"@{cwd}/main.py" in text
+    # The CLI resolved the @-mention itself: the model saw the file as it is on disk.
+    assert "print('on disk')" in json.dumps(request.body["messages"])
