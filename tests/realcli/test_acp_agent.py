@@ -251,8 +251,9 @@ def test_load_a_past_session_and_two_sessions_in_one_agent(
 def test_unknown_session_and_bad_params_get_errors(
     cli_command: str, cli_env: CLIEnv, fake_api: FakeAnthropicAPI, tmp_path: Path
 ) -> None:
-    """An unknown session id: -32002; loading one that has no history: -32002; the agent
-    keeps serving and exits 0 when stdin closes."""
+    """A bad mode: -32602, a good one is applied by the CLI (current_mode_update); loading a
+    session that has no history: -32002; the agent keeps serving and exits 0 when stdin
+    closes."""
     fake_api.add_main(text_turn("fine"))
     cwd = str(cli_env.cwd)
     report = run(
@@ -263,6 +264,7 @@ def test_unknown_session_and_bad_params_get_errors(
             {"op": "initialize"},
             {"op": "new", "name": "a", "cwd": cwd},
             {"op": "set_mode", "session": "a", "modeId": "nonsense"},
+            {"op": "set_mode", "session": "a", "modeId": "acceptEdits"},
             {
                 "op": "load",
                 "name": "x",
@@ -273,8 +275,12 @@ def test_unknown_session_and_bad_params_get_errors(
             {"op": "end"},
         ],
     )
-    _, _, bad_mode, missing, ok = report["results"]
+    _, _, bad_mode, mode, missing, ok = report["results"]
     assert -32602 == bad_mode["error"]["code"]
+    assert {} == mode
+    assert [{"sessionUpdate": "current_mode_update", "currentModeId": "acceptEdits"}] == [
+        u for u in report["updates"]["a"] if u["sessionUpdate"] == "current_mode_update"
+    ]
     assert -32002 == missing["error"]["code"]
     assert {"stopReason": "end_turn"} == ok
 
