@@ -186,3 +186,40 @@ def test_page_headers_and_token(tmp_path: Path) -> None:
         assert 401 == httpx.get(f"{url}/ui/missing.js").status_code
         # the data is not public
         assert 401 == httpx.get(f"{url}/api/sessions").status_code
+
+
+def test_the_page_chat_model_folds_events_once(tmp_path: Path, browser: Any) -> None:
+    """chat.js: slash commands, text runs, a repeated event ignored, tool results on their
+    call, permissions closed by the call's result."""
+    with serve(tmp_path, str(tmp_path / "none")) as url:
+        page = open_page(browser, url)
+        got = page.evaluate(
+            """async () => {
+              const { Chat } = await import("/ui/chat.js");
+              const c = new Chat();
+              const n = { kind: "shell_exec", command: "ls" };
+              for (const ev of [
+                { type: "user_message", seq: 1, text: "/compact keep it" },
+                { type: "user_message", seq: 2, text: "/usr/bin is here" },
+                { type: "message_chunk", seq: 3, message_id: "m", text: "a" },
+                { type: "message_chunk", seq: 4, message_id: "m", text: "b" },
+                { type: "message_chunk", seq: 4, message_id: "m", text: "b" },
+                { type: "tool_call", seq: 5, tool_call_id: "T", title: "ls", normalized: n },
+                { type: "permission_request", seq: 6, pending_id: "p", title: "ls",
+                  input: {}, normalized: n, tool_call_id: "T" },
+                { type: "tool_update", seq: 7, tool_call_id: "T", status: "complete",
+                  title: "ls", normalized: n },
+                { type: "message_chunk", seq: 8, message_id: "m", text: "c" },
+              ]) c.apply(ev);
+              const show = (e) => e.text || e.name || e.status || e.state;
+              return [...c.entries.values()].map((e) => [e.kind, show(e)]);
+            }"""
+        )
+        assert [
+            ["command", "compact"],
+            ["user", "/usr/bin is here"],
+            ["text", "ab"],
+            ["tool", "complete"],
+            ["permission", "closed"],
+            ["text", "c"],
+        ] == got

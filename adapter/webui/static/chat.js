@@ -65,8 +65,12 @@ export class Chat {
     const parent = ev.parent_tool_call_id || null;
     const key = (k) => k + "|" + (parent || "");
     switch (ev.type) {
-      case "user_message":
+      case "user_message": {
+        // A typed slash command shows as a command, as adapter.chat.usertext parses it.
+        const slash = /^\/([A-Za-z][\w:.-]*)(?:[ \t]+([\s\S]*))?$/.exec(ev.text.trim());
+        if (slash) return [this._add({ kind: "command", id: "command:" + ev.seq, name: slash[1], args: (slash[2] || "").trim() })];
         return [this._add({ kind: "user", id: "user:" + ev.seq, text: ev.text, images: ev.images || 0 })];
+      }
       case "message_chunk":
       case "reasoning": {
         const kind = ev.type === "message_chunk" ? "text" : "reasoning";

@@ -92,6 +92,9 @@ export function toolBody(n) {
 function collapsible(card, head, body, open) {
   body.hidden = !open;
   head.addEventListener("click", () => { body.hidden = !body.hidden; });
+  head.addEventListener("keydown", (ev) => {
+    if (ev.key === "Enter" || ev.key === " ") { ev.preventDefault(); body.hidden = !body.hidden; }
+  });
   card.append(head, body);
   return card;
 }
