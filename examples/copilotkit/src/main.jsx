@@ -1,0 +1,93 @@
+// A minimal CopilotKit chat on claudecode-bridge: Claude Code's replies stream into
+// CopilotChat, every tool call is rendered with its result, and permission requests (the
+// bridge's `claudecode_approval` tool) are answered from the page.
+import React from "react";
+import { createRoot } from "react-dom/client";
+import {
+  CopilotChat,
+  CopilotKitProvider,
+  useHumanInTheLoop,
+  useRenderTool,
+} from "@copilotkit/react-core/v2";
+import "@copilotkit/react-core/v2/styles.css";
+import { z } from "zod";
+
+import "./page.css";
+
+const RUNTIME_URL = import.meta.env.VITE_RUNTIME_URL ?? "/copilotkit";
+
+const approvalArgs = z
+  .object({
+    pendingId: z.string(),
+    toolName: z.string(),
+    title: z.string().optional(),
+    input: z.record(z.string(), z.any()).optional(),
+  })
+  .passthrough();
+
+function answerOf(result) {
+  try {
+    return JSON.parse(result).behavior;
+  } catch {
+    return result;
+  }
+}
+
+function Approval({ args, status, respond, result }) {
+  if (status !== "executing") {
+    const answer = result === undefined ? "…" : answerOf(result) === "allow" ? "approved" : "denied";
+    return (
+      <div className="card approval done" data-testid="approval-done">
+        {args?.title ?? args?.toolName}: {answer}
+      </div>
+    );
+  }
+  return (
+    <div className="card approval" data-testid="approval">
+      <div className="label">Claude wants to run {args.toolName}</div>
+      <code>{args.title}</code>
+      <div className="buttons">
+        <button onClick={() => respond({ behavior: "allow" })}>Approve</button>
+        <button onClick={() => respond({ behavior: "deny", message: "Not now." })}>Deny</button>
+      </div>
+    </div>
+  );
+}
+
+function ToolCard({ name, status, result, parameters, args }) {
+  const input = parameters ?? args ?? {};
+  return (
+    <div className="card tool" data-testid="tool" data-tool={name} data-status={status}>
+      <div className="label">
+        {status === "complete" ? "✓" : "…"} {name}
+      </div>
+      {input.command ? <code>{input.command}</code> : null}
+      {status === "complete" && result ? <pre data-testid="tool-result">{String(result)}</pre> : null}
+    </div>
+  );
+}
+
+function ClaudeCodeTools() {
+  useHumanInTheLoop({
+    name: "claudecode_approval",
+    description: "Ask the user to approve a Claude Code tool call",
+    parameters: approvalArgs,
+    render: Approval,
+  });
+  useRenderTool({ name: "*", render: (props) => <ToolCard {...props} /> }, []);
+  return null;
+}
+
+function App() {
+  return (
+    <CopilotKitProvider runtimeUrl={new URL(RUNTIME_URL, window.location.origin).href}>
+      <ClaudeCodeTools />
+      <main>
+        <h1>Claude Code, in CopilotKit</h1>
+        <CopilotChat />
+      </main>
+    </CopilotKitProvider>
+  );
+}
+
+createRoot(document.getElementById("root")).render(<App />);
