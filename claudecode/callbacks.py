@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeAlias
+from typing import Any, Literal, TypeAlias
 
 from .control import OutboundControlResponse
 from .messages import InboundControlRequest
@@ -43,8 +43,12 @@ class HookMatcher:
     ``matcher`` is the CLI's pattern (a tool name, ``"Bash|Write"``, or ``None`` for all);
     ``timeout`` is the seconds the CLI waits for an answer; the session also stops waiting
     for the callbacks then (60 s when ``None``) and answers with a hook error instead.
+    ``on_failure`` is what the CLI does when a callback fails: ``"block"`` the tool call or
+    ``"continue"`` without the hook (``None``: the CLI's default); a session whose CLI cannot
+    honour ``"block"`` fails to open instead of silently running unguarded.
     """
 
     matcher: str | None
     callbacks: Sequence[HookCallback]
     timeout: float | None = None
+    on_failure: Literal["continue", "block"] | None = None

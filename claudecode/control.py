@@ -450,6 +450,8 @@ class InitializeResult(_Result, frozen=True):
     available_output_styles: list[str] | None = None
     #: ``True`` when the CLI accepted the hooks sent in :class:`Initialize`.
     hooks_applied: bool | None = None
+    #: ``True`` when the CLI honours ``onFailure`` on hook matchers.
+    hook_on_failure_supported: bool | None = None
     session_state: str | None = None
     capabilities: list[str] | None = None
     fast_mode_state: str | None = None

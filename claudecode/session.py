@@ -124,6 +124,8 @@ class Session(InboundControl, ControlRequests):
                 entry: dict[str, Any] = {"matcher": matcher.matcher, "hookCallbackIds": ids}
                 if matcher.timeout is not None:
                     entry["timeout"] = matcher.timeout
+                if matcher.on_failure is not None:
+                    entry["onFailure"] = matcher.on_failure
                 entries.append(entry)
         self._mcp_servers = {server.name: server for server in mcp_servers}
         self._transport = transport

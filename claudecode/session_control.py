@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from . import control as ctl
+from .errors import CLIStartError
 from .options import ClaudeCodeOptions
 
 __all__ = ("ControlRequests",)
@@ -31,7 +32,28 @@ class ControlRequests:
         body = ctl.Initialize(hooks=self._hook_config or None, **self.options.initialize_fields())
         result = await self.request(body)
         self.initialize_result = ctl.parse_result(ctl.InitializeResult, result)
+        self._check_blocking_hooks(self.initialize_result)
         return self.initialize_result
+
+    def _check_blocking_hooks(self, result: ctl.InitializeResult) -> None:
+        """A hook meant to block when it fails must not run unguarded: fail instead."""
+        blocking = any(
+            entry.get("onFailure", "continue") != "continue"
+            for entries in self._hook_config.values()
+            for entry in entries
+        )
+        if not blocking:
+            return
+        if not result.hook_on_failure_supported:
+            raise CLIStartError(
+                "the CLI does not honour on_failure on hook matchers, so a failing hook "
+                'would not block; update Claude Code or drop on_failure="block"'
+            )
+        if result.hooks_applied is False:
+            raise CLIStartError(
+                "the CLI did not register the hooks (the session was already running), so "
+                'a hook with on_failure="block" would never run'
+            )
 
     async def interrupt(self) -> ctl.InterruptResult:
         """Interrupt the running turn; it ends with an ``error_during_execution`` result."""

@@ -91,7 +91,9 @@ def wrap_hooks(
     wrapped: dict[str, list[callbacks.HookMatcher]] = {}
     for event, matchers in (hooks or {}).items():
         wrapped[event] = [
-            callbacks.HookMatcher(m.matcher, [_wrap_hook(h) for h in m.hooks], m.timeout)
+            callbacks.HookMatcher(
+                m.matcher, [_wrap_hook(h) for h in m.hooks], m.timeout, m.on_failure
+            )
             for m in matchers
         ]
     return wrapped

@@ -173,3 +173,4 @@ class HookMatcher:
     matcher: str | None = None
     hooks: list[HookCallback] = field(default_factory=list)
     timeout: float | None = None
+    on_failure: Literal["continue", "block"] | None = None

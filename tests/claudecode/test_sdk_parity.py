@@ -383,3 +383,16 @@ async def test_closing_query_early_ends_the_cli(tmp_path: Path) -> None:
                 break
     assert first is not None
     assert _reaped(fake.header()["pid"])
+
+
+async def test_blocking_hook_needs_a_cli_that_honours_it(sdk: ModuleType, tmp_path: Path) -> None:
+    """on_failure="block" with a CLI that does not report support for it (the fake): the
+    connection fails instead of running the hook unguarded."""
+    fake = Fake(tmp_path, script(text_turn("never")))
+
+    async def hook(input_data: dict[str, Any], tool_use_id: str | None, context: Any) -> Any:
+        return {}
+
+    hooks = {"PreToolUse": [sdk.HookMatcher(matcher="Bash", hooks=[hook], on_failure="block")]}
+    with anyio.fail_after(60), pytest.raises(sdk.CLIConnectionError, match="on_failure"):
+        await _collect(sdk.query(prompt="hi", options=fake.options(sdk, hooks=hooks)))

@@ -272,3 +272,31 @@ async def test_agents_and_setting_sources(
         assert system.rstrip().endswith("APPENDED-TEXT") and len(system) > 1000
     assert "claude-project-model" == models[0]
     assert "claude-project-model" != models[1]
+
+
+@pytest.mark.parametrize("on_failure", ["block", "continue"])
+async def test_hook_on_failure(
+    sdk: ModuleType,
+    options: Any,
+    fake_api: FakeAnthropicAPI,
+    cli_env: Any,
+    on_failure: str,
+) -> None:
+    """A PreToolUse hook that raises: on_failure="block" stops the Read, "continue" lets it
+    run without the hook."""
+    (cli_env.cwd / "note.txt").write_text("NOTE-CONTENT\n")
+    fake_api.add_main(
+        tool_turn("Read", {"file_path": str(cli_env.cwd / "note.txt")}), text_turn("ok")
+    )
+
+    async def broken(input_data: dict[str, Any], tool_use_id: str | None, context: Any) -> Any:
+        raise RuntimeError("hook crashed")
+
+    matcher = sdk.HookMatcher(matcher="Read", hooks=[broken], on_failure=on_failure)
+    run = options(hooks={"PreToolUse": [matcher]})
+    messages = await _collect(sdk.query(prompt="read the note", options=run))
+    [block] = _tool_results(sdk, messages)
+    if on_failure == "block":
+        assert block.is_error and "NOTE-CONTENT" not in json.dumps(block.content)
+    else:
+        assert not block.is_error and "NOTE-CONTENT" in json.dumps(block.content)
