@@ -41,7 +41,10 @@ def _require() -> str:
         if not p.exists()
     ]
     if node is None or missing:
-        reason = f"node, chromium and the page's npm packages are needed ({missing}): run scripts/install-test-deps"
+        reason = (
+            f"node, chromium and the page's npm packages are needed ({missing}): "
+            "run scripts/install-test-deps"
+        )
         if os.environ.get("CI"):
             pytest.fail(reason, pytrace=False)
         pytest.skip(reason)
