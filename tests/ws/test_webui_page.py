@@ -18,7 +18,7 @@ from server._running import running
 
 from adapter import PermissionPolicy, SessionConfig
 from adapter.server import ServerSettings, create_app
-from claudecode.testing import fake_cli_command, script, text_turn, tool_turn
+from claudecode.testing import fake_cli_command, replay_script, script, text_turn, tool_turn
 
 pytestmark = [pytest.mark.browser, pytest.mark.server]
 
@@ -34,6 +34,7 @@ ARGS = [
     "--no-first-run",
 ]
 WAIT = 90_000
+ARTIFACTS = Path(__file__).resolve().parents[1] / "artifacts" / "webui"
 # Records notifications instead of showing them (headless Chromium has no notification UI).
 NOTIFY_STUB = """
 window.__notes = [];
@@ -223,3 +224,27 @@ def test_the_page_chat_model_folds_events_once(tmp_path: Path, browser: Any) -> 
             ["permission", "closed"],
             ["text", "c"],
         ] == got
+
+
+def test_sub_agent_work_is_nested_under_its_call(tmp_path: Path, browser: Any) -> None:
+    """A recorded real-CLI run with a sub-agent (replayed by the fake CLI): the sub-agent's
+    tool call is drawn inside the card of the Agent call that started it."""
+    transcript = Path(__file__).parents[1] / "fixtures" / "transcripts" / "task_subagent.jsonl"
+    cli = fake_cli_command(replay_script(transcript), tmp_path / "fake")
+    with serve(tmp_path, cli) as url:
+        page = open_page(browser, url)
+        page.click("#new-session button[type=submit]")
+        until(page, "window.ccbState.current !== null")
+        page.fill("#prompt", "delegate it")
+        page.press("#prompt", "Enter")
+        page.wait_for_selector("#session-state.badge.idle")
+        agent = page.locator(".card.kind-subagent_task")
+        agent.wait_for()
+        nested = agent.locator(":scope > .children > .card")
+        assert nested.count() >= 1
+        assert 0 == page.locator("#chat > .card.kind-shell_exec").count(), "not at top level"
+        shell = nested.first.inner_text()
+        assert "ls -1 | wc -l" in shell and "exit code 0" in shell
+        assert "null" not in shell and "undefined" not in shell
+        page.screenshot(path=str(ARTIFACTS / "subagent.png"), full_page=True)
+        assert [] == page.errors

@@ -14,6 +14,9 @@ export function el(tag, attrs = {}, ...children) {
   return node;
 }
 
+// Append only the nodes that exist (DOM append would write "null" for a missing one).
+function put(node, ...kids) { for (const kid of kids) if (kid) node.append(kid); }
+
 function pre(text, cls) { return text ? el("pre", { class: cls, text }) : null; }
 
 function diffView(diff) {
@@ -36,56 +39,56 @@ export function toolBody(n) {
   if (!n) return body;
   switch (n.kind) {
     case "shell_exec": {
-      body.append(pre("$ " + (n.command || ""), "cmd"));
+      put(body, pre("$ " + (n.command || ""), "cmd"));
       const out = n.output;
       if (out) {
-        body.append(pre(out.stdout, "stdout"), pre(out.stderr, "stderr"));
-        if (out.exit_code !== undefined && out.exit_code !== null) body.append(el("span", { class: "exit", text: "exit code " + out.exit_code }));
-        if (out.interrupted) body.append(el("span", { class: "exit", text: " (interrupted)" }));
+        put(body, pre(out.stdout, "stdout"), pre(out.stderr, "stderr"));
+        if (out.exit_code !== undefined && out.exit_code !== null) put(body, el("span", { class: "exit", text: "exit code " + out.exit_code }));
+        if (out.interrupted) put(body, el("span", { class: "exit", text: " (interrupted)" }));
       }
       break;
     }
     case "modify_file":
-      body.append(el("div", { class: "path", text: n.file_path || "" }));
+      put(body, el("div", { class: "path", text: n.file_path || "" }));
       for (const m of n.mutations || []) {
-        if (m.diff) body.append(diffView(m.diff));
-        else if (m.old_content !== undefined || m.new_content !== undefined) body.append(diffView(lines(m.old_content, "-") + "\n" + lines(m.new_content, "+")));
-        else if (m.content) body.append(diffView(lines(m.content, "+")));
+        if (m.diff) put(body, diffView(m.diff));
+        else if (m.old_content !== undefined || m.new_content !== undefined) put(body, diffView(lines(m.old_content, "-") + "\n" + lines(m.new_content, "+")));
+        else if (m.content) put(body, diffView(lines(m.content, "+")));
       }
       break;
     case "read_file":
-      body.append(el("div", { class: "path", text: n.file_path || "" }));
-      if (n.output && n.output.content) body.append(pre(n.output.content));
+      put(body, el("div", { class: "path", text: n.file_path || "" }));
+      if (n.output && n.output.content) put(body, pre(n.output.content));
       break;
     case "code_search": {
       const out = n.output || {};
-      body.append(el("div", { text: (n.pattern || n.query || "") + (n.path ? " in " + n.path : "") }));
+      put(body, el("div", { text: (n.pattern || n.query || "") + (n.path ? " in " + n.path : "") }));
       const found = (out.files || []).concat((out.matches || []).map((m) => (m.path || "") + (m.line ? ":" + m.line : "") + (m.text ? "  " + m.text : "")));
-      if (found.length) body.append(pre(found.join("\n")));
+      if (found.length) put(body, pre(found.join("\n")));
       break;
     }
     case "http_request":
-      body.append(el("div", { text: (n.method || "GET") + " " + (n.url || n.query || "") + (n.status_code ? " → " + n.status_code : "") }));
-      if (n.response) body.append(pre(n.response));
+      put(body, el("div", { text: (n.method || "GET") + " " + (n.url || n.query || "") + (n.status_code ? " → " + n.status_code : "") }));
+      if (n.response) put(body, pre(n.response));
       break;
     case "manage_todos": {
       const list = el("ul", { class: "todos" });
       for (const t of n.items || []) list.append(el("li", { class: t.status || "", text: t.description || t.id || "" }));
-      body.append(list);
+      put(body, list);
       break;
     }
     case "subagent_task":
-      body.append(el("div", { text: n.description || "" }));
-      if (n.result && n.result.output) body.append(pre(n.result.output));
+      put(body, el("div", { text: n.description || "" }));
+      if (n.result && n.result.output) put(body, pre(n.result.output));
       break;
     case "show_plan":
-      body.append(pre(n.plan));
+      put(body, pre(n.plan));
       break;
     default:
-      if (n.input !== undefined) body.append(pre(JSON.stringify(n.input, null, 2)));
-      if (n.output) body.append(pre(typeof n.output === "string" ? n.output : JSON.stringify(n.output, null, 2)));
+      if (n.input !== undefined) put(body, pre(JSON.stringify(n.input, null, 2)));
+      if (n.output) put(body, pre(typeof n.output === "string" ? n.output : JSON.stringify(n.output, null, 2)));
   }
-  if (n.error) body.append(el("div", { class: "note error", text: n.error }));
+  if (n.error) put(body, el("div", { class: "note error", text: n.error }));
   return body;
 }
 
