@@ -97,13 +97,15 @@ class UserInput(_Outbound, frozen=True, tag="user", omit_defaults=False):
 
     ``parent_tool_use_id`` and ``session_id`` are always written (the CLI ignores our
     ``session_id``; ``"default"`` is what the SDKs send). Set ``uuid`` to have the CLI echo it
-    back in ``user_message_uuids`` and ``command_lifecycle`` lines.
+    back in ``user_message_uuids`` and ``command_lifecycle`` lines. ``client_composed``
+    asks the CLI to deliver the text as written (no ``@path`` expansion, no slash commands).
     """
 
     message: UserInputMessage
     parent_tool_use_id: str | None = None
     session_id: str = "default"
     uuid: str | UnsetType = UNSET
+    client_composed: bool | UnsetType = UNSET
 
 
 def _to_block(item: Mapping[str, Any] | ContentBlock) -> ContentBlock:
@@ -131,6 +133,7 @@ def user_message(
     *,
     uuid: str | None = None,
     parent_tool_use_id: str | None = None,
+    client_composed: bool = False,
 ) -> UserInput:
     """Build a :class:`UserInput` from text or content blocks.
 
@@ -148,6 +151,7 @@ def user_message(
         message=UserInputMessage(content=content),
         parent_tool_use_id=parent_tool_use_id,
         uuid=UNSET if uuid is None else uuid,
+        client_composed=True if client_composed else UNSET,
     )
 
 

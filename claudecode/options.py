@@ -155,6 +155,9 @@ class ClaudeCodeOptions:
             ``parent_tool_use_id`` (sent in ``initialize``).
         enable_file_checkpointing: keep file checkpoints for ``rewind_files``
             (``CLAUDE_CODE_ENABLE_SDK_FILE_CHECKPOINTING``).
+        verbatim_prompts: every prompt :meth:`Session.send` writes is marked
+            ``client_composed``: the CLI delivers it as written, without ``@path`` file
+            expansion or slash commands (for text the user did not type).
         agents: sub-agent definitions by name (``{"description": ..., "prompt": ...,
             "tools": [...], "model": ...}``), sent in ``initialize``.
         add_dirs: one ``--add-dir`` each.
@@ -212,6 +215,7 @@ class ClaudeCodeOptions:
     session_id: str | None = None
     forward_subagent_text: bool = False
     enable_file_checkpointing: bool = False
+    verbatim_prompts: bool = False
     mcp_config: str | os.PathLike[str] | Mapping[str, Any] | None = None
     strict_mcp_config: bool = False
     tools: Sequence[str] | ToolsPreset | None = None
@@ -492,6 +496,7 @@ def _validate(opts: ClaudeCodeOptions) -> None:
         "fork_session",
         "forward_subagent_text",
         "enable_file_checkpointing",
+        "verbatim_prompts",
         "strict_mcp_config",
         "initialize",
     ):

@@ -526,7 +526,12 @@ class Session(InboundControl, ControlRequests):
             SessionClosedError: the session was closed.
             CLIExitedError: the CLI is gone.
         """
-        message = ctl.user_message(prompt, uuid=uuid, parent_tool_use_id=parent_tool_use_id)
+        message = ctl.user_message(
+            prompt,
+            uuid=uuid,
+            parent_tool_use_id=parent_tool_use_id,
+            client_composed=self.options.verbatim_prompts,
+        )
         await self.send_message(message)
 
     async def send_message(self, message: ctl.OutboundMessage) -> None:

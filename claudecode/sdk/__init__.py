@@ -26,9 +26,9 @@ What differs:
   a subprocess from the options (``cli_path`` included). Use :class:`claudecode.Session`
   with a :class:`claudecode.Transport` for custom transports.
 * Not supported (absent from :class:`ClaudeAgentOptions`): ``session_store`` /
-  ``session_store_flush`` / ``load_timeout_ms`` (transcript mirroring), ``verbatim_prompts``,
-  ``client_app``. ``debug_stderr`` is accepted and ignored (the
-  SDK ignores it too unless a debug flag is passed; use ``stderr=``).
+  ``session_store_flush`` / ``load_timeout_ms`` (transcript mirroring) and ``client_app``.
+  ``debug_stderr`` is accepted and ignored (the SDK ignores it too unless a debug flag is
+  passed; use ``stderr=``).
 * ``max_buffer_size`` is the longest line accepted, as in the SDK, but a longer line is
   skipped (the client logs it) instead of ending the session with an error.
 * Errors: the SDK's classes are raised (``CLINotFoundError``, ``ProcessError``,

@@ -85,6 +85,7 @@ class ClaudeAgentOptions:
     include_partial_messages: bool = False
     include_hook_events: bool = False
     forward_subagent_text: bool = False
+    verbatim_prompts: bool = False
     fork_session: bool = False
     resume_session_at: str | None = None
     resume_drops_turn: str | None = None
@@ -148,6 +149,7 @@ def session_args(options: ClaudeAgentOptions) -> SessionArgs:
         resume_session_at=options.resume_session_at or None,
         resume_drops_turn=options.resume_drops_turn,
         forward_subagent_text=options.forward_subagent_text,
+        verbatim_prompts=options.verbatim_prompts,
         enable_file_checkpointing=options.enable_file_checkpointing,
         task_budget=None if task_budget is None else task_budget["total"],
         fork_session=options.fork_session,

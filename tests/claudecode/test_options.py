@@ -311,3 +311,15 @@ def test_budget_checkpoints_and_subagent_text() -> None:
     assert "--resume-drops-turn=-u-2" in argv
     assert {"forward_subagent_text": True} == opts.initialize_fields()
     assert {"CLAUDE_CODE_ENABLE_SDK_FILE_CHECKPOINTING": "true"} == opts.build_env()
+
+
+def test_verbatim_prompts_mark_user_messages() -> None:
+    """client_composed is written only when asked for."""
+    import msgspec
+
+    from claudecode import control as ctl
+
+    plain = msgspec.json.decode(msgspec.json.encode(ctl.user_message("hi")))
+    marked = msgspec.json.decode(msgspec.json.encode(ctl.user_message("hi", client_composed=True)))
+    assert "client_composed" not in plain
+    assert marked["client_composed"] is True

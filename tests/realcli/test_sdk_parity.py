@@ -300,3 +300,18 @@ async def test_hook_on_failure(
         assert block.is_error and "NOTE-CONTENT" not in json.dumps(block.content)
     else:
         assert not block.is_error and "NOTE-CONTENT" in json.dumps(block.content)
+
+
+@pytest.mark.parametrize("verbatim", [False, True])
+async def test_verbatim_prompts(
+    sdk: ModuleType, options: Any, fake_api: FakeAnthropicAPI, cli_env: Any, verbatim: bool
+) -> None:
+    """verbatim_prompts: an ``@file`` mention in the prompt is not expanded into the file's
+    content (without it, the CLI reads the file into the request)."""
+    (cli_env.cwd / "note.txt").write_text("NOTE-SECRET\n")
+    fake_api.add_main(text_turn("ok"))
+    run = options(verbatim_prompts=verbatim)
+    await _collect(sdk.query(prompt="summarize @note.txt please", options=run))
+    sent = json.dumps(fake_api.main_requests()[0].body["messages"])
+    assert "@note.txt" in sent
+    assert ("NOTE-SECRET" in sent) is not verbatim
