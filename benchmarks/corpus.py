@@ -6,13 +6,17 @@ transcripts``), written compactly as the CLI does. One turn is::
     system/init
     per API call (2-6 of them):
         system/status, stream_event message_start,
+        a thinking block: content_block_start, 8-40 thinking_delta lines, a signature_delta,
+                      content_block_stop, an ``assistant`` line carrying the block,
         a text block: content_block_start, 20-110 text_delta lines, content_block_stop,
                       an ``assistant`` line carrying the block,
-        except on the last call, a tool_use block (Bash, Read or Edit): content_block_start,
+        except on the last call, a tool_use block (Bash, Read, Edit, Grep, Glob or WebFetch):
+                      content_block_start,
                       5-40 input_json_delta lines, content_block_stop, ``assistant`` line,
         message_delta, message_stop,
-        for the tool call: a ``user`` tool_result line of ~5 KB with a structured
-                      ``tool_use_result`` (Bash stdout, Read file, Edit patch)
+        for the tool call: a ``user`` tool_result line of ~2-8 KB with a structured
+                      ``tool_use_result`` (Bash stdout, Read file, Edit patch, Grep matches
+                      in content or files mode, Glob file names, WebFetch page summary)
     result/success
 
 The default corpus has about 120k lines and 50 MB. It is generated once per (size, seed,
@@ -40,7 +44,7 @@ __all__ = (
 )
 
 #: Bump when the generator changes, so cached corpora are rebuilt.
-CORPUS_VERSION = 1
+CORPUS_VERSION = 2
 DEFAULT_LINES = 120_000
 DEFAULT_SEED = 6
 CACHE_DIR = Path(__file__).resolve().parent / ".cache"
@@ -222,11 +226,52 @@ class _Gen:
             }
         )
 
-    def text_block(self, msg_id: str, input_tokens: int) -> str:
+    def thinking_block(self, msg_id: str, input_tokens: int) -> None:
+        # As the CLI streams extended thinking (basic.jsonl): every line of the block carries
+        # ``thinking_display``, the signature comes as one ``signature_delta`` at the end.
         self.stream(
             {
                 "type": "content_block_start",
                 "index": 0,
+                "content_block": {"type": "thinking", "thinking": "", "signature": ""},
+            },
+            msg_id,
+            thinking_display="updates",
+        )
+        parts = []
+        for _ in range(self.rng.randint(8, 40)):
+            piece = self.words(self.rng.randint(1, 5)) + " "
+            parts.append(piece)
+            self.stream(
+                {
+                    "type": "content_block_delta",
+                    "index": 0,
+                    "delta": {"type": "thinking_delta", "thinking": piece},
+                },
+                msg_id,
+                thinking_display="updates",
+            )
+        signature = "fakesig_" + f"{self.rng.getrandbits(128):032x}"
+        self.stream(
+            {
+                "type": "content_block_delta",
+                "index": 0,
+                "delta": {"type": "signature_delta", "signature": signature},
+            },
+            msg_id,
+        )
+        self.stream({"type": "content_block_stop", "index": 0}, msg_id, thinking_display="updates")
+        self.assistant(
+            msg_id,
+            {"type": "thinking", "thinking": "".join(parts), "signature": signature},
+            input_tokens,
+        )
+
+    def text_block(self, msg_id: str, input_tokens: int) -> str:
+        self.stream(
+            {
+                "type": "content_block_start",
+                "index": 1,
                 "content_block": {"type": "text", "text": ""},
             },
             msg_id,
@@ -238,18 +283,18 @@ class _Gen:
             self.stream(
                 {
                     "type": "content_block_delta",
-                    "index": 0,
+                    "index": 1,
                     "delta": {"type": "text_delta", "text": piece},
                 },
                 msg_id,
             )
-        self.stream({"type": "content_block_stop", "index": 0}, msg_id)
+        self.stream({"type": "content_block_stop", "index": 1}, msg_id)
         text = "".join(parts)
         self.assistant(msg_id, {"type": "text", "text": text}, input_tokens)
         return text
 
     def tool_call(self, msg_id: str, input_tokens: int) -> tuple[str, str, dict[str, Any]]:
-        name = self.rng.choice(("Bash", "Read", "Edit"))
+        name = self.rng.choice(("Bash", "Read", "Edit", "Grep", "Glob", "WebFetch"))
         tool_id = self.ident("toolu_")
         path = f"/sandbox/bench/cwd/src/{self.rng.choice(_WORDS)}_{self.rng.randint(1, 99)}.py"
         tool_input: dict[str, Any]
@@ -260,6 +305,20 @@ class _Gen:
             }
         elif name == "Read":
             tool_input = {"file_path": path}
+        elif name == "Grep":
+            tool_input = {
+                "pattern": f"def {self.rng.choice(_WORDS)}",
+                "path": "/sandbox/bench/cwd",
+                "output_mode": self.rng.choice(("content", "files_with_matches")),
+                "-n": True,
+            }
+        elif name == "Glob":
+            tool_input = {"pattern": f"**/*{self.rng.choice(_WORDS)}*.py"}
+        elif name == "WebFetch":
+            tool_input = {
+                "url": f"https://docs.example.com/{self.rng.choice(_WORDS)}/{self.words(1)}",
+                "prompt": self.words(8),
+            }
         else:
             tool_input = {
                 "file_path": path,
@@ -269,7 +328,7 @@ class _Gen:
         self.stream(
             {
                 "type": "content_block_start",
-                "index": 1,
+                "index": 2,
                 "content_block": {"type": "tool_use", "id": tool_id, "name": name, "input": {}},
             },
             msg_id,
@@ -281,7 +340,7 @@ class _Gen:
             self.stream(
                 {
                     "type": "content_block_delta",
-                    "index": 1,
+                    "index": 2,
                     "delta": {
                         "type": "input_json_delta",
                         "partial_json": encoded[start : start + step],
@@ -289,7 +348,7 @@ class _Gen:
                 },
                 msg_id,
             )
-        self.stream({"type": "content_block_stop", "index": 1}, msg_id)
+        self.stream({"type": "content_block_stop", "index": 2}, msg_id)
         self.assistant(
             msg_id,
             {"type": "tool_use", "id": tool_id, "name": name, "input": tool_input},
@@ -310,6 +369,12 @@ class _Gen:
                 "isImage": False,
                 "noOutputExpected": False,
             }
+        elif name == "Grep":
+            content, result = self._grep(tool_input)
+        elif name == "Glob":
+            content, result = self._glob()
+        elif name == "WebFetch":
+            content, result = self._web_fetch(tool_input, body)
         elif name == "Read":
             file_text = "\n".join(line.split("\t", 1)[1] for line in body_lines) + "\n"
             result = {
@@ -373,6 +438,54 @@ class _Gen:
             }
         )
 
+    def _paths(self, n: int) -> list[str]:
+        return [
+            f"/sandbox/bench/cwd/src/{self.rng.choice(_WORDS)}/{self.rng.choice(_WORDS)}_"
+            f"{self.rng.randint(1, 99)}.py"
+            for _ in range(n)
+        ]
+
+    def _grep(self, tool_input: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+        # The CLI's Grep result: content mode is ``path:line:text`` lines (``numLines``),
+        # files_with_matches a ``Found N files`` header and one path per line (``filenames``).
+        if tool_input["output_mode"] == "content":
+            lines = [
+                f"{path}:{self.rng.randint(1, 900)}:    {tool_input['pattern']}"
+                f"({self.words(self.rng.randint(1, 4))}):"
+                for path in self._paths(self.rng.randint(40, 120))
+            ]
+            text = "\n".join(lines)
+            return text, {
+                "mode": "content",
+                "numFiles": 0,
+                "filenames": [],
+                "content": text,
+                "numLines": len(lines),
+            }
+        files = self._paths(self.rng.randint(20, 80))
+        text = f"Found {len(files)} files\n" + "\n".join(files)
+        return text, {"mode": "files_with_matches", "filenames": files, "numFiles": len(files)}
+
+    def _glob(self) -> tuple[str, dict[str, Any]]:
+        files = self._paths(self.rng.randint(20, 100))
+        return "\n".join(files), {
+            "filenames": files,
+            "durationMs": self.rng.randint(3, 90),
+            "numFiles": len(files),
+            "truncated": False,
+        }
+
+    def _web_fetch(self, tool_input: dict[str, Any], body: str) -> tuple[str, dict[str, Any]]:
+        summary = body.replace("\t", " ")
+        return summary, {
+            "bytes": self.rng.randint(20_000, 200_000),
+            "code": 200,
+            "codeText": "OK",
+            "result": summary,
+            "durationMs": self.rng.randint(200, 4000),
+            "url": tool_input["url"],
+        }
+
     def turn(self) -> None:
         self.init()
         calls = self.rng.randint(2, 6)
@@ -410,6 +523,7 @@ class _Gen:
                 ttft_ms=self.rng.randint(20, 900),
                 thinking_display="updates",
             )
+            self.thinking_block(msg_id, input_tokens)
             text = self.text_block(msg_id, input_tokens)
             tool = None if last else self.tool_call(msg_id, input_tokens)
             self.stream(
