@@ -7,6 +7,9 @@ from __future__ import annotations
 
 import json
 import os
+import signal
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -248,3 +251,50 @@ def test_sub_agent_work_is_nested_under_its_call(tmp_path: Path, browser: Any) -
         assert "null" not in shell and "undefined" not in shell
         page.screenshot(path=str(ARTIFACTS / "subagent.png"), full_page=True)
         assert [] == page.errors
+
+
+def test_the_readme_first_command(tmp_path: Path, browser: Any) -> None:
+    """`claudecode-bridge serve --demo` as a process, then the URL it prints for the web UI:
+    a session streams, asks to run a command, runs it once allowed, edits a file with a diff
+    and keeps a todo list."""
+    with subprocess.Popen(
+        [sys.executable, "-m", "adapter", "serve", "--demo", "--port", "0"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=tmp_path,
+    ) as proc:
+        try:
+            assert proc.stdout is not None
+            lines = [proc.stdout.readline() for _ in range(2)]
+            assert "(DEMO)" in lines[0], lines
+            assert "web UI:" in lines[1], lines
+            url = lines[1].split("web UI:")[1].strip()
+            page = open_page(browser, url.rstrip("/"))
+            page.click("#new-session button[type=submit]")
+            until(page, "window.ccbState.current !== null")
+            page.fill("#prompt", "show me around")
+            page.press("#prompt", "Enter")
+            allowed = 0
+            open_card = ".card.permission:not(.closed)"
+            while True:  # allow every request it makes, until the turn ends
+                page.wait_for_selector(f"#session-state.badge.idle, {open_card}")
+                if page.locator(open_card).count() == 0:
+                    break
+                page.locator(open_card).first.locator("button.allow").click()
+                allowed += 1
+                until(page, f"document.querySelectorAll('{open_card}').length === 0")
+            assert allowed >= 1
+            assert page.locator(".card.kind-shell_exec .stdout").count() >= 1
+            page.locator(".card.kind-modify_file .diff .add").first.wait_for()
+            assert page.locator("#todos li").count() == 3
+            assert "Use an f-string" in page.inner_text("#todos")
+            page.screenshot(path=str(ARTIFACTS / "demo.png"), full_page=True)
+            assert [] == page.errors
+        finally:
+            proc.send_signal(signal.SIGTERM)
+            try:
+                proc.communicate(timeout=60)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.communicate()
