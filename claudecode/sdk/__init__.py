@@ -19,14 +19,16 @@ typed errors and tracing.
 What differs:
 
 * The command line has the same flags, plus ``-p`` (print mode, which the SDK leaves to
-  the CLI to infer). The environment has ``CLAUDE_CODE_ENTRYPOINT=sdk-py`` as in the SDK,
+  the CLI to infer); the inline JSON of ``--mcp-config`` and ``--settings`` goes through a
+  private temporary file instead of the command line (same content, secrets off argv). The environment has ``CLAUDE_CODE_ENTRYPOINT=sdk-py`` as in the SDK,
   but not ``CLAUDE_AGENT_SDK_VERSION`` or ``CLAUDE_CODE_SDK_READS_SESSION_STATE``; a
   ``null`` in ``initialize`` (``"hooks": null``) is left out instead.
 * ``transport=`` (the SDK's ``Transport`` class) is not accepted: the CLI is always run as
   a subprocess from the options (``cli_path`` included). Use :class:`claudecode.Session`
   with a :class:`claudecode.Transport` for custom transports.
 * Not supported (absent from :class:`ClaudeAgentOptions`): ``session_store`` /
-  ``session_store_flush`` / ``load_timeout_ms`` (transcript mirroring) and ``client_app``.
+  ``session_store_flush`` / ``load_timeout_ms`` (transcript mirroring). ``client_app`` is
+  passed on; the SDK's derived app label (off in 0.2.189 for every CLI) is not.
   ``debug_stderr`` is accepted and ignored (the SDK ignores it too unless a debug flag is
   passed; use ``stderr=``).
 * ``max_buffer_size`` is the longest line accepted, as in the SDK, but a longer line is

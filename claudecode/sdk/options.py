@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from .._option_check import check_callable, check_mapping, check_number
+from .._option_check import check_callable, check_mapping, check_number, check_str
 from ..errors import UsageError
 from ..mcp import SdkMcpServer
 from ..options import ClaudeCodeOptions
@@ -100,6 +100,7 @@ class ClaudeAgentOptions:
     output_format: dict[str, Any] | None = None
     enable_file_checkpointing: bool = False
     task_budget: dict[str, Any] | None = None
+    client_app: str | None = None
 
     def __post_init__(self) -> None:
         session_args(self)
@@ -120,6 +121,9 @@ def session_args(options: ClaudeAgentOptions) -> SessionArgs:
     env = dict(check_mapping("env", options.env))
     # What the official SDK tells the CLI about its host, so the CLI behaves the same.
     env.setdefault("CLAUDE_CODE_ENTRYPOINT", "sdk-py")
+    if options.client_app is not None:
+        check_str("client_app", options.client_app)
+        env["CLAUDE_AGENT_SDK_CLIENT_APP"] = options.client_app  # names the app to the API
     extra: dict[str, str | None] = dict(check_mapping("extra_args", options.extra_args))
     task_budget = None
     if options.task_budget is not None:

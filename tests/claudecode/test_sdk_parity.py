@@ -273,6 +273,7 @@ def _flag_options(sdk: ModuleType) -> dict[str, Any]:
         "task_budget": {"total": 50000},
         "forward_subagent_text": True,
         "enable_file_checkpointing": True,
+        "client_app": "parity-test/1.0",
     }
 
 
@@ -297,6 +298,7 @@ async def test_same_flags_and_initialize_as_the_official_sdk(
     initialize request (agents, skills, hooks) from both libraries."""
     seen: dict[str, tuple[list[str], dict[str, Any]]] = {}
     checkpointing: list[str | None] = []
+    apps: list[str | None] = []
     for name in MODULES:
         sdk = importlib.import_module(name)
         fake = Fake(tmp_path, script(text_turn("ok")), name=name.replace(".", "_"))
@@ -307,11 +309,13 @@ async def test_same_flags_and_initialize_as_the_official_sdk(
         # file (the official SDK puts it on the command line) compared by its content
         argv = [header["arg_files"].get(arg, arg) for arg in header["argv"]]
         checkpointing.append(header["env"].get("CLAUDE_CODE_ENABLE_SDK_FILE_CHECKPOINTING"))
+        apps.append(header["env"].get("CLAUDE_AGENT_SDK_CLIENT_APP"))
         seen[name] = (argv, fake.initialize())
     (theirs, their_init), (ours, our_init) = seen["claude_agent_sdk"], seen["claudecode.sdk"]
     assert sorted(theirs) == sorted(x for x in ours if x != "-p")
     assert their_init == our_init
     assert ["true", "true"] == checkpointing
+    assert ["parity-test/1.0", "parity-test/1.0"] == apps
     assert "Be brief." in ours and not any("'preset'" in x for x in ours)
 
 
