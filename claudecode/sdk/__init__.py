@@ -20,7 +20,8 @@ What differs:
 
 * The command line has the same flags, plus ``-p`` (print mode, which the SDK leaves to
   the CLI to infer); the inline JSON of ``--mcp-config`` and ``--settings`` goes through a
-  private temporary file instead of the command line (same content, secrets off argv). The environment has ``CLAUDE_CODE_ENTRYPOINT=sdk-py`` as in the SDK,
+  private temporary file instead of the command line (same content, secrets off argv).
+  The environment has ``CLAUDE_CODE_ENTRYPOINT=sdk-py`` as in the SDK,
   but not ``CLAUDE_AGENT_SDK_VERSION`` or ``CLAUDE_CODE_SDK_READS_SESSION_STATE``; a
   ``null`` in ``initialize`` (``"hooks": null``) is left out instead.
 * ``transport=`` (the SDK's ``Transport`` class) is not accepted: the CLI is always run as
