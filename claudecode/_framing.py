@@ -25,15 +25,18 @@ __all__ = ("DEFAULT_MAX_LINE_BYTES", "LineBuffer", "OversizedLine")
 DEFAULT_MAX_LINE_BYTES = 64 * 1024 * 1024
 
 _HEAD_BYTES = 1024
+_TAIL_BYTES = 4096
 
 
 @dataclass(frozen=True, slots=True)
 class OversizedLine:
-    """A line that exceeded ``max_line_bytes``; only its first KiB is kept."""
+    """A line that exceeded ``max_line_bytes``; only its first KiB and last 4 KiB are kept
+    (2.1.332 writes a result's ``type`` key after its text: the tail still tells)."""
 
     line_number: int
     size: int
     head: bytes
+    tail: bytes = b""
 
 
 class LineBuffer:
@@ -43,7 +46,15 @@ class LineBuffer:
         max_line_bytes: the longest line accepted, newline excluded.
     """
 
-    __slots__ = ("_discard_head", "_eof", "_line_number", "_max", "_pending", "_pending_len")
+    __slots__ = (
+        "_discard_head",
+        "_discard_tail",
+        "_eof",
+        "_line_number",
+        "_max",
+        "_pending",
+        "_pending_len",
+    )
 
     def __init__(self, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES) -> None:
         if max_line_bytes < 1:
@@ -54,8 +65,9 @@ class LineBuffer:
         self._pending_len = 0
         self._line_number = 0
         self._eof = False
-        # Set while an oversized line is being skipped: its first bytes.
+        # Set while an oversized line is being skipped: its first bytes, and its last ones.
         self._discard_head: bytes | None = None
+        self._discard_tail = b""
 
     @property
     def line_number(self) -> int:
@@ -102,7 +114,11 @@ class LineBuffer:
                 for line in rest:
                     number += 1
                     if len(line) > max_len:
-                        out.append(OversizedLine(number, len(line), line[:_HEAD_BYTES]))
+                        out.append(
+                            OversizedLine(
+                                number, len(line), line[:_HEAD_BYTES], line[-_TAIL_BYTES:]
+                            )
+                        )
                     else:
                         out.append(line)
             self._line_number += len(rest)
@@ -117,10 +133,13 @@ class LineBuffer:
             # Only the length and the first bytes of a skipped line are kept.
             if len(head) < _HEAD_BYTES:
                 self._discard_head = head + chunk[: _HEAD_BYTES - len(head)]
+            self._discard_tail = (self._discard_tail + chunk[-_TAIL_BYTES:])[-_TAIL_BYTES:]
         else:
             self._pending.append(chunk)
             if self._pending_len > self._max:
-                self._discard_head = b"".join(self._pending)[:_HEAD_BYTES]
+                joined = b"".join(self._pending)
+                self._discard_head = joined[:_HEAD_BYTES]
+                self._discard_tail = joined[-_TAIL_BYTES:]
                 self._pending.clear()
 
     def _complete(self, out: list[bytes | OversizedLine], tail: bytes) -> None:
@@ -129,11 +148,14 @@ class LineBuffer:
         size = self._pending_len + len(tail)
         if self._discard_head is not None or size > self._max:
             head = self._discard_head
+            end = self._discard_tail
             if head is None:
-                head = b"".join(self._pending)[:_HEAD_BYTES]
+                joined = b"".join(self._pending)
+                head, end = joined[:_HEAD_BYTES], joined[-_TAIL_BYTES:]
             if len(head) < _HEAD_BYTES:
                 head += tail[: _HEAD_BYTES - len(head)]
-            out.append(OversizedLine(self._line_number, size, head))
+            end = (end + tail[-_TAIL_BYTES:])[-_TAIL_BYTES:]
+            out.append(OversizedLine(self._line_number, size, head, end))
         else:
             if self._pending:
                 self._pending.append(tail)
@@ -144,3 +166,4 @@ class LineBuffer:
         self._pending.clear()
         self._pending_len = 0
         self._discard_head = None
+        self._discard_tail = b""

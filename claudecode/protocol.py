@@ -154,7 +154,7 @@ class ClaudeCodeProtocol:
                         line=item.head,
                         reason="too_long",
                         error=f"line of {item.size} bytes exceeds the limit; skipped",
-                        type_hint=sniff_type(item.head),
+                        type_hint=sniff_type(item.head + b"\n" + item.tail),
                     )
                 )
                 continue

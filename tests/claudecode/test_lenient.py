@@ -463,3 +463,22 @@ def test_user_message_with_bad_tool_use_result_keeps_its_content() -> None:
     assert msg.tool_use_result_value() == {"stdout": "x"}
     assert msg.message.content[0].tool_use_id == "t"  # type: ignore[union-attr,index]
     assert isinstance(msgspec.json.decode(encode_message(msg)), dict)
+
+
+@pytest.mark.parametrize("chunk", [None, 1, 97, 5000])
+def test_too_long_result_with_its_type_at_the_end_is_recognised(chunk: int | None) -> None:
+    """2.1.332 writes a result's "type" after its text: a too-long result is still known
+    as one (from the line's tail), so receive_response() stops there."""
+    line = json.dumps(
+        {"result": "x" * 20_000, "type": "result", "subtype": "success", "uuid": "u" * 500}
+    ).encode()
+    data = line + b"\n" + b'{"type":"keep_alive"}\n'
+    protocol = ClaudeCodeProtocol(max_line_bytes=2000)
+    step = chunk or len(data)
+    out: list[InboundMessage] = []
+    for i in range(0, len(data), step):
+        out += protocol.receive_data(data[i : i + step])
+    too_long, keep_alive = out
+    assert isinstance(too_long, MalformedLine) and too_long.reason == "too_long"
+    assert too_long.type_hint == "result"
+    assert type(keep_alive).__name__ == "KeepAlive"
