@@ -173,7 +173,6 @@ class WebSocketConnection:
         *,
         max_frame_bytes: int,
         max_queue: int = DEFAULT_MAX_QUEUE,
-        default_cwd: str | None = None,
         shutting_down: anyio.Event | None = None,
         terminals: TerminalManager | None = None,
     ) -> None:
@@ -184,7 +183,6 @@ class WebSocketConnection:
         self.history = history
         self.max_frame_bytes = max_frame_bytes
         self.max_queue = max_queue
-        self.default_cwd = default_cwd
         self.shutting_down = shutting_down
         self._out: collections.deque[str] = collections.deque()
         self._wakeup = anyio.Event()
@@ -361,6 +359,8 @@ class WebSocketConnection:
             )
             self._end(CLOSE_UNSUPPORTED_VERSION, "unsupported protocol version")
             return
+        if frame.client_id:
+            _log.debug("ws.hello", client_id=frame.client_id[:100])
         self.send(Ack(request_id=frame.request_id, version=PROTOCOL_VERSION))
 
     async def _create(self, frame: CreateSession) -> None:
@@ -537,7 +537,6 @@ def ws_routes(ctx: ServerContext, *, max_queue: int = DEFAULT_MAX_QUEUE) -> list
     history = HistoryIndex(config_dir({**os.environ, **ctx.settings.session_defaults.env}))
     ctx.lifespan_hooks.append(views.running)
     ctx.endpoints.append(("WebSocket", "/ws"))
-    cwd = ctx.settings.session_defaults.cwd
 
     def terminals_of(ctx: ServerContext) -> TerminalManager | None:
         """This app's terminal manager, if the terminal routes are mounted."""
@@ -556,7 +555,6 @@ def ws_routes(ctx: ServerContext, *, max_queue: int = DEFAULT_MAX_QUEUE) -> list
             history,
             max_frame_bytes=ctx.settings.max_body_bytes,
             max_queue=max_queue,
-            default_cwd=str(cwd) if cwd is not None else None,
             shutting_down=ctx.shutting_down,
             terminals=terminals_of(ctx),
         )

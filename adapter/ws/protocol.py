@@ -123,7 +123,8 @@ class _Frame(msgspec.Struct, tag_field="type", kw_only=True, omit_defaults=True,
 
 class Hello(_Frame, frozen=True, tag="hello"):
     """Optional first frame: the protocol version the client speaks (answered by an ``ack``
-    carrying the server's ``version``, or an ``unsupported_version`` error and close 4003)."""
+    carrying the server's ``version``, or an ``unsupported_version`` error and close 4003).
+    ``client_id`` names the client in the server's log."""
 
     version: int
     client_id: str | None = None

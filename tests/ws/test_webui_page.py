@@ -240,7 +240,7 @@ def test_sub_agent_work_is_nested_under_its_call(tmp_path: Path, browser: Any) -
         until(page, "window.ccbState.current !== null")
         page.fill("#prompt", "delegate it")
         page.press("#prompt", "Enter")
-        page.wait_for_selector("#session-state.badge.idle")
+        page.wait_for_selector(".msg.assistant:has-text('The sub-agent says')")
         agent = page.locator(".card.kind-subagent_task")
         agent.wait_for()
         nested = agent.locator(":scope > .children > .card")
@@ -277,6 +277,7 @@ def test_the_readme_first_command(tmp_path: Path, browser: Any) -> None:
             page.press("#prompt", "Enter")
             allowed = 0
             open_card = ".card.permission:not(.closed)"
+            page.wait_for_selector(open_card)  # the demo asks before its command first
             while True:  # allow every request it makes, until the turn ends
                 page.wait_for_selector(f"#session-state.badge.idle, {open_card}")
                 if page.locator(open_card).count() == 0:
