@@ -327,7 +327,10 @@ class _Connection:
             await self.websocket.send_bytes(data)
 
     def status_frame(self, state: str) -> dict[str, Any]:
-        info = self.terminals.get(self.session_id)
+        try:
+            info = self.terminals.get(self.session_id)
+        except UnknownTerminalError:  # ended long ago and forgotten by the registry
+            return {"type": "status", "state": "closed", "can_type": False}
         return {
             "type": "status",
             "state": state,
@@ -419,7 +422,8 @@ class _Connection:
             await self._refuse("bad_frame", "control frames are JSON objects")
             return
         if isinstance(frame, _Status):
-            await self.send_json(self.status_frame(self.terminals.get(self.session_id).state))
+            state = _current_state(self.terminals, self.session_id) or "closed"
+            await self.send_json(self.status_frame(state))
             return
         if isinstance(frame, _Input):
             await self._input(frame.data.encode("utf-8", "surrogatepass"))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -13,6 +14,8 @@ import pyte
 import pytest
 import websockets.exceptions
 import websockets.sync.client as ws_client
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from server._running import running
 
 from adapter.server import ServerSettings, create_app
@@ -254,3 +257,76 @@ def test_only_the_first_viewer_types_when_so_configured(tmp_path: Path) -> None:
         finally:
             watcher.close()
             owner.close()
+
+
+_SINK = (
+    "import os, signal, sys, tty\n"
+    "for name in ('SIGINT', 'SIGQUIT', 'SIGTSTP', 'SIGHUP', 'SIGUSR1', 'SIGUSR2'):\n"
+    "    signal.signal(getattr(signal, name), signal.SIG_IGN)\n"
+    "tty.setraw(0)\n"  # no echo, no signals from keys: whatever arrives is just read
+    "print('sink ready', flush=True)\n"
+    "while os.read(0, 65536):\n"
+    "    pass\n"
+)
+
+_frames = st.lists(
+    st.one_of(
+        st.binary(max_size=300),
+        st.text(max_size=120),
+        st.builds(
+            json.dumps,
+            st.fixed_dictionaries(
+                {"type": st.sampled_from(["resize", "signal", "input", "status", "bogus"])},
+                optional={
+                    "cols": st.one_of(st.integers(-5, 2000), st.text(max_size=5)),
+                    "rows": st.one_of(st.integers(-5, 2000), st.none()),
+                    "signal": st.text(max_size=8),
+                    "data": st.text(max_size=50),
+                    "extra": st.integers(),
+                },
+            ),
+        ),
+    ),
+    max_size=6,
+)
+
+
+@pytest.fixture(scope="module")
+def sink(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str]]:
+    agent = Agent(name="sink", command=sys.executable, args=("-c", _SINK), install_hint="")
+    home = tmp_path_factory.mktemp("sink")
+    routes = make_terminal_routes(
+        lambda: TerminalManager(env=shell_env(home), agents={"sink": agent})
+    )
+    app = create_app(settings=ServerSettings(token=TOKEN), providers=[routes])
+    with running(app) as base:
+        headers = {"Authorization": f"Bearer {TOKEN}"}
+        created = httpx.post(f"{base}/api/terminals", json={"agent": "sink"}, headers=headers)
+        yield base, created.json()["id"]
+
+
+@settings(
+    max_examples=25,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(frames=_frames)
+def test_hostile_frames_get_errors_and_the_terminal_goes_on(
+    sink: tuple[str, str], frames: list[bytes | str]
+) -> None:
+    base, tid = sink
+    viewer = Viewer(base, tid)
+    try:
+        viewer.wait_control("status")
+        for frame in frames:
+            viewer.ws.send(frame)
+        viewer.controls.clear()
+        viewer.control(type="status")
+        status = viewer.wait_control("status")
+        assert status["can_type"] is True
+        assert all(
+            c["code"] in ("bad_frame", "too_large") for c in viewer.controls if c["type"] == "error"
+        )
+    finally:
+        viewer.close()
+    info = httpx.get(f"{base}/api/terminals/{tid}", headers={"Authorization": f"Bearer {TOKEN}"})
+    assert info.json()["active"] is True
