@@ -34,11 +34,11 @@ __all__ = ("StreamEvents",)
 class StreamEvents:
     """``stream_event`` handling; the state lives on the :class:`Translator`.
 
-    Fast path (used by ``feed_many``): consecutive text deltas of one message, or input-json
-    deltas of one content block, form a *run*; :meth:`_absorb_delta` only collects a run's
-    pieces and :meth:`_flush_run` accounts for it once (text ledger, tool registry, one
-    event). Accounting a run at once gives the same result as accounting each delta: the
-    ledger emits the part of the concatenated text past what was already shown.
+    Fast path (used by ``feed_many``): consecutive text (or thinking) deltas of one message,
+    or input-json deltas of one content block, form a *run*; :meth:`_absorb_delta` only
+    collects a run's pieces and :meth:`_flush_run` accounts for it once (text ledger, tool
+    registry, one event). Accounting a run at once gives the same result as accounting each
+    delta: the ledger emits the part of the concatenated text past what was already shown.
     """
 
     _seen: BoundedSet[str]
@@ -60,7 +60,7 @@ class StreamEvents:
         raise NotImplementedError
 
     def _absorb_delta(self, msg: StreamEvent) -> bool:
-        """Collect a text / input-json delta into the current run; ``False``: not one."""
+        """Collect a text / thinking / input-json delta into the current run; ``False``: not one."""
         event = msg.event
         if event.__class__ is not ContentBlockDelta:
             return False
@@ -70,6 +70,9 @@ class StreamEvents:
         if delta.__class__ is TextDelta:
             assert isinstance(delta, TextDelta)
             kind, piece = "text", delta.text
+        elif delta.__class__ is ThinkingDelta:
+            assert isinstance(delta, ThinkingDelta)
+            kind, piece = "thinking", delta.thinking
         elif delta.__class__ is InputJsonDelta:
             assert isinstance(delta, InputJsonDelta)
             kind, piece = event.index, delta.partial_json
@@ -103,6 +106,8 @@ class StreamEvents:
         joined = parts[0] if len(parts) == 1 else "".join(parts)
         if kind == "text":
             out.extend(self._text(message_id, parent, joined))
+        elif kind == "thinking":
+            out.extend(self._text(message_id, parent, joined, "thinking"))
         else:
             assert isinstance(kind, int)
             out.extend(self._tool_input(message_id, kind, parent, joined))

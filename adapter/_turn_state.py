@@ -21,7 +21,7 @@ Rules (all of the translator's de-duplication lives here):
 
 from __future__ import annotations
 
-from collections import OrderedDict, deque
+from collections import OrderedDict
 from collections.abc import Hashable
 from dataclasses import dataclass
 from typing import Generic, Literal, TypeVar
@@ -76,30 +76,35 @@ class BoundedMap(Generic[K, V]):
 
 
 class BoundedSet(Generic[K]):
-    """A set that forgets its oldest members past ``limit`` (insertion order)."""
+    """A set that remembers at least its ``limit`` newest members (at most twice as many).
+
+    Two generations instead of an insertion-ordered ring: adding is one or two set lookups
+    and one insert, with no per-member bookkeeping (it runs once per CLI line). When the
+    new generation is full it becomes the old one and the previous old one is forgotten.
+    """
+
+    __slots__ = ("_limit", "_new", "_old")
 
     def __init__(self, limit: int) -> None:
-        self._limit = limit
-        self._members: set[K] = set()
-        self._order: deque[K] = deque()
+        self._limit = max(limit, 1)
+        self._new: set[K] = set()
+        self._old: set[K] = set()
 
     def add(self, key: K) -> bool:
         """Add ``key``; return ``False`` if it was already there."""
-        members = self._members
-        if key in members:
+        new = self._new
+        if key in new or key in self._old:
             return False
-        members.add(key)
-        order = self._order
-        order.append(key)
-        if len(order) > self._limit:
-            members.discard(order.popleft())
+        new.add(key)
+        if len(new) >= self._limit:
+            self._old, self._new = new, set()
         return True
 
     def __contains__(self, key: object) -> bool:
-        return key in self._members
+        return key in self._new or key in self._old
 
     def __len__(self) -> int:
-        return len(self._members)
+        return len(self._new) + len(self._old)
 
 
 def _tail(text: str, fresh: int) -> str:

@@ -287,8 +287,8 @@ class Translator(StreamEvents):
 
         Same events as :meth:`feed` one by one, except that adjacent text, reasoning and
         tool-input deltas of the same message or call come out merged (same text): cheaper
-        for everyone downstream. Runs of text and tool-input deltas inside an open turn take
-        a fast path that accounts for the whole run at once.
+        for everyone downstream. Runs of text, thinking and tool-input deltas inside an open
+        turn take a fast path that accounts for the whole run at once.
         """
         out: list[Event] = []
         self._merge_into = out

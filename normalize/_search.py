@@ -13,7 +13,7 @@ Headers and footers are parsed, never counted as files.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import msgspec
@@ -63,9 +63,25 @@ class _Budget:
         self.cut = False
 
     def take(self, text: str) -> bool:
-        size = len(text.encode("utf-8", "surrogatepass")) + 1
+        # ASCII (most paths and code) needs no encoding to know its UTF-8 size.
+        size = (len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))) + 1
         if size > self.left:
             self.cut = True
+            return False
+        self.left -= size
+        return True
+
+    def take_all(self, texts: Sequence[str]) -> bool:
+        """Take every text when all of them fit (as ``take`` one by one would), else none."""
+        if not texts:
+            return True
+        if self.cut:
+            return False
+        joined = "\n".join(texts)  # each text plus one byte, as ``take`` counts
+        size = (
+            len(joined) if joined.isascii() else len(joined.encode("utf-8", "surrogatepass"))
+        ) + 1
+        if size > self.left:
             return False
         self.left -= size
         return True
@@ -75,24 +91,37 @@ def _lines(text: str) -> list[str]:
     return [line for line in text.split("\n") if line.strip()]
 
 
+def _line_number(digits: str) -> int | None:
+    """``as_int`` of a ``\\d+`` match, without its checks when it is short and ASCII."""
+    return int(digits) if len(digits) <= 18 and digits.isascii() else as_int(digits)
+
+
+#: First characters of the lines the header / footer / note patterns can match: any other
+#: line is skipped without running them (most lines are paths or matches).
+_HEAD_FIRST = frozenset("FN[SR(")
+
+
 def _parse_content(lines: list[str], budget: _Budget) -> list[SearchMatch]:
+    kept = [
+        line
+        for line in lines
+        if line != "--" and not (line[0] in _HEAD_FIRST and _NOTE.match(line))
+    ]
+    if not budget.take_all(kept):  # over the cap: the lines that fit, one by one
+        kept = [line for line in kept if not budget.cut and budget.take(line)]
     matches: list[SearchMatch] = []
-    for line in lines:
-        if line == "--" or _NOTE.match(line):
-            continue
-        if budget.cut or not budget.take(line):
-            continue
+    for line in kept:
         match = _CONTENT.match(line)
         if match and match.group(1):
             path, sep, number, text = match.groups()
             matches.append(
-                SearchMatch(path=path, line=as_int(number), text=text, context=sep == "-")
+                SearchMatch(path=path, line=_line_number(number), text=text, context=sep == "-")
             )
             continue
         only = _LINE_ONLY.match(line)
         if only:
             number, sep, text = only.groups()
-            matches.append(SearchMatch(line=as_int(number), text=text, context=sep == "-"))
+            matches.append(SearchMatch(line=_line_number(number), text=text, context=sep == "-"))
         else:
             matches.append(SearchMatch(text=line))
     return matches
@@ -124,6 +153,9 @@ def search_result(payload: CodeSearch, result: ToolResult) -> CodeSearch:
     budget = _Budget(result.max_bytes)
     body: list[str] = []
     for line in lines:
+        if line[0] not in _HEAD_FIRST:  # (lines are never empty)
+            body.append(line)
+            continue
         found = _FOUND_FILES.match(line)
         total = _FOUND_TOTAL.match(line)
         if total:
@@ -146,7 +178,10 @@ def search_result(payload: CodeSearch, result: ToolResult) -> CodeSearch:
         matches = _parse_counts(body, budget)
     else:
         names = as_str_tuple(data.get("filenames")) if "filenames" in data else tuple(body)
-        files = tuple(name for name in names if not budget.cut and budget.take(name))
+        if budget.take_all(names):
+            files = names
+        else:
+            files = tuple(name for name in names if not budget.cut and budget.take(name))
         if file_count is None:
             file_count = len(names)
     output = SearchOutput(
