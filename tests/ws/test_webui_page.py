@@ -194,7 +194,8 @@ def test_page_headers_and_token(tmp_path: Path) -> None:
 
 def test_the_page_chat_model_folds_events_once(tmp_path: Path, browser: Any) -> None:
     """chat.js: slash commands, text runs, a repeated event ignored, tool results on their
-    call, permissions closed by the call's result."""
+    call, permissions closed by the call's result, successful reads merged (also when they
+    finish out of order) under the first read's id."""
     with serve(tmp_path, str(tmp_path / "none")) as url:
         page = open_page(browser, url)
         got = page.evaluate(
@@ -202,6 +203,7 @@ def test_the_page_chat_model_folds_events_once(tmp_path: Path, browser: Any) -> 
               const { Chat } = await import("/ui/chat.js");
               const c = new Chat();
               const n = { kind: "shell_exec", command: "ls" };
+              const r = { kind: "read_file", file_path: "/f" };
               for (const ev of [
                 { type: "user_message", seq: 1, text: "/compact keep it" },
                 { type: "user_message", seq: 2, text: "/usr/bin is here" },
@@ -214,8 +216,18 @@ def test_the_page_chat_model_folds_events_once(tmp_path: Path, browser: Any) -> 
                 { type: "tool_update", seq: 7, tool_call_id: "T", status: "complete",
                   title: "ls", normalized: n },
                 { type: "message_chunk", seq: 8, message_id: "m", text: "c" },
+                { type: "tool_call", seq: 9, tool_call_id: "R1", title: "a", normalized: r },
+                { type: "tool_call", seq: 10, tool_call_id: "R2", title: "b", normalized: r },
+                { type: "tool_update", seq: 11, tool_call_id: "R2", status: "complete",
+                  title: "b", normalized: r },
+                { type: "tool_update", seq: 12, tool_call_id: "R1", status: "complete",
+                  title: "a", normalized: r },
+                { type: "tool_call", seq: 13, tool_call_id: "R3", title: "c", normalized: r },
+                { type: "tool_update", seq: 14, tool_call_id: "R3", status: "complete",
+                  title: "c", normalized: r },
               ]) c.apply(ev);
-              const show = (e) => e.text || e.name || e.status || e.state;
+              const show = (e) =>
+                e.text || e.name || e.status || e.state || e.reads.map((x) => x.id).join();
               return [...c.entries.values()].map((e) => [e.kind, show(e)]);
             }"""
         )
@@ -226,6 +238,7 @@ def test_the_page_chat_model_folds_events_once(tmp_path: Path, browser: Any) -> 
             ["tool", "complete"],
             ["permission", "closed"],
             ["text", "c"],
+            ["read_group", "R1,R2,R3"],
         ] == got
 
 

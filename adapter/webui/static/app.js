@@ -173,8 +173,12 @@ function actions() {
 
 function renderOne(chat, id) {
   const entry = chat.entries.get(id);
-  if (!entry) return;
   const box = $("chat");
+  if (!entry) {  // merged into another entry
+    const gone = box.querySelector(`[data-id="${CSS.escape(id)}"]`);
+    if (gone) gone.remove();
+    return;
+  }
   const pending = pendingOf();
   const node = renderEntry(entry, actions(), (p) => pending.has(p));
   const old = box.querySelector(`[data-id="${CSS.escape(id)}"]`);

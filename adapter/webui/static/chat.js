@@ -48,6 +48,34 @@ export class Chat {
     return [null, null];
   }
 
+  // Consecutive successful reads of one thread become one read_group (id: the first read's),
+  // as adapter.chat merges them. Returns the ids changed or removed.
+  _isRead(e) {
+    return !!e && (e.kind === "read_group" || (e.kind === "tool" && e.status === "complete" && (e.normalized || {}).kind === "read_file"));
+  }
+
+  _thread(parent) { return [...this.entries.values()].filter((e) => (e.parent_id || "") === parent); }
+
+  _mergeReads(entry) {
+    const parent = entry.parent_id || "";
+    const ids = [];
+    const join = (first, second) => {
+      const reads = [first, second].flatMap((e) => (e.kind === "read_group" ? e.reads : [e]));
+      this.entries.delete(second.id);
+      this.entries.set(first.id, { kind: "read_group", id: first.id, parent_id: first.parent_id || null, reads });
+      ids.push(second.id, first.id);
+      return first.id;
+    };
+    let id = entry.id;
+    let thread = this._thread(parent);
+    let i = thread.findIndex((e) => e.id === id);
+    if (i > 0 && this._isRead(thread[i - 1])) id = join(thread[i - 1], entry);
+    thread = this._thread(parent);
+    i = thread.findIndex((e) => e.id === id);
+    if (i >= 0 && i + 1 < thread.length && this._isRead(thread[i + 1])) join(thread[i], thread[i + 1]);
+    return ids;
+  }
+
   _closePermissions(pred) {
     const changed = [];
     for (const entry of this.entries.values()) {
@@ -58,7 +86,7 @@ export class Chat {
     return changed;
   }
 
-  // Apply one event; returns the ids of the entries it added or changed ([] if none).
+  // Apply one event; returns the ids of the entries it added, changed or removed ([] if none).
   apply(ev) {
     if (ev.seq && ev.seq <= this.lastSeq) return [];   // already shown
     if (ev.seq) this.lastSeq = ev.seq;
@@ -98,6 +126,8 @@ export class Chat {
         else changed.push(this._add({ kind: "tool", id: ev.tool_call_id, parent_id: parent, tool_name: ev.tool_name, ...fields }));
         const n = ev.normalized || {};
         if (ev.status === "complete" && n.kind === "manage_todos" && n.items && n.items.length && n.operation !== "get") this.todos = n.items;
+        const entry = this.entries.get(ev.tool_call_id);
+        if (this._isRead(entry)) changed.push(...this._mergeReads(entry));
         return changed;
       }
       case "permission_request":
