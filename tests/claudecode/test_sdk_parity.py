@@ -400,3 +400,39 @@ async def test_blocking_hook_needs_a_cli_that_honours_it(sdk: ModuleType, tmp_pa
     hooks = {"PreToolUse": [sdk.HookMatcher(matcher="Bash", hooks=[hook], on_failure="block")]}
     with anyio.fail_after(60), pytest.raises(sdk.CLIConnectionError, match="on_failure"):
         await _collect(sdk.query(prompt="hi", options=fake.options(sdk, hooks=hooks)))
+
+
+async def test_client_connect_with_a_prompt_stream(sdk: ModuleType, tmp_path: Path) -> None:
+    """connect(prompt=async iterable) sends the prompts; each gets its response."""
+    fake = Fake(tmp_path, script(text_turn("r1"), text_turn("r2")))
+
+    async def prompts() -> AsyncIterator[dict[str, Any]]:
+        for text in ("p1", "p2"):
+            yield {"type": "user", "message": {"role": "user", "content": text}}
+
+    client = sdk.ClaudeSDKClient(fake.options(sdk))
+    await client.connect(prompts())
+    try:
+        first = await _collect(client.receive_response())
+        second = await _collect(client.receive_response())
+    finally:
+        await client.disconnect()
+    assert ["r1"] == _texts(sdk, first)
+    assert ["r2"] == _texts(sdk, second)
+
+
+async def test_client_control_methods(sdk: ModuleType, tmp_path: Path) -> None:
+    """set_permission_mode, set_model and get_mcp_status reach the CLI; a turn follows."""
+    fake = Fake(tmp_path, script(text_turn("ok")))
+    async with sdk.ClaudeSDKClient(fake.options(sdk)) as client:
+        await client.set_permission_mode("acceptEdits")
+        await client.set_model("claude-haiku-4-5")
+        status = await client.get_mcp_status()
+        await client.query("hi")
+        messages = await _collect(client.receive_response())
+    assert "mcpServers" in status
+    assert "ok" == messages[-1].result
+    bodies = [m["request"] for m in fake.received() if m.get("type") == "control_request"]
+    subtypes = [body["subtype"] for body in bodies]
+    assert ["initialize", "set_permission_mode", "set_model", "mcp_status"] == subtypes
+    assert "acceptEdits" == bodies[1]["mode"] and "claude-haiku-4-5" == bodies[2]["model"]
