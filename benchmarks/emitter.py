@@ -15,7 +15,8 @@ on ``BENCH_MODE``:
             ``BENCH_RATE`` lines/s, each delta's text being ``t<monotonic ns>`` taken just
             before its write; then the final ``result``.
 ``bigline`` an ``assistant`` Bash tool_use, then one ``user`` tool_result line whose content
-            is ``BENCH_SIZE`` bytes, then the final ``result``.
+            is ``BENCH_SIZE`` bytes (ASCII, or with ``BENCH_TEXT=unicode`` mostly ASCII with
+            CJK and an emoji on every line), then the final ``result``.
 
 It exits on stdin EOF (after finishing any stream in progress), or quietly when stdout breaks.
 """
@@ -230,6 +231,11 @@ class Emitter:
         msg_id = "msg_bigline"
         tool_id = "toolu_bigline000000000000000"
         pattern = b"0123456789 abcdefghijklmnopqrstuvwxyz ABCDEFGHIJKLMNOPQRSTUVWXYZ output\\n"
+        if os.environ.get("BENCH_TEXT") == "unicode":
+            # Mostly ASCII with CJK and an emoji per line: Python holds such text with 4 bytes
+            # per character (the worst case for memory), as the CLI writes it (raw UTF-8).
+            text = "0123456789 abcdef ghijk \u51fa\u529b \u2713 r\u00e9sum\u00e9 \U0001f600 out\\n"
+            pattern = text.encode()
         head = _dumps(
             {
                 "type": "user",
@@ -252,6 +258,9 @@ class Emitter:
         before, after = head.split(b"@@")
         filler = size - len(before) - len(after) + 1
         body = (pattern * (filler // len(pattern) + 1))[:filler]
+        # No character cut in half, no escape cut after its backslash.
+        cut = body.decode("utf-8", "ignore").encode().rstrip(b"\\")
+        body = cut + b"x" * (filler - len(cut))
         if body.endswith(b"\\"):
             body = body[:-1] + b"x"
         tool_use = _assistant(

@@ -183,12 +183,26 @@ async def probe_sessions(
     return result
 
 
-async def probe_bigline(level: Level, cli: str, size: int, *, trace: bool) -> dict[str, Any]:
-    """Time and peak memory of one ``size``-byte line end to end; see the module docstring."""
+async def probe_bigline(
+    level: Level,
+    cli: str,
+    size: int,
+    *,
+    trace: bool,
+    text: str = "ascii",
+    default_limit: bool = False,
+) -> dict[str, Any]:
+    """Time and peak memory of one ``size``-byte line end to end; see the module docstring.
+
+    ``text="unicode"`` makes the line's text non-Latin-1; ``default_limit`` keeps the
+    client's default ``max_line_bytes`` (else twice the size).
+    """
     import tracemalloc
 
-    env = {"BENCH_MODE": "bigline", "BENCH_SIZE": str(size)}
-    limit = 2 * size + (1 << 20)
+    from claudecode import ClaudeCodeOptions
+
+    env = {"BENCH_MODE": "bigline", "BENCH_SIZE": str(size), "BENCH_TEXT": text}
+    limit = ClaudeCodeOptions.max_line_bytes if default_limit else 2 * size + (1 << 20)
     kinds: list[str] = []
     gc.collect()
     if level == "adapter":
@@ -351,6 +365,8 @@ def main(argv: list[str] | None = None) -> None:
     p_big.add_argument("cli")
     p_big.add_argument("size", type=int)
     p_big.add_argument("--trace", action="store_true")
+    p_big.add_argument("--text", choices=("ascii", "unicode"), default="ascii")
+    p_big.add_argument("--default-limit", action="store_true")
     args = parser.parse_args(argv)
     result: dict[str, Any]
     if args.probe == "sessions":
@@ -366,7 +382,16 @@ def main(argv: list[str] | None = None) -> None:
             )
         )
     else:
-        result = anyio.run(lambda: probe_bigline(args.level, args.cli, args.size, trace=args.trace))
+        result = anyio.run(
+            lambda: probe_bigline(
+                args.level,
+                args.cli,
+                args.size,
+                trace=args.trace,
+                text=args.text,
+                default_limit=args.default_limit,
+            )
+        )
     print(json.dumps(result))
 
 

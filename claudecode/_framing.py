@@ -21,8 +21,11 @@ from .errors import UsageError
 
 __all__ = ("DEFAULT_MAX_LINE_BYTES", "LineBuffer", "OversizedLine")
 
-#: Real tool results exceed the 1 MiB cap that broke the official SDK; 64 MiB leaves room.
-DEFAULT_MAX_LINE_BYTES = 64 * 1024 * 1024
+#: Real tool results exceed the 1 MiB cap that broke the official SDK. A tool's output is
+#: written twice in its ``user`` line (the ``tool_result`` block and the structured
+#: ``tool_use_result``), with JSON escapes and the envelope around it: 160 MiB lets a 64 MiB
+#: output through.
+DEFAULT_MAX_LINE_BYTES = 160 * 1024 * 1024
 
 _HEAD_BYTES = 1024
 _TAIL_BYTES = 4096

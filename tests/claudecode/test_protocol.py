@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from claudecode import control as ctl
 from claudecode._codec import decode_line, decode_outbound_line
+from claudecode.content import ToolResultBlock
 from claudecode.errors import UsageError
 from claudecode.messages import (
     ControlCancelRequest,
@@ -20,6 +21,7 @@ from claudecode.messages import (
     InboundControlResponse,
     MalformedLine,
     ResultMessage,
+    UserMessage,
 )
 from claudecode.protocol import ClaudeCodeProtocol
 
@@ -201,3 +203,34 @@ def test_send_many_is_one_buffer() -> None:
     lines = data.splitlines()
     assert 2 == len(lines)
     assert ["a", "b"] == [msgspec.json.decode(x)["message"]["content"] for x in lines]
+
+
+@pytest.mark.slow
+def test_default_line_limit_lets_a_64_mib_tool_output_through() -> None:
+    """A 64 MiB tool output is written twice in its ``user`` line (block and structured
+    result), with escapes and envelope: the default limit takes it, in any chunking."""
+    piece = "0123456789 \u51fa\u529b \U0001f600 out\n"
+    output = piece * ((64 << 20) // len(piece.encode()))  # 64 MiB of UTF-8
+    line = msgspec.json.encode(
+        {
+            "type": "user",
+            "message": {
+                "role": "user",
+                "content": [{"tool_use_id": "toolu_1", "type": "tool_result", "content": output}],
+            },
+            "session_id": "s",
+            "uuid": "u1",
+            "tool_use_result": {"stdout": output, "stderr": "", "interrupted": False},
+        }
+    )
+    assert len(line) > 2 * (64 << 20)
+    protocol = ClaudeCodeProtocol()
+    messages = []
+    step = 1 << 20
+    for offset in range(0, len(line), step):
+        messages += protocol.receive_data(line[offset : offset + step])
+    messages += protocol.receive_data(b"\n")
+    [message] = messages
+    assert isinstance(message, UserMessage)
+    block = message.message.content[0]
+    assert isinstance(block, ToolResultBlock) and block.content == output
