@@ -62,19 +62,15 @@ class StreamEvents:
     def _absorb_delta(self, msg: StreamEvent) -> bool:
         """Collect a text / thinking / input-json delta into the current run; ``False``: not one."""
         event = msg.event
-        if event.__class__ is not ContentBlockDelta:
+        if not isinstance(event, ContentBlockDelta):
             return False
-        assert isinstance(event, ContentBlockDelta)
         delta = event.delta
         kind: str | int
-        if delta.__class__ is TextDelta:
-            assert isinstance(delta, TextDelta)
+        if isinstance(delta, TextDelta):
             kind, piece = "text", delta.text
-        elif delta.__class__ is ThinkingDelta:
-            assert isinstance(delta, ThinkingDelta)
+        elif isinstance(delta, ThinkingDelta):
             kind, piece = "thinking", delta.thinking
-        elif delta.__class__ is InputJsonDelta:
-            assert isinstance(delta, InputJsonDelta)
+        elif isinstance(delta, InputJsonDelta):
             kind, piece = event.index, delta.partial_json
         else:
             return False
