@@ -304,7 +304,7 @@ class AgentSession:
         if self._plan_grace is not None:
             self._plan_grace.cancel()
             self._plan_grace = None
-        if not any(type(m) in _CONTROL_TYPES for m in batch):
+        if _CONTROL_TYPES.isdisjoint(map(type, batch)):  # one C-level pass, no genexpr
             return self._translator.feed_many(batch)  # the common case: no control messages
         out: list[Event] = []
         run: list[InboundMessage] = []

@@ -314,8 +314,11 @@ class ResultMessage(_Inbound, frozen=True, tag="result"):
 # ------------------------------------------------------------------------ stream_event
 
 
-class StreamEvent(_Inbound, frozen=True, tag="stream_event"):
+class StreamEvent(_Inbound, frozen=True, tag="stream_event", gc=False):
     """A raw Messages-API SSE event (``--include-partial-messages``)."""
+
+    # gc=False: see ContentBlockDelta (most lines are stream events; frozen, decoded from
+    # JSON, they cannot form reference cycles).
 
     event: StreamEventPayload
     session_id: str | None = None

@@ -156,7 +156,11 @@ class CitationsDelta(_Delta, frozen=True, tag="citations_delta"):
 Delta: TypeAlias = TextDelta | InputJsonDelta | ThinkingDelta | SignatureDelta | CitationsDelta
 
 
-class ContentBlockDelta(_Event, frozen=True, tag="content_block_delta"):
+# gc=False (as ``StreamEvent``): most lines are deltas, and two objects tracked by the
+# garbage collector per line made it run every few hundred lines. Frozen and decoded from
+# JSON, a delta cannot be part of a reference cycle (only code putting it into a citation's
+# dict could make one).
+class ContentBlockDelta(_Event, frozen=True, tag="content_block_delta", gc=False):
     """An increment of content block ``index``."""
 
     index: int
