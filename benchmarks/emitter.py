@@ -50,7 +50,7 @@ def _write_all(data: bytes) -> None:
             chunk = chunk[written:]
 
 
-def _final_result(text: str) -> bytes:
+def _final_result(text: str, uuid: str = END_UUID) -> bytes:
     return _dumps(
         {
             "type": "result",
@@ -67,7 +67,7 @@ def _final_result(text: str) -> bytes:
             "modelUsage": {},
             "permission_denials": [],
             "terminal_reason": "completed",
-            "uuid": END_UUID,
+            "uuid": uuid,
         }
     )
 
@@ -222,7 +222,8 @@ class Emitter:
                 msg_id,
             ),
             _stream_event({"type": "message_stop"}, msg_id),
-            _final_result("paced"),
+            # A fresh uuid: a session may be prompted again (the adapter drops repeats).
+            _final_result("paced", _uuid()),
         ]
         _write_all(b"".join(tail))
 

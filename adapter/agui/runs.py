@@ -69,7 +69,7 @@ _log = get_logger("claudecode.adapter.agui")
 _STOP_GRACE = 15.0
 #: SSE frames a run keeps for late listeners.
 _MAX_FRAMES = 100_000
-#: Seconds between saves of a thread while a run goes on.
+#: Seconds between the saver's rounds while runs go on.
 _SAVE_INTERVAL = 0.5
 
 KEEPALIVE = b": keep-alive\n\n"
@@ -188,9 +188,12 @@ class RunHandle:
             while True:
                 if index < self.offset:
                     return  # fell out of the kept window
-                while index - self.offset < len(self.frames):
-                    yield self.frames[index - self.offset]
-                    index += 1
+                available = len(self.frames) + self.offset
+                if index < available:
+                    # Everything pending in one write: one ASGI send per wake-up, not per event.
+                    yield b"".join(self.frames[index - self.offset :])
+                    index = available
+                    continue
                 if self.done:
                     return
                 changed = self._changed
@@ -247,18 +250,39 @@ class AguiService:
         self._shutting_down = shutting_down
         self._threads: dict[str, _Thread] = {}
         self._tg: anyio.abc.TaskGroup | None = None
+        # Threads to save while their runs go on, written by one saver task so a run never
+        # waits for the disk.
+        self._dirty: dict[str, _Thread] = {}
+        self._save_wakeup: anyio.Event | None = None
 
     @contextlib.asynccontextmanager
     async def running(self) -> AsyncIterator[AguiService]:
         """Run the service (its runs live in this task group)."""
         async with anyio.create_task_group() as tg:
             self._tg = tg
+            self._save_wakeup = anyio.Event()
+            tg.start_soon(self._saver)
             try:
                 yield self
             finally:
                 self._tg = None
                 tg.cancel_scope.cancel()
         self.store.close()
+
+    async def _saver(self) -> None:
+        assert self._save_wakeup is not None
+        while True:
+            await self._save_wakeup.wait()
+            self._save_wakeup = anyio.Event()
+            while self._dirty:
+                _, thread = self._dirty.popitem()
+                await self._save(thread)
+            await anyio.sleep(_SAVE_INTERVAL)
+
+    def _request_save(self, thread: _Thread) -> None:
+        self._dirty[thread.thread_id] = thread
+        if self._save_wakeup is not None:
+            self._save_wakeup.set()
 
     # -- threads -----------------------------------------------------------------------
 
@@ -547,8 +571,8 @@ class AguiService:
                     # and the next one carries its answers.
                     out += translator.finish({"awaiting": ended_for})
                 self._emit(thread, handle, out)
-                if thread.log.dirty and time.monotonic() - thread.last_saved > _SAVE_INTERVAL:
-                    await self._save(thread)
+                if thread.log.dirty:
+                    self._request_save(thread)
             tg.cancel_scope.cancel()
 
     async def _watch_stop(

@@ -34,6 +34,8 @@ class MessageLog:
         self.max_messages = max_messages
         self._messages: OrderedDict[str, dict[str, Any]] = OrderedDict()
         self._calls: dict[str, dict[str, Any]] = {}  # tool call id -> its toolCalls entry
+        # Streamed text by message id, joined when read (appending to a str is quadratic).
+        self._parts: dict[str, list[str]] = {}
         #: Set whenever something changed since :meth:`clear_dirty`.
         self.dirty = False
         for message in messages or ():
@@ -41,6 +43,12 @@ class MessageLog:
 
     def messages(self) -> list[dict[str, Any]]:
         """A copy of the messages, oldest first."""
+        for message_id, parts in self._parts.items():
+            if len(parts) > 1:
+                parts[:] = ["".join(parts)]
+            message = self._messages.get(message_id)
+            if message is not None:
+                message["content"] = parts[0] if parts else ""
         return copy.deepcopy(list(self._messages.values()))
 
     def __len__(self) -> int:
@@ -116,16 +124,21 @@ class MessageLog:
             )
 
     def _append(self, message_id: str, delta: str) -> None:
-        message = self._messages.get(message_id)
-        if message is not None:
-            message["content"] = str(message.get("content") or "") + delta
-            self.dirty = True
+        if message_id not in self._messages:
+            return
+        parts = self._parts.get(message_id)
+        if parts is None:
+            parts = self._parts[message_id] = [str(self._messages[message_id].get("content") or "")]
+        parts.append(delta)
+        self.dirty = True
 
     def _put(self, message_id: str, message: dict[str, Any]) -> None:
         self._messages[message_id] = message
         self.dirty = True
+        self._parts.pop(message_id, None)
         while len(self._messages) > self.max_messages:
-            _, dropped = self._messages.popitem(last=False)
+            dropped_id, dropped = self._messages.popitem(last=False)
+            self._parts.pop(dropped_id, None)
             for call in dropped.get("toolCalls") or ():
                 if isinstance(call, dict):
                     self._calls.pop(call.get("id"), None)  # type: ignore[arg-type]
