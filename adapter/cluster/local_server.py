@@ -62,6 +62,8 @@ class LocalNatsServer:
         name: the server's name (unique within a cluster).
         port: client port; ``None`` lets the kernel pick (it is kept across :meth:`restart`).
         cluster: ``(cluster name, own route port, peers' route ports)`` to join a cluster.
+        extra_config: more lines of nats-server configuration (``tls { ... }``,
+            ``authorization { ... }``).
         startup_timeout: seconds to wait for the server to listen.
     """
 
@@ -72,8 +74,10 @@ class LocalNatsServer:
         name: str = "bridge-nats",
         port: int | None = None,
         cluster: tuple[str, int, list[int]] | None = None,
+        extra_config: str = "",
         startup_timeout: float = 30.0,
     ) -> None:
+        self.extra_config = extra_config
         self._own_dir = directory is None
         self.directory = Path(directory or tempfile.mkdtemp(prefix="bridge-nats-"))
         self.directory.mkdir(mode=0o700, parents=True, exist_ok=True)
@@ -110,6 +114,8 @@ class LocalNatsServer:
                 f'cluster {{ name: {json.dumps(cluster_name)}, listen: "127.0.0.1:{own}", '
                 f"routes: [{routes}] }}"
             )
+        if self.extra_config:
+            lines.append(self.extra_config)
         return "\n".join(lines) + "\n"
 
     def start(self) -> None:

@@ -16,8 +16,6 @@ import pytest
 
 from adapter.cluster import ClusterConfig, LocalNatsCluster, LocalNatsServer
 
-pytestmark = pytest.mark.nats
-
 
 @pytest.fixture
 def anyio_backend() -> str:
