@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -385,3 +386,65 @@ def test_arbitrary_json_bodies_get_a_stream_or_a_json_4xx(serve: Any, body: Any,
         else:
             assert 400 <= answer.status_code < 500, raw
             assert isinstance(json.loads(raw)["error"], str)
+
+
+def _start_slow_run(
+    url: str, body: dict[str, Any]
+) -> tuple[threading.Thread, list[bytes], threading.Event]:
+    """A run read in a thread; ``streaming`` is set once text arrives."""
+    raw: list[bytes] = []
+    streaming = threading.Event()
+
+    def reader() -> None:
+        with client(url) as http, http.stream("POST", "/agui", json=body) as response:
+            for chunk in response.iter_bytes():
+                raw.append(chunk)
+                if b"TEXT_MESSAGE_CONTENT" in b"".join(raw):
+                    streaming.set()
+        streaming.set()
+
+    thread = threading.Thread(target=reader)
+    thread.start()
+    return thread, raw, streaming
+
+
+def test_shutdown_ends_live_runs_with_a_shutdown_error(tmp_path: Path) -> None:
+    """When the server stops, a live run ends with RUN_ERROR code 'shutdown' (no hang)."""
+    app = app_for(tmp_path, script(turn(["slow words " * 100], delay=0.05, chunk=4)))
+    body = run_input("t-shutdown", [user("talk")])
+    with running(app) as url:
+        thread, raw, streaming = _start_slow_run(url, body)
+        assert streaming.wait(60)
+    thread.join(60)
+    assert not thread.is_alive()
+    events = valid(parse(b"".join(raw)), body)
+    assert {"type": "RUN_ERROR", "code": "shutdown"} == {k: events[-1][k] for k in ("type", "code")}
+
+
+def test_a_client_that_disconnects_interrupts_its_run(tmp_path: Path) -> None:
+    """By default a disconnect interrupts the CLI turn: the session is soon idle again and
+    the thread takes a new run."""
+    app = app_for(
+        tmp_path, script(turn(["slow words " * 100], delay=0.05, chunk=4), text_turn("again"))
+    )
+    with running(app) as url, client(url) as http:
+        with http.stream("POST", "/agui", json=run_input("t-gone", [user("talk")])) as response:
+            for chunk in response.iter_bytes():
+                if b"TEXT_MESSAGE_CONTENT" in chunk:
+                    break  # leaving the block closes the connection mid-run
+        sessions = http.get("/api/sessions").json()
+        (session_id,) = [s["id"] for s in sessions]
+        deadline = time.monotonic() + 60
+        while http.get(f"/api/sessions/{session_id}").json()["state"] != "idle":
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        body = run_input("t-gone", [user("again")])
+        deadline = time.monotonic() + 60
+        while True:
+            response, events = post_stream(http, "/agui", body)
+            if response.status_code == 200:
+                break
+            assert 409 == response.status_code and time.monotonic() < deadline
+            time.sleep(0.05)
+        valid(events, body)
+        assert "again" == text_of(events)
