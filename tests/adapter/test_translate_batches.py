@@ -68,3 +68,26 @@ def test_batches_equal_single_feeds_coalesced(name: str, sizes: list[int]) -> No
         start += size
     # Merging may stop at a batch edge; compare after merging across edges too.
     assert [encode_event(e) for e in expected] == [encode_event(e) for e in coalesce(got)]
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    st.integers(min_value=0, max_value=2**16),
+    st.lists(st.integers(min_value=1, max_value=200), max_size=30),
+)
+def test_benchmark_corpus_batches_equal_single_feeds(seed: int, sizes: list[int]) -> None:
+    """The same oracle over the benchmark corpus: thinking, text and tool-input delta runs
+    (the fast path), signature deltas, Grep / Glob / WebFetch / Bash / Read / Edit results."""
+    from benchmarks.corpus import generate_lines
+
+    lines, _ = generate_lines(400, seed)
+    msgs = [decode_line(line) for line in lines]
+    one_by_one = Translator()
+    expected = coalesce([e for m in msgs for e in one_by_one.feed(m)])
+    batched = Translator()
+    got = []
+    start = 0
+    for size in [*sizes, len(msgs)]:
+        got += batched.feed_many(msgs[start : start + size])
+        start += size
+    assert [encode_event(e) for e in expected] == [encode_event(e) for e in coalesce(got)]
