@@ -276,7 +276,12 @@ async def _serve(
         host, port = sock.getsockname()[:2]
         base = _url(args.host if args.host != "0.0.0.0" else host, port)
         lines = [f"claudecode-bridge serving on {base}" + (" (DEMO)" if demo else "")]
-        lines += [f"  {label + ':':<14} {base}{path}" for label, path in context.endpoints]
+        # Paths under /ws are WebSocket routes: print the URL a client connects to.
+        ws_base = "ws" + base.removeprefix("http")
+        lines += [
+            f"  {label + ':':<14} {ws_base if path.split('/')[1] == 'ws' else base}{path}"
+            for label, path in context.endpoints
+        ]
         if token is not None:
             lines.append("  every request needs 'Authorization: Bearer <token>'")
         print("\n".join(lines), flush=True)

@@ -1,4 +1,4 @@
-"""Benchmarks of issue 6: throughput, latency, memory and scale of the bridge.
+"""Benchmarks: throughput, latency, memory and scale of the bridge.
 
 Run them with ``python -m benchmarks`` (``--quick`` for a ~30 s smoke run; ``--help`` for the
 rest). Nothing here is imported by the library or asserted by the test suite; the figures

@@ -1,4 +1,4 @@
-"""``python -m benchmarks``: run the benchmarks of issue 6 and write JSON + Markdown.
+"""``python -m benchmarks``: run the benchmarks and write JSON + Markdown.
 
 Default run (about 2-3 minutes on 2 cores): the full corpus (~120k lines, ~47 MB) with 7
 repeats of (a)-(f), latency with 1/10/50 sessions, memory probes (20 sessions; 25/50/100 MiB
@@ -36,7 +36,7 @@ def _log(text: str) -> None:
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m benchmarks",
-        description="Throughput, latency, memory and scale of the bridge (issue 6).",
+        description="Throughput, latency, memory and scale of the bridge.",
     )
     parser.add_argument("--quick", action="store_true", help="a ~30-40 s smoke run")
     parser.add_argument(

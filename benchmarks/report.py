@@ -1,4 +1,4 @@
-"""The Markdown form of a benchmark run, with the targets of issue 6 checked."""
+"""The Markdown form of a benchmark run, with the targets checked."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ def _ok(met: bool | None) -> str:
 
 
 def targets(results: dict[str, Any]) -> list[tuple[str, str, bool | None]]:
-    """(target, measured, met) for every target of issue 6 the run covers."""
+    """(target, measured, met) for every target the run covers."""
     rows: list[tuple[str, str, bool | None]] = []
     tp = results.get("throughput")
     if tp:
@@ -228,7 +228,7 @@ def markdown(results: dict[str, Any]) -> str:
         + ", ".join(f"{k} {v}" for k, v in m["packages"].items())
         + ".",
         "",
-        "### Targets (issue 6)",
+        "### Targets",
         "",
         "| target | measured | |",
         "|---|---|---|",

@@ -1,4 +1,4 @@
-"""Throughput figures (a)-(f) of issue 6, each in lines/s and MB/s of the corpus.
+"""Throughput figures (a)-(f), each in lines/s and MB/s of the corpus.
 
 (a) ``msgspec.json.decode`` of every corpus line, untyped: the limit.
 (b) our sans-IO layer: ``ClaudeCodeProtocol.receive_data`` over 64 KiB chunks (framing +

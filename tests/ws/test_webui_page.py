@@ -283,6 +283,10 @@ def test_the_readme_first_command(tmp_path: Path, browser: Any) -> None:
             assert "(DEMO)" in lines[0], lines
             assert "web UI:" in lines[1], lines
             url = lines[1].split("web UI:")[1].strip()
+            while "WebSocket:" not in lines[-1] and len(lines) < 16:
+                lines.append(proc.stdout.readline())
+            # The WebSocket route is printed as the URL a client connects to.
+            assert lines[-1].split()[-1] == "ws" + url.removeprefix("http").rstrip("/") + "/ws"
             page = open_page(browser, url.rstrip("/"))
             page.click("#new-session button[type=submit]")
             until(page, "window.ccbState.current !== null")
