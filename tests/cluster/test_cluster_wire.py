@@ -1,0 +1,74 @@
+"""The wire decoders: whatever arrives, a value or a WireError (never another exception);
+encoded values decode to themselves."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from adapter.backend import SessionInfo, SessionSpec
+from adapter.cluster import WireError
+from adapter.cluster.wire import (
+    AnswerPermission,
+    CreateSession,
+    ErrorBody,
+    Prompt,
+    Reply,
+    SessionRecord,
+    WorkerInfo,
+    decode_batch,
+    decode_command,
+    decode_record,
+    decode_reply,
+    decode_worker,
+    encode,
+    encode_batch,
+)
+from adapter.events import ErrorEvent, MessageChunk
+
+DECODERS = (decode_batch, decode_command, decode_record, decode_reply, decode_worker)
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(), inner, max_size=4),
+    max_leaves=20,
+)
+
+
+@pytest.mark.parametrize("decode", DECODERS)
+@given(data=st.binary(max_size=300))
+def test_arbitrary_bytes(decode: Any, data: bytes) -> None:
+    with contextlib.suppress(WireError):
+        decode(data)
+
+
+@pytest.mark.parametrize("decode", DECODERS)
+@given(value=json_values, op=st.sampled_from(["prompt", "create", "close", "nope", None]))
+def test_arbitrary_json(decode: Any, value: Any, op: str | None) -> None:
+    if isinstance(value, dict) and op is not None:
+        value = {**value, "op": op}
+    with contextlib.suppress(WireError):
+        decode(json.dumps(value).encode())
+
+
+def test_round_trips() -> None:
+    commands = [
+        Prompt(text="hi", images=[("image/png", b"\x89PNG")]),
+        AnswerPermission(pending_id="p", behavior="deny", message="no", interrupt=True),
+        CreateSession(spec=SessionSpec(cwd="/w", labels={"repo": "api"}), first_seq=7),
+    ]
+    for command in commands:
+        assert command == decode_command(encode(command))
+    reply = Reply(error=ErrorBody("control", "bad mode", "set_permission_mode", "invalid_mode"))
+    assert reply == decode_reply(encode(reply))
+    record = SessionRecord(info=SessionInfo(id="s", owner="w"), spec=SessionSpec(policy="plan"))
+    assert record == decode_record(encode(record))
+    worker = WorkerInfo(id="w", sessions=2, max_sessions=4, labels={"a": "b"})
+    assert worker == decode_worker(encode(worker))
+    events = [MessageChunk(seq=3, message_id="m", text="x"), ErrorEvent(seq=4, message="e")]
+    assert events == decode_batch(encode_batch(events))
