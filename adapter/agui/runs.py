@@ -158,6 +158,9 @@ class RunHandle:
         self.shutdown = False
         self.listeners = 0
         self._changed = anyio.Event()
+        self._closed = anyio.Event()
+        self._last_wake = time.monotonic()
+        self._ticking = False  # a keep_alive timer wakes idle listeners
         self.stop_requested = anyio.Event()
 
     def push(self, frames: list[bytes]) -> None:
@@ -174,14 +177,40 @@ class RunHandle:
     def close(self) -> None:
         """No more frames."""
         self.done = True
+        self._closed.set()
         self._wake()
 
     def _wake(self) -> None:
+        self._last_wake = time.monotonic()
         changed, self._changed = self._changed, anyio.Event()
         changed.set()
 
+    async def keep_alive(self, interval: float) -> None:
+        """Until the run ends, wake the listeners whenever nothing woke them for
+        ``interval`` seconds, so each sends a ``: keep-alive`` comment.
+
+        One timer per run instead of a timeout around every wait of every listener: a
+        cancel scope per frame was the largest cost of :meth:`listen` on a busy server.
+        """
+        self._ticking = True
+        try:
+            while not self.done:
+                now = time.monotonic()
+                due = self._last_wake + interval
+                if now >= due:
+                    self._wake()
+                    continue
+                with anyio.move_on_after(due - now):
+                    await self._closed.wait()
+        finally:
+            self._ticking = False
+
     async def listen(self, *, start: int = 0, keepalive: float = 15.0) -> AsyncIterator[bytes]:
-        """Frames from index ``start`` on, live; ``: keep-alive`` comments while idle."""
+        """Frames from index ``start`` on, live; ``: keep-alive`` comments while idle.
+
+        The comments come from :meth:`keep_alive` when it runs for this handle (a service's
+        runs have it); otherwise after ``keepalive`` idle seconds of this listener.
+        """
         index = start
         self.listeners += 1
         try:
@@ -197,6 +226,12 @@ class RunHandle:
                 if self.done:
                     return
                 changed = self._changed
+                if self._ticking:
+                    # keep_alive wakes us when idle: a wake-up with nothing new is its tick.
+                    await changed.wait()
+                    if not self.done and index >= len(self.frames) + self.offset:
+                        yield KEEPALIVE
+                    continue
                 with anyio.move_on_after(keepalive) as scope:
                     await changed.wait()
                 if scope.cancelled_caught:
@@ -341,6 +376,7 @@ class AguiService:
         translator = RunTranslator(
             thread.thread_id, run_input.run_id, clock=_now_ms, memory=thread.memory
         )
+        self._tg.start_soon(handle.keep_alive, self.keepalive)
         self._tg.start_soon(self._run, thread, run_input, handle, translator)
         return handle
 

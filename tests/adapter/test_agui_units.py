@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import json
 
+import anyio
 import pytest
 
 from adapter.agui.events import (
@@ -16,7 +17,7 @@ from adapter.agui.events import (
     ToolCallResult,
     ToolCallStart,
 )
-from adapter.agui.runs import decision_from_answer, prompt_from_message
+from adapter.agui.runs import KEEPALIVE, RunHandle, decision_from_answer, prompt_from_message
 from adapter.agui.snapshot import MessageLog
 
 
@@ -92,3 +93,35 @@ def test_the_message_log_builds_what_the_client_has_and_stays_bounded() -> None:
     assert 5 == len(log)
     assert "u1" not in log
     log.apply(ToolCallArgs(tool_call_id="t1", delta="ignored: its message is gone"))
+
+
+@pytest.mark.anyio
+async def test_a_run_handle_keeps_idle_listeners_alive_with_its_timer() -> None:
+    handle = RunHandle("t", "r", [])
+    # The listener's own timeout is far away: the comments can only come from the timer.
+    frames = handle.listen(keepalive=3600)
+    with anyio.fail_after(60):  # a hang guard, not a timing assertion
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(handle.keep_alive, 0.01)
+            assert await anext(frames) == KEEPALIVE
+            handle.push([b"data: 1\n\n", b"data: 2\n\n"])
+            assert await anext(frames) == b"data: 1\n\ndata: 2\n\n"
+            assert await anext(frames) == KEEPALIVE  # idle again: the timer ticks on
+            handle.close()
+            with pytest.raises(StopAsyncIteration):
+                await anext(frames)
+    # The timer ended with the run (the task group exited), and so did the listener.
+    assert handle.listeners == 0
+
+
+@pytest.mark.anyio
+async def test_a_run_handle_without_a_timer_uses_the_listener_timeout() -> None:
+    handle = RunHandle("t", "r", [])
+    frames = handle.listen(keepalive=0.01)
+    with anyio.fail_after(60):
+        assert await anext(frames) == KEEPALIVE
+        handle.push([b"data: x\n\n"])
+        handle.close()
+        assert await anext(frames) == b"data: x\n\n"
+        with pytest.raises(StopAsyncIteration):
+            await anext(frames)
