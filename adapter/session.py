@@ -293,6 +293,8 @@ class AgentSession:
         self.last_activity = time.monotonic()
         try:
             self._publish(self._translate(batch))
+            # A line may open or end a turn without an event of its own: follow it anyway.
+            self._follow_turns()
         except Exception as exc:  # a bug here must not kill the reader
             _log.error("adapter.translate_failed", session_id=self.id, error=repr(exc))
 

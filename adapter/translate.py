@@ -61,6 +61,9 @@ when a successful ``result`` confirms them. The last committed UUID is
 **Duplicates.** Every line the CLI writes has its own ``uuid``; a line whose ``uuid`` was
 already seen is dropped.
 
+**Control requests are not turns.** The ``user`` line that echoes a ``set_model``
+(``<local-command-stdout>``, between turns) opens no turn, even without ``isReplay``.
+
 **Nothing to show.** ``keep_alive``, ``system/thinking_tokens``, ``system/status``
 without a permission mode, ``system/hook_*``, ``command_lifecycle``, signature and citation
 deltas, ``ping``, and control requests/responses (the session's business) give no event.
@@ -152,6 +155,7 @@ __all__ = ("Translator",)
 _log = get_logger(__name__)
 
 _SYNTHETIC_MODEL: Final = "<synthetic>"
+_LOCAL_COMMAND: Final = "<local-command-"
 #: Messages with a ``type`` of their own that carry nothing to show but are kept as ``raw``.
 _RAW_TYPES: Final[tuple[type[Any], ...]] = (
     ToolUseSummary,
@@ -543,12 +547,16 @@ class Translator(StreamEvents):
         if msg.is_replay:
             return []
         parent = msg.parent_tool_use_id
+        content = msg.message.content
+        if parent is None and isinstance(content, str) and content.startswith(_LOCAL_COMMAND):
+            # The CLI's echo of a control request (set_model) between turns: not a turn,
+            # whether or not the CLI marks it as a replay (2.1.332 does).
+            return []
         self._open(parent)
         self._note_agent(msg.agent_id, parent)
         if parent is None and msg.uuid:
             self._last_committed = msg.uuid
             self._pending_assistant_uuid = None
-        content = msg.message.content
         if isinstance(content, str):
             return []
         results = [b for b in content if isinstance(b, ToolResultBlock)]

@@ -260,3 +260,31 @@ def test_a_background_sub_agents_permission_prompt_outlives_the_turn() -> None:
     assert not t.busy  # the sub-agent's prompt is no turn of the main conversation
     events = feed(t, {"type": "control_cancel_request", "request_id": "req-9", "uuid": None})
     assert [PermissionCancelled(pending_id="req-9")] == events
+
+
+def _set_model_echo(*, replay: bool) -> dict[str, Any]:
+    """The ``user`` line the CLI writes for ``set_model`` (2.1.332 marks it ``isReplay``)."""
+    echo = "<local-command-stdout>Set model to `m`</local-command-stdout>"
+    msg: dict[str, Any] = {
+        "type": "user",
+        "message": {"role": "user", "content": echo},
+        "parent_tool_use_id": None,
+        "session_id": "S",
+    }
+    if replay:
+        msg["isReplay"] = True
+    return msg
+
+
+@pytest.mark.parametrize("replay", [True, False])
+def test_the_echo_of_a_control_request_is_not_a_turn(replay: bool) -> None:
+    t = Translator()
+    assert [] == feed(t, _set_model_echo(replay=replay))
+    assert not t.busy and not t.turn_open and t.last_committed_uuid is None
+    # Between turns too; a CLI that exits afterwards exited cleanly.
+    t.prompt_sent("p1")
+    feed(t, init(), assistant("m1", text("one")), result(result="one"))
+    assert not t.busy
+    assert [] == feed(t, _set_model_echo(replay=replay))
+    assert not t.busy
+    assert [] == t.close()
