@@ -1,0 +1,100 @@
+"""The session is ``idle`` after every turn the real CLI completes (real CLI, fake API):
+one prompt after another, a ``set_model`` between turns, a prompt after one the CLI queued;
+and a session closed after any of them ends ``terminated``, with no error.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import anyio
+import pytest
+
+from adapter.config import SessionConfig
+from adapter.events import Complete, ErrorEvent, Event, MessageChunk
+from adapter.policies import PermissionPolicy
+from adapter.session import AgentSession
+
+from .cli import CLIEnv
+from .fake_api import FakeAnthropicAPI
+from .script import text_turn
+
+pytestmark = [pytest.mark.realcli, pytest.mark.anyio]
+
+
+def _config(cli_command: str, cli_env: CLIEnv) -> SessionConfig:
+    return SessionConfig(
+        cli_path=cli_command,
+        cwd=cli_env.cwd,
+        env=cli_env(),
+        policy=PermissionPolicy("autonomous"),
+        client_options={
+            "inherit_env": False,
+            "control_timeout": 30.0,
+            "spawn_timeout": 30.0,
+            "close_grace": 10.0,
+        },
+    )
+
+
+async def _until_complete(events: Any) -> Complete:
+    seen: list[Event] = []
+    async for event in events:
+        seen.append(event)
+        if isinstance(event, Complete):
+            return event
+    raise AssertionError(f"the stream ended first: {seen[-5:]!r}")
+
+
+async def _turn(session: AgentSession, events: Any, text: str) -> Complete:
+    await session.prompt(text)
+    complete = await _until_complete(events)
+    # The status follows the turn as its Complete is published: no waiting needed.
+    assert "idle" == session.status
+    return complete
+
+
+async def test_idle_after_each_turn_and_after_set_model(
+    cli_command: str, cli_env: CLIEnv, fake_api: FakeAnthropicAPI
+) -> None:
+    fake_api.add_main(text_turn("one"), text_turn("two"), text_turn("three"))
+    with anyio.fail_after(120):
+        async with AgentSession(_config(cli_command, cli_env)) as session:
+            with session.subscribe() as events:
+                first = await _turn(session, events, "first")
+                second = await _turn(session, events, "second")
+                await session.set_model("claude-haiku-4-5")
+                await session.set_permission_mode("acceptEdits")
+                await session.interrupt()  # nothing runs: changes nothing
+                assert "idle" == session.status
+                third = await _turn(session, events, "third")
+    assert ["one", "two", "three"] == [c.result for c in (first, second, third)]
+    assert (session.status, session.status_reason) == ("terminated", None)
+    assert [] == [e for e in session.history() if isinstance(e, ErrorEvent)]
+
+
+async def test_idle_after_a_turn_that_follows_a_queued_prompt(
+    cli_command: str, cli_env: CLIEnv, fake_api: FakeAnthropicAPI
+) -> None:
+    """Once the CLI has reported a queued prompt (command_lifecycle), a prompt sent to an
+    idle CLI still ends in ``idle``."""
+    fake_api.add_main(
+        text_turn("slow words " * 60, chunk=3, delay=0.02),
+        text_turn("The queued answer."),
+        text_turn("The last answer."),
+    )
+    with anyio.fail_after(120):
+        async with AgentSession(_config(cli_command, cli_env)) as session:
+            with session.subscribe() as events:
+                await session.prompt("talk slowly")
+                async for event in events:
+                    if isinstance(event, MessageChunk):  # the first turn is streaming
+                        break
+                await session.prompt("and then this")
+                await _until_complete(events)
+                queued = await _until_complete(events)
+                assert "idle" == session.status
+                last = await _turn(session, events, "one more")
+    assert ("The queued answer.", "The last answer.") == (queued.result, last.result)
+    assert (session.status, session.status_reason) == ("terminated", None)
+    assert [] == [e for e in session.history() if isinstance(e, ErrorEvent)]
