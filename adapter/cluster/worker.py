@@ -398,7 +398,8 @@ class ClusterWorker:
             self.config,
             session.id,
             first_seq=hosted.offset + 1,
-            on_published=hosted.changed.set,
+            # hosted.changed is replaced after each wake-up: set the current one.
+            on_published=lambda: hosted.changed.set(),
         )
         try:
             async with anyio.create_task_group() as tg:

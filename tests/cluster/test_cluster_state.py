@@ -1,0 +1,49 @@
+"""The registry's state follows every turn at once, not at the next periodic refresh: a
+completed turn is ``idle`` (also after a second prompt and a ``set_model`` between turns).
+
+The periodic refresh is pushed out of reach, so only the worker's "something was published"
+signal can bring the record up to date (real nats-server, fake CLI).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from test_cluster_backend import (
+    fast_config,
+    running,
+    until_complete,
+    wait_state,
+    worker_defaults,
+)
+
+from adapter.backend import SessionSpec
+from adapter.cluster import LocalNatsServer
+from adapter.cluster import worker as cluster_worker
+from claudecode.testing import script, text_turn
+
+pytestmark = [pytest.mark.anyio, pytest.mark.nats]
+
+
+async def test_the_record_is_idle_after_each_turn(
+    nats_server: LocalNatsServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(cluster_worker, "_REFRESH", 3600.0)
+    body = script(text_turn("one"), text_turn("two"), text_turn("three"))
+    async with running(nats_server, fast_config(), worker_defaults(tmp_path, body)) as (
+        backend,
+        _,
+    ):
+        info = await backend.create(SessionSpec(policy="autonomous"))
+        async with backend.subscribe(info.id, after_seq=0) as events:
+            for n, text in enumerate(("first", "second", "third")):
+                if n == 2:
+                    await backend.set_model(info.id, "claude-haiku-4-5")
+                await backend.prompt(info.id, text)
+                await until_complete(events)
+                idle = await wait_state(backend, info.id, "idle")
+                assert "idle" == idle.status
+        await backend.close(info.id)
+        closed = await wait_state(backend, info.id, "closed")
+        assert (closed.status, closed.status_reason) == ("terminated", None)
