@@ -10,8 +10,10 @@ from typing import Any
 import anyio
 import pytest
 
+from adapter.backend import SessionInfo, SessionSpec
 from adapter.config import SessionConfig
 from adapter.events import Complete, ErrorEvent, Event, MessageChunk
+from adapter.local import LocalBackend
 from adapter.policies import PermissionPolicy
 from adapter.session import AgentSession
 
@@ -98,3 +100,39 @@ async def test_idle_after_a_turn_that_follows_a_queued_prompt(
     assert ("The queued answer.", "The last answer.") == (queued.result, last.result)
     assert (session.status, session.status_reason) == ("terminated", None)
     assert [] == [e for e in session.history() if isinstance(e, ErrorEvent)]
+
+
+async def _next_state(changes: Any, state: str) -> SessionInfo:
+    async for info in changes:
+        if info.state == state:
+            return info
+    raise AssertionError(f"the watch ended before state {state!r}")
+
+
+async def test_local_backend_reports_idle_after_each_turn(
+    cli_command: str, cli_env: CLIEnv, fake_api: FakeAnthropicAPI
+) -> None:
+    """SessionInfo.state as front ends see it: idle once a turn completed (info() and
+    watch()), after a second prompt and after set_model between turns."""
+    fake_api.add_main(text_turn("one"), text_turn("two"), text_turn("three"))
+    with anyio.fail_after(120):
+        async with (
+            LocalBackend(_config(cli_command, cli_env)) as backend,
+            backend.watch() as changes,
+        ):
+            info = await backend.create(SessionSpec())
+            async with backend.subscribe(info.id) as events:
+                for n, text in enumerate(("first", "second", "third")):
+                    if n == 2:
+                        await backend.set_model(info.id, "claude-haiku-4-5")
+                        assert "idle" == (await backend.info(info.id)).state
+                    await backend.prompt(info.id, text)
+                    complete = await _until_complete(aiter(events))
+                    assert "idle" == (await backend.info(info.id)).state
+                    # The watch says so too, in a snapshot taken after the Complete.
+                    while (idle := await _next_state(changes, "idle")).last_seq < complete.seq:
+                        pass
+                    assert "idle" == idle.status
+            await backend.close(info.id)
+            closed = await _next_state(changes, "closed")
+    assert (closed.status, closed.status_reason) == ("terminated", None)
