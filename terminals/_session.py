@@ -21,6 +21,7 @@ from claudecode._log import get_logger
 
 from ._agents import Agent
 from ._errors import TerminalClosedError
+from ._escapees import MARKER_VAR, kill_marked, new_marker
 from ._pty import PtyProcess
 from ._screen import TerminalScreen
 from ._types import (
@@ -140,6 +141,8 @@ class TerminalSession:
         self._accept_trust = accept_trust and agent.trust_hook is not None
         self.trust_accepted = False
         self._hook_sent_at = float("-inf")
+        self._marker = new_marker()
+        env = {**env, MARKER_VAR: self._marker}
         self._proc = PtyProcess.spawn(argv, cwd=cwd, env=env, cols=cols, rows=rows)
         self.pid = self._proc.pid
         self._screen = (
@@ -442,6 +445,10 @@ class TerminalSession:
         # The leader is a zombie now, so its process group id cannot have been reused: sweep
         # whatever it left behind in its group.
         proc.signal_group(signal.SIGKILL)
+        # And whatever detached from the group on purpose (daemons started by the program).
+        escaped = kill_marked(self._marker)
+        if escaped:
+            _log.info("terminal.detached_processes_killed", session_id=self.id, pids=escaped)
         returncode = proc.reap() if proc.has_exited() else None
         proc.close()
         code: int | None = None

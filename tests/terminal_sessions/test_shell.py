@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import signal
 from pathlib import Path
 
@@ -137,6 +138,32 @@ async def test_stop_signals_the_group_and_reaps(tmp_path: Path) -> None:
         await wait_until(lambda: not pid_alive(job), what="the shell's job to end")
         # Stopping an ended session just reports it.
         assert final == await terminals.stop("sh")
+
+
+def _pids_running(argv: list[bytes]) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if (entry / "cmdline").read_bytes().split(b"\0")[:-1] == argv:
+                    found.append(int(entry.name))
+            except OSError:
+                continue
+    return found
+
+
+async def test_stop_ends_processes_that_detached_from_the_terminal(tmp_path: Path) -> None:
+    """A daemon the program started in a session of its own (as Codex does) goes too."""
+    argv = [b"sleep", b"4243.5"]
+    async with TerminalManager(env=shell_env(tmp_path), agents=AGENTS) as terminals:
+        sh = await terminals.start("sh", "shell", cwd=str(tmp_path))
+        await wait_for_prompt(terminals, "sh")
+        await terminals.send_input("sh", "setsid sleep 4243.5 < /dev/null > /dev/null 2>&1 &\r")
+        await wait_until(lambda: bool(_pids_running(argv)), what="the daemon to start")
+        (daemon,) = _pids_running(argv)
+        assert daemon not in children_of(sh.pid) or os.getsid(daemon) != os.getsid(sh.pid)
+        await terminals.stop("sh")
+        await wait_until(lambda: not pid_alive(daemon), what="the detached daemon to end")
 
 
 async def test_a_program_ignoring_sigterm_is_killed_after_the_grace(tmp_path: Path) -> None:
