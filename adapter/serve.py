@@ -80,6 +80,12 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
         default="interrupt",
         help="what a client that disconnects mid-run does to the Claude turn (interrupt)",
     )
+    parser.add_argument(
+        "--terminal-input",
+        choices=("all", "first"),
+        default="all",
+        help="who may type into a terminal session: all its viewers, or only the first (all)",
+    )
     parser.add_argument("--demo", action="store_true", help="use the built-in scripted stand-in")
     parser.add_argument("--cli", help="path of the claude executable (default: discovered)")
     parser.add_argument(
@@ -246,6 +252,7 @@ async def _serve(
         session_defaults=defaults,
         max_sessions=args.max_sessions,
         agui_disconnect=args.on_disconnect,
+        terminal_input=args.terminal_input,
     )
     backend: Any
     if args.nats:

@@ -180,7 +180,7 @@ class _Viewers:
 def make_terminal_routes(
     manager: Callable[[], TerminalManager] = TerminalManager,
     *,
-    input_policy: InputPolicy = "all",
+    input_policy: InputPolicy | None = None,
     default_cwd: str | None = None,
 ) -> Callable[[ServerContext], list[BaseRoute]]:
     """A route provider for terminal sessions.
@@ -188,12 +188,14 @@ def make_terminal_routes(
     Args:
         manager: makes the app's :class:`~terminals.TerminalManager` (run for the app's
             lifetime; every terminal is stopped at shutdown).
-        input_policy: who may type (see the module docs).
+        input_policy: who may type (see the module docs); by default the server's
+            ``ServerSettings.terminal_input`` (``serve --terminal-input``).
         default_cwd: the working directory when a request names none (default: the
             server's).
     """
 
     def provider(ctx: ServerContext) -> list[BaseRoute]:
+        policy: InputPolicy = input_policy or ctx.settings.terminal_input
         terminals = manager()
         _managers[ctx] = terminals
         ctx.lifespan_hooks.append(lambda: terminals)
@@ -245,7 +247,7 @@ def make_terminal_routes(
             async with terminals.attach(session_id, scrollback=scrollback) as viewer:
                 line = viewers.setdefault(session_id, _Viewers())
                 line.order.append(viewer)
-                connection = _Connection(websocket, terminals, viewer, line, input_policy)
+                connection = _Connection(websocket, terminals, viewer, line, policy)
                 try:
                     await connection.run(info)
                 finally:
@@ -253,7 +255,7 @@ def make_terminal_routes(
                     line.order.remove(viewer)
                     if not line.order:
                         viewers.pop(session_id, None)
-                    elif was_first and input_policy == "first":
+                    elif was_first and policy == "first":
                         # The next viewer in line may type now: tell it.
                         successor = line.order[0]
                         current = _current_state(terminals, session_id)
@@ -271,7 +273,7 @@ def make_terminal_routes(
     return provider
 
 
-#: The provider ``claudecode-bridge serve`` mounts: every viewer may type.
+#: The provider ``claudecode-bridge serve`` mounts (who may type: the server's settings).
 terminal_routes = make_terminal_routes()
 
 

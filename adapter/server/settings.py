@@ -29,6 +29,9 @@ class ServerSettings:
     Streams: ``keepalive_seconds`` between ``: keep-alive`` comments on idle SSE streams;
     ``agui_disconnect``: what a client that disconnects mid-run does to the CLI turn
     (``interrupt`` it, the default, or ``keep`` it running).
+
+    Terminals: ``terminal_input``: who may type into a terminal session, ``all`` its viewers
+    (the default) or only the ``first`` (the next in line takes over when it leaves).
     """
 
     token: str | None = None
@@ -40,3 +43,4 @@ class ServerSettings:
     max_sessions: int = 32
     keepalive_seconds: float = 15.0
     agui_disconnect: Literal["interrupt", "keep"] = "interrupt"
+    terminal_input: Literal["all", "first"] = "all"

@@ -29,7 +29,7 @@ pytestmark = [pytest.mark.server, pytest.mark.pty]
 TOKEN = "test-token-0123456789"
 
 
-def _app(tmp_path: Path, **route_options: Any) -> Any:
+def _app(tmp_path: Path, settings: ServerSettings | None = None, **route_options: Any) -> Any:
     missing = Agent(name="missing", command="no-such-cli", install_hint="npm i -g no-such-cli")
     agents = {**AGENTS, "missing": missing}
     routes = make_terminal_routes(
@@ -37,7 +37,7 @@ def _app(tmp_path: Path, **route_options: Any) -> Any:
         default_cwd=str(tmp_path),
         **route_options,
     )
-    settings = ServerSettings(token=TOKEN)
+    settings = settings or ServerSettings(token=TOKEN)
     return create_app(settings=settings, providers=["adapter.server.routes:core_routes", routes])
 
 
@@ -233,8 +233,14 @@ def test_unknown_terminal_auth_and_origin(server: str) -> None:
         assert refused.value.response.status_code in (401, 403)
 
 
-def test_only_the_first_viewer_types_when_so_configured(tmp_path: Path) -> None:
-    with running(_app(tmp_path, input_policy="first")) as server:
+@pytest.mark.parametrize("where", ["route", "server settings"])
+def test_only_the_first_viewer_types_when_so_configured(tmp_path: Path, where: str) -> None:
+    # On the route itself, or for the whole server (`serve --terminal-input first`).
+    if where == "route":
+        app = _app(tmp_path, input_policy="first")
+    else:
+        app = _app(tmp_path, ServerSettings(token=TOKEN, terminal_input="first"))
+    with running(app) as server:
         headers = {"Authorization": f"Bearer {TOKEN}"}
         tid = httpx.post(
             f"{server}/api/terminals", json={"agent": "shell"}, headers=headers
