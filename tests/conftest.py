@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import os
+from collections.abc import Iterator
+from typing import Any
+
 import pytest
 
 
@@ -30,3 +34,31 @@ def _claudecode_logs_enabled() -> object:
     logger.setLevel(logging.DEBUG)
     yield None
     logger.setLevel(level)
+
+
+#: Debian's Chromium, driven headless by Playwright (its own browser download cannot work here).
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--no-first-run",
+]
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    """A headless Chromium for the page tests; missing Chromium fails under CI, skips elsewhere."""
+    playwright_api = pytest.importorskip("playwright.sync_api")
+    if not os.access(CHROMIUM, os.X_OK):
+        if os.environ.get("CI"):
+            pytest.fail(f"{CHROMIUM} is required here (scripts/test-deps.d/10-chromium.sh)")
+        pytest.skip(f"no {CHROMIUM}")
+    with playwright_api.sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            yield b
+        finally:
+            b.close()

@@ -6,7 +6,6 @@ Screenshots go to tests/artifacts/webui/ (kept by CI as artifacts; gitignored).
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -21,33 +20,10 @@ from .script import Text, Turn, text_turn, tool_turn
 
 pytestmark = [pytest.mark.realcli, pytest.mark.browser, pytest.mark.server]
 
-playwright_api = pytest.importorskip("playwright.sync_api")
+pytest.importorskip("playwright.sync_api")
 
-CHROMIUM = "/usr/bin/chromium"
-ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--no-first-run",
-]
 ARTIFACTS = Path(__file__).resolve().parents[1] / "artifacts" / "webui"
 WAIT = 90_000  # ms; a hang guard for a loaded machine, not a timing assertion
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    if not os.access(CHROMIUM, os.X_OK):
-        if os.environ.get("CI"):
-            pytest.fail(f"{CHROMIUM} is required here (scripts/test-deps.d/10-chromium.sh)")
-        pytest.skip(f"no {CHROMIUM}")
-    with playwright_api.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        try:
-            yield b
-        finally:
-            b.close()
 
 
 @pytest.fixture

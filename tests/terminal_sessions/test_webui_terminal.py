@@ -5,7 +5,6 @@ tests/artifacts/terminals/ (gitignored)."""
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -23,17 +22,8 @@ from ._helpers import shell_env
 
 pytestmark = [pytest.mark.browser, pytest.mark.server, pytest.mark.pty]
 
-playwright_api = pytest.importorskip("playwright.sync_api")
+pytest.importorskip("playwright.sync_api")
 
-CHROMIUM = "/usr/bin/chromium"
-ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--no-first-run",
-]
 ARTIFACTS = Path(__file__).resolve().parents[1] / "artifacts" / "terminals"
 WAIT = 90_000  # ms; a hang guard for a loaded machine, not a timing assertion
 TOKEN = "browser-token-0123456789"
@@ -46,20 +36,6 @@ BUFFER_TEXT = """() => {
   for (let i = 0; i < buffer.length; i++) lines.push(buffer.getLine(i).translateToString(true));
   return lines.join("\\n");
 }"""
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    if not os.access(CHROMIUM, os.X_OK):
-        if os.environ.get("CI"):
-            pytest.fail(f"{CHROMIUM} is required here (scripts/test-deps.d/10-chromium.sh)")
-        pytest.skip(f"no {CHROMIUM}")
-    with playwright_api.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        try:
-            yield b
-        finally:
-            b.close()
 
 
 @pytest.fixture

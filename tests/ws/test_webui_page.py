@@ -6,11 +6,9 @@ tests/realcli/test_webui_browser.py.)"""
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -25,17 +23,8 @@ from claudecode.testing import fake_cli_command, replay_script, script, text_tur
 
 pytestmark = [pytest.mark.browser, pytest.mark.server]
 
-playwright_api = pytest.importorskip("playwright.sync_api")
+pytest.importorskip("playwright.sync_api")
 
-CHROMIUM = "/usr/bin/chromium"
-ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--no-first-run",
-]
 WAIT = 90_000
 ARTIFACTS = Path(__file__).resolve().parents[1] / "artifacts" / "webui"
 # Records notifications instead of showing them (headless Chromium has no notification UI).
@@ -47,20 +36,6 @@ window.Notification = class {
   constructor(title, options) { window.__notes.push({title, body: options && options.body}); }
 };
 """
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    if not os.access(CHROMIUM, os.X_OK):
-        if os.environ.get("CI"):
-            pytest.fail(f"{CHROMIUM} is required here (scripts/test-deps.d/10-chromium.sh)")
-        pytest.skip(f"no {CHROMIUM}")
-    with playwright_api.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        try:
-            yield b
-        finally:
-            b.close()
 
 
 def serve(tmp_path: Path, cli_path: str) -> Any:
