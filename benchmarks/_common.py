@@ -146,3 +146,34 @@ def machine() -> dict[str, Any]:
         "implementation": platform.python_implementation(),
         "packages": dict(_versions()),
     }
+
+
+def serve_paced(
+    cli: str, lines: int, rate: float, *, max_sessions: int, backlog: int | None = None
+) -> None:
+    """In a benchmark's server child: ``create_app`` under uvicorn over the paced emitter
+    (autonomous sessions), on a free loopback port that is printed first; runs until
+    SIGTERM. ``backlog``: listen before printing the port, with that queue length."""
+    import socket
+
+    import uvicorn
+
+    from adapter import PermissionPolicy, SessionConfig
+    from adapter.server import ServerSettings, create_app
+
+    env = {"BENCH_MODE": "paced", "BENCH_LINES": str(lines), "BENCH_RATE": str(rate)}
+    defaults = SessionConfig(
+        cli_path=cli,
+        env=env,
+        policy=PermissionPolicy("autonomous"),
+        client_options={"close_grace": 2, "kill_after": 2},
+    )
+    settings = ServerSettings(session_defaults=defaults, max_sessions=max_sessions)
+    app = create_app(settings=settings)
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.bind(("127.0.0.1", 0))
+    if backlog is not None:
+        sock.listen(backlog)
+    print(sock.getsockname()[1], flush=True)
+    config = uvicorn.Config(app, lifespan="on", log_config=None, log_level="warning")
+    uvicorn.Server(config).run(sockets=[sock])

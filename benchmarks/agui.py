@@ -27,35 +27,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ._common import emitter_path, percentile
+from ._common import emitter_path, percentile, serve_paced
 
 __all__ = ("measure_agui",)
 
 
 def _serve(cli: str, lines: int, rate: float) -> None:
     """Child: the server over the paced emitter; prints its port, runs until SIGTERM."""
-    import socket
-
-    import uvicorn
-
-    from adapter import PermissionPolicy, SessionConfig
-    from adapter.server import ServerSettings, create_app
-
-    env = {"BENCH_MODE": "paced", "BENCH_LINES": str(lines), "BENCH_RATE": str(rate)}
-    defaults = SessionConfig(
-        cli_path=cli,
-        env=env,
-        policy=PermissionPolicy("autonomous"),
-        client_options={"close_grace": 2, "kill_after": 2},
-    )
-    settings = ServerSettings(session_defaults=defaults, max_sessions=500)
-    app = create_app(settings=settings)
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.bind(("127.0.0.1", 0))
-    sock.listen(2048)
-    print(sock.getsockname()[1], flush=True)
-    config = uvicorn.Config(app, lifespan="on", log_config=None, log_level="warning")
-    uvicorn.Server(config).run(sockets=[sock])
+    serve_paced(cli, lines, rate, max_sessions=500, backlog=2048)
 
 
 class _Server:

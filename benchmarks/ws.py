@@ -32,7 +32,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ._common import percentile
+from ._common import percentile, serve_paced
 
 __all__ = ("measure_history", "measure_ws")
 
@@ -52,27 +52,7 @@ _FIXTURE = (
 
 def _serve(cli: str, lines: int, rate: float) -> None:
     """Child: a server over the paced emitter; prints its port, runs until SIGTERM."""
-    import socket
-
-    import uvicorn
-
-    from adapter import PermissionPolicy, SessionConfig
-    from adapter.server import ServerSettings, create_app
-
-    env = {"BENCH_MODE": "paced", "BENCH_LINES": str(lines), "BENCH_RATE": str(rate)}
-    defaults = SessionConfig(
-        cli_path=cli,
-        env=env,
-        policy=PermissionPolicy("autonomous"),
-        client_options={"close_grace": 2, "kill_after": 2},
-    )
-    settings = ServerSettings(session_defaults=defaults, max_sessions=200)
-    app = create_app(settings=settings)
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.bind(("127.0.0.1", 0))
-    print(sock.getsockname()[1], flush=True)
-    config = uvicorn.Config(app, lifespan="on", log_config=None, log_level="warning")
-    uvicorn.Server(config).run(sockets=[sock])
+    serve_paced(cli, lines, rate, max_sessions=200)
 
 
 class _Server:
