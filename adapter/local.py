@@ -61,7 +61,9 @@ _SPEC_POLICIES = frozenset({"autonomous", "supervised", "plan"})
 _TITLE_LENGTH = 80
 
 
-def _ui_state(session: AgentSession) -> SessionState:
+def ui_state(session: AgentSession) -> SessionState:
+    """What a UI shows for ``session`` (the :data:`~adapter.backend.SessionState`): an open
+    permission request makes it ``waiting`` whatever runs."""
     status = session.status
     if status == "terminated":
         return "closed"
@@ -418,7 +420,7 @@ class LocalBackend:
 
     def _info(self, entry: _Entry) -> SessionInfo:
         session = entry.session
-        state = _ui_state(session)
+        state = ui_state(session)
         if entry.closed_at is not None and state not in ("closed", "errored"):
             state = "closed"
         last_activity = time.time() - (time.monotonic() - session.last_activity)

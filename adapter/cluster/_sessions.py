@@ -9,8 +9,9 @@ from typing import Any
 
 from claudecode import UsageError
 
-from ..backend import SessionInfo, SessionSpec, SessionState
+from ..backend import SessionInfo, SessionSpec
 from ..config import SessionConfig
+from ..local import ui_state
 from ..policies import PermissionPolicy
 from ..session import AgentSession
 
@@ -48,21 +49,6 @@ def config_for(defaults: SessionConfig, spec: SessionSpec) -> SessionConfig:
     return dataclasses.replace(defaults, **changes)
 
 
-def _state(session: AgentSession) -> SessionState:
-    status = session.status
-    if status == "terminated":
-        return "closed"
-    if status == "errored":
-        return "errored"
-    if status == "starting":
-        return "starting"
-    if session.pending_permissions:
-        return "waiting"
-    if status == "active":
-        return "busy"
-    return "idle"
-
-
 def info_of(
     session: AgentSession,
     *,
@@ -77,7 +63,7 @@ def info_of(
     return SessionInfo(
         id=session.id,
         status=session.status,
-        state=_state(session),
+        state=ui_state(session),
         status_reason=session.status_reason,
         cwd=str(config.cwd) if config.cwd is not None else (spec.cwd if spec else None),
         model=config.model,
