@@ -101,14 +101,27 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
         help="export traces over OTLP/HTTP (default URL http://localhost:4318)",
     )
     parser.add_argument("-v", "--verbose", action="count", default=0, help="log more (to stderr)")
-    from .cluster.cli_worker import add_nats_arguments
+    from .cluster.cli_worker import (
+        add_nats_arguments,
+        add_session_arguments,
+        add_worker_role_arguments,
+    )
 
+    add_session_arguments(parser)
     cluster = parser.add_argument_group(
         "cluster",
         "serve sessions that run on 'claudecode-bridge worker' processes (needs the cluster "
-        "extra); this server then keeps no session state and runs no CLI",
+        "extra); this server then keeps no session state and runs no CLI, unless --worker "
+        "makes it one of the workers too",
     )
     add_nats_arguments(cluster, required=False)
+    cluster.add_argument(
+        "--worker",
+        action="store_true",
+        help="with --nats: also run sessions here, as one of the cluster's workers (the "
+        "session options above apply to them)",
+    )
+    add_worker_role_arguments(cluster)
 
 
 def is_loopback(host: str) -> bool:
@@ -185,12 +198,21 @@ def serve_command(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
+    if args.worker and not args.nats:
+        print("claudecode-bridge serve: --worker needs --nats URL", file=sys.stderr)
+        return 2
+    if not args.worker and (args.id or args.label or args.no_resume_lost):
+        print(
+            "claudecode-bridge serve: --id, --label and --no-resume-lost need --nats URL --worker",
+            file=sys.stderr,
+        )
+        return 2
     tracer_provider = configure_tracing(args.otlp)
     try:
         with tempfile.TemporaryDirectory(prefix="claudecode-demo-") as scratch:
             demo = bool(args.demo)
             cli_path: str | None = None
-            if args.nats:
+            if args.nats and not args.worker:
                 demo = False  # the workers run the sessions (and say whether they are demos)
             elif not demo:
                 try:
@@ -215,6 +237,7 @@ def serve_command(args: argparse.Namespace) -> int:
                 cli_path=cli_path,
                 cwd=cwd,
                 model=args.model,
+                permission_mode=args.permission_mode,
                 policy=PermissionPolicy(args.policy),
                 tracer_provider=tracer_provider,
             )
@@ -255,16 +278,32 @@ async def _serve(
         terminal_input=args.terminal_input,
     )
     backend: Any
+    # A gateway that is also a worker: the worker runs next to the front ends, with its own
+    # NATS connection, and is reached like any other worker (through NATS), so placement,
+    # failover and the other gateways treat it as one of the cluster's workers.
+    worker: Any = contextlib.nullcontext()
     if args.nats:
         from .cluster import ClusterBackend
-        from .cluster.cli_worker import cluster_config_from_args, nats_settings_from_args
-
-        backend = ClusterBackend(
-            nats_settings_from_args(args, "bridge-gateway"), cluster_config_from_args(args)
+        from .cluster.cli_worker import (
+            cluster_config_from_args,
+            nats_settings_from_args,
+            worker_from_args,
         )
+
+        try:
+            if args.worker:
+                worker = worker_from_args(args, defaults)
+            backend = ClusterBackend(
+                nats_settings_from_args(args, "bridge-gateway"), cluster_config_from_args(args)
+            )
+        except ValueError as exc:
+            print(f"claudecode-bridge serve: {exc}", file=sys.stderr)
+            return 2
     else:
-        backend = LocalBackend(defaults, max_sessions=args.max_sessions)
-    async with backend:
+        backend = LocalBackend(
+            defaults, max_sessions=args.max_sessions, idle_timeout=args.idle_timeout or None
+        )
+    async with worker, backend:
         app = create_app(backend, settings)
         context = app.state.bridge
         config = uvicorn.Config(
@@ -289,6 +328,8 @@ async def _serve(
             f"  {label + ':':<14} {ws_base if path.split('/')[1] == 'ws' else base}{path}"
             for label, path in context.endpoints
         ]
+        if args.worker:
+            lines.append(f"  {'worker:':<14} {worker.id} (runs sessions for the cluster here)")
         if token is not None:
             lines.append("  every request needs 'Authorization: Bearer <token>'")
         print("\n".join(lines), flush=True)

@@ -12,7 +12,7 @@ import signal
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 
@@ -20,12 +20,18 @@ from ..config import SessionConfig
 from ..policies import PermissionPolicy
 from .config import ClusterConfig, NatsSettings
 
+if TYPE_CHECKING:  # pragma: no cover
+    from .worker import ClusterWorker
+
 __all__ = (
     "add_nats_arguments",
+    "add_session_arguments",
     "add_worker_arguments",
+    "add_worker_role_arguments",
     "cluster_config_from_args",
     "nats_settings_from_args",
     "worker_command",
+    "worker_from_args",
 )
 
 
@@ -71,6 +77,37 @@ def cluster_config_from_args(args: argparse.Namespace) -> ClusterConfig:
 def add_worker_arguments(parser: argparse.ArgumentParser) -> None:
     """The ``worker`` sub-command's arguments."""
     add_nats_arguments(parser, required=True)
+    add_worker_role_arguments(parser)
+    add_session_arguments(parser)
+    parser.add_argument("--cwd", help="default working directory of sessions (default: here)")
+    parser.add_argument("--model", help="default model")
+    parser.add_argument(
+        "--policy",
+        choices=("supervised", "autonomous", "plan"),
+        default="supervised",
+        help="default permission policy (supervised: a person approves tools)",
+    )
+    parser.add_argument("--max-sessions", type=int, default=32, help="sessions at once (32)")
+    parser.add_argument("--cli", help="path of the claude executable (default: discovered)")
+    parser.add_argument("--demo", action="store_true", help="run the built-in scripted stand-in")
+    parser.add_argument("-v", "--verbose", action="count", default=0, help="log more (to stderr)")
+
+
+def add_session_arguments(parser: argparse._ActionsContainer) -> None:
+    """Session options ``worker`` and ``serve`` share beyond --cwd / --model / --policy /
+    --cli / --demo / --max-sessions (which both define themselves)."""
+    parser.add_argument(
+        "--idle-timeout",
+        type=float,
+        default=900.0,
+        help="seconds before an idle session is closed (900; 0: never)",
+    )
+    parser.add_argument("--permission-mode", help="default CLI permission mode")
+
+
+def add_worker_role_arguments(parser: argparse._ActionsContainer) -> None:
+    """What only a process that runs sessions for a cluster takes (``worker``, and ``serve
+    --nats URL --worker``)."""
     parser.add_argument("--id", help="this worker's name (default: host name, pid, random)")
     parser.add_argument(
         "--label",
@@ -79,30 +116,35 @@ def add_worker_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="KEY=VALUE",
         help="a placement label (repeatable), e.g. repo=api",
     )
-    parser.add_argument("--max-sessions", type=int, default=32, help="sessions at once (32)")
-    parser.add_argument(
-        "--idle-timeout",
-        type=float,
-        default=900.0,
-        help="seconds before an idle session is closed (900; 0: never)",
-    )
-    parser.add_argument("--cwd", help="default working directory of sessions (default: here)")
-    parser.add_argument("--model", help="default model")
-    parser.add_argument("--permission-mode", help="default CLI permission mode")
-    parser.add_argument(
-        "--policy",
-        choices=("supervised", "autonomous", "plan"),
-        default="supervised",
-        help="default permission policy (supervised: a person approves tools)",
-    )
-    parser.add_argument("--cli", help="path of the claude executable (default: discovered)")
-    parser.add_argument("--demo", action="store_true", help="run the built-in scripted stand-in")
     parser.add_argument(
         "--no-resume-lost",
         action="store_true",
         help="do not resume sessions of dead workers here",
     )
-    parser.add_argument("-v", "--verbose", action="count", default=0, help="log more (to stderr)")
+
+
+def worker_from_args(args: argparse.Namespace, defaults: SessionConfig) -> ClusterWorker:
+    """The :class:`~adapter.cluster.ClusterWorker` the parsed options describe (``worker``,
+    or ``serve --nats URL --worker``).
+
+    Raises:
+        SystemExit: a malformed ``--label``.
+        ValueError: a bad prefix or worker id.
+    """
+    from .worker import ClusterWorker
+
+    labels = _labels(args.label)
+    settings = nats_settings_from_args(args, name=f"bridge-worker {args.id or ''}".strip())
+    return ClusterWorker(
+        settings,
+        cluster_config_from_args(args),
+        defaults,
+        worker_id=args.id,
+        max_sessions=args.max_sessions,
+        idle_timeout=args.idle_timeout or None,
+        labels=labels,
+        resume_lost=not args.no_resume_lost,
+    )
 
 
 def _labels(values: list[str]) -> dict[str, str]:
@@ -120,16 +162,14 @@ def worker_command(args: argparse.Namespace) -> int:
     from .._setup import configure_logging
 
     configure_logging(args.verbose)
-    labels = _labels(args.label)
-    try:
-        config = cluster_config_from_args(args)
-    except ValueError as exc:
-        print(f"claudecode-bridge worker: {exc}", file=sys.stderr)
-        return 2
     with tempfile.TemporaryDirectory(prefix="bridge-worker-") as scratch:
-        defaults = _defaults(args, Path(scratch))
         try:
-            anyio.run(_serve, args, config, defaults, labels, backend="asyncio")
+            worker = worker_from_args(args, _defaults(args, Path(scratch)))
+        except ValueError as exc:
+            print(f"claudecode-bridge worker: {exc}", file=sys.stderr)
+            return 2
+        try:
+            anyio.run(_serve, worker, backend="asyncio")
         except KeyboardInterrupt:
             return 130
         except (OSError, ValueError) as exc:
@@ -153,25 +193,7 @@ def _defaults(args: argparse.Namespace, scratch: Path) -> SessionConfig:
     )
 
 
-async def _serve(
-    args: argparse.Namespace,
-    config: ClusterConfig,
-    defaults: SessionConfig,
-    labels: dict[str, str],
-) -> None:
-    from .worker import ClusterWorker
-
-    settings = nats_settings_from_args(args, name=f"bridge-worker {args.id or ''}".strip())
-    worker = ClusterWorker(
-        settings,
-        config,
-        defaults,
-        worker_id=args.id,
-        max_sessions=args.max_sessions,
-        idle_timeout=args.idle_timeout or None,
-        labels=labels,
-        resume_lost=not args.no_resume_lost,
-    )
+async def _serve(worker: ClusterWorker) -> None:
     async with worker, anyio.create_task_group() as tg:
 
         async def on_signal() -> None:
