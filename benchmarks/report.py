@@ -185,6 +185,15 @@ def _ws_md(ws: dict[str, Any]) -> list[str]:
             f"{_n(r['events_per_s'])} | {r['p50_ms']:.2f} | {r['p99_ms']:.2f} | "
             f"{r['max_ms']:.2f} | {r['server_cpu_s']:.1f} |"
         )
+    fan, many = ws["fanout"], ws["sessions"]
+    if "client_processes" in many:
+        out += [
+            "",
+            f"Clients spread over {many['client_processes']} processes (their CPU: "
+            f"{fan['clients_cpu_s']:.1f} s and {many['clients_cpu_s']:.1f} s); text deltas "
+            f"timed: {_n(fan['latency_samples'])} and {_n(many['latency_samples'])} (deltas "
+            "read together from the CLI travel in one event frame).",
+        ]
     idle = ws["idle"]
     before, after = idle["rss_before"] / _MIB, idle["rss_after"] / _MIB
     out += [

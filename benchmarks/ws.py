@@ -5,10 +5,13 @@
 
 both with the paced emitter (``BENCH_MODE=paced``: text deltas stamped with
 ``CLOCK_MONOTONIC`` just before each write) behind a real ``create_app`` server under uvicorn
-in a child process (``python -m benchmarks.ws serve``), and ``websockets`` clients in this
-one. Latency is from the emitter's write to the client's read of the ``event`` frame (pipe,
-client decode, translation, fan-out, the WebSocket frame, the loopback socket, the client's
-decode); delivered events per second count every event frame every client received.
+in a child process (``python -m benchmarks.ws serve``; ``BENCH_WS_PROFILE=<path>`` writes a
+cProfile of it), and ``websockets`` clients spread over :data:`CLIENT_PROCESSES` child
+processes (``python -m benchmarks.ws clients``; this process creates the sessions and
+prompts them once every client subscribed). Latency is from the emitter's write to the
+client's read of the ``event`` frame (pipe, client decode, translation, fan-out, the
+WebSocket frame, the loopback socket, the client's decode); delivered events per second
+count every event frame every client received.
 
 * **idle memory**: the server's RSS before and after ``idle`` connections that only received
   their ``session_list`` (per connection);
@@ -20,6 +23,7 @@ decode); delivered events per second count every event frame every client receiv
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import shutil
@@ -34,7 +38,12 @@ from typing import Any
 
 from ._common import percentile, serve_paced
 
-__all__ = ("measure_history", "measure_ws")
+__all__ = ("CLIENT_PROCESSES", "measure_history", "measure_ws")
+
+#: The child processes the streaming runs spread their clients over.
+CLIENT_PROCESSES = 4
+#: The server child's listen backlog (as uvicorn's default): the clients connect in bursts.
+_BACKLOG = 2048
 
 _FIXTURE = (
     Path(__file__).resolve().parents[1]
@@ -51,8 +60,23 @@ _FIXTURE = (
 
 
 def _serve(cli: str, lines: int, rate: float) -> None:
-    """Child: a server over the paced emitter; prints its port, runs until SIGTERM."""
-    serve_paced(cli, lines, rate, max_sessions=200)
+    """Child: a server over the paced emitter; prints its port (already listening), runs
+    until SIGTERM."""
+    profile = os.environ.get("BENCH_WS_PROFILE")
+    if not profile:
+        serve_paced(cli, lines, rate, max_sessions=200, backlog=_BACKLOG)
+        return
+    # Where the server's CPU goes: cProfile stats written to that path at exit.
+    # uvicorn re-raises the SIGTERM it handled once it shut down: end with SystemExit then.
+    import cProfile
+
+    def leave(signum: int, frame: Any) -> None:
+        raise SystemExit(0)
+
+    signal.signal(signal.SIGTERM, leave)
+    with cProfile.Profile() as prof, contextlib.suppress(SystemExit):
+        serve_paced(cli, lines, rate, max_sessions=200, backlog=_BACKLOG)
+    prof.dump_stats(profile)
 
 
 class _Server:
@@ -66,17 +90,6 @@ class _Server:
         assert self.proc.stdout is not None
         self.port = int(self.proc.stdout.readline())
         self.url = f"ws://127.0.0.1:{self.port}/ws"
-        import socket
-
-        deadline = time.monotonic() + 60
-        while True:  # the port is bound before uvicorn listens on it
-            try:
-                socket.create_connection(("127.0.0.1", self.port), timeout=1).close()
-                break
-            except OSError:
-                if time.monotonic() > deadline or self.proc.poll() is not None:
-                    raise RuntimeError("the benchmark server did not start") from None
-                time.sleep(0.05)
 
     def rss(self) -> int:
         with open(f"/proc/{self.proc.pid}/status") as fh:
@@ -97,93 +110,217 @@ class _Server:
         except subprocess.TimeoutExpired:
             self.proc.kill()
             self.proc.wait()
+        assert self.proc.stdout is not None
+        self.proc.stdout.close()
 
 
 # ------------------------------------------------------------------ clients
 
 
 class _Client:
-    def __init__(self, conn: Any) -> None:
+    """A WebSocket connection whose frames are read all the time by one reader task:
+    replies go to the request that waits for them, every other frame to ``on_frame``.
+
+    A connection must never stop reading: websockets pauses the socket once 16 frames wait
+    unread, its keepalive pong is then never seen, and after ``ping_timeout`` it closes
+    with 1011 (what lost the 50-session run before: the connection that created the
+    sessions stopped reading their ``session_changed`` frames while the run streamed)."""
+
+    def __init__(self, conn: Any, on_frame: Callable[[dict[str, Any], int], None]) -> None:
         self.conn = conn
+        self.on_frame = on_frame
         self.n = 0
+        self.pending: dict[str, asyncio.Future[dict[str, Any]]] = {}
+        self.session_list = asyncio.get_running_loop().create_future()
+        self.reader = asyncio.ensure_future(self._read())
+
+    async def _read(self) -> None:
+        loads, now = json.loads, time.monotonic_ns
+        try:
+            async for raw in self.conn:
+                stamp = now()
+                frame = loads(raw)
+                rid = frame.get("request_id")
+                if rid is not None and rid in self.pending:
+                    self.pending.pop(rid).set_result(frame)
+                elif frame["type"] == "session_list" and not self.session_list.done():
+                    self.session_list.set_result(frame)
+                else:
+                    self.on_frame(frame, stamp)
+        except Exception as exc:  # the connection broke: fail whoever waits
+            for fut in [self.session_list, *self.pending.values()]:
+                if not fut.done():
+                    fut.set_exception(exc)
+            raise
 
     async def request(self, frame: dict[str, Any]) -> dict[str, Any]:
         self.n += 1
         rid = f"r{self.n}"
+        fut = self.pending[rid] = asyncio.get_running_loop().create_future()
         await self.conn.send(json.dumps({**frame, "request_id": rid}))
-        while True:
-            reply: dict[str, Any] = json.loads(await self.conn.recv())
-            if reply.get("request_id") == rid:
-                return reply
+        reply: dict[str, Any] = await fut
+        return reply
+
+    async def close(self) -> None:
+        await self.conn.close()
+        with contextlib.suppress(Exception):
+            await self.reader
 
 
-async def _open(url: str) -> _Client:
+def _ignore(frame: dict[str, Any], stamp: int) -> None:
+    pass
+
+
+async def _open(url: str, on_frame: Callable[[dict[str, Any], int], None] = _ignore) -> _Client:
     from websockets.asyncio.client import connect
 
     conn = await connect(url, max_size=None, compression=None, open_timeout=120)
-    client = _Client(conn)
-    first = json.loads(await conn.recv())
-    assert first["type"] == "session_list"
+    client = _Client(conn, on_frame)
+    await client.session_list
     return client
 
 
-async def _consume(client: _Client, session_id: str, latencies: list[int]) -> int:
-    """Read until the session's turn completes; return the event frames received."""
-    count = 0
-    loads, now = json.loads, time.monotonic_ns
-    while True:
-        raw = await client.conn.recv()
-        stamp = now()
-        frame = loads(raw)
-        if frame.get("type") != "event" or frame["session_id"] != session_id:
-            continue
-        count += 1
+class _Subscriber:
+    """One client subscribed to one session: counts its event frames, collects the latency
+    of each stamped text delta, and is done at the session's ``complete``."""
+
+    def __init__(self, session_id: str, latencies: list[int]) -> None:
+        self.session_id = session_id
+        self.latencies = latencies
+        self.count = 0
+        self.last = 0
+        self.done = asyncio.get_running_loop().create_future()
+
+    def __call__(self, frame: dict[str, Any], stamp: int) -> None:
+        if frame["type"] != "event" or frame["session_id"] != self.session_id:
+            return
+        self.count += 1
+        self.last = stamp
         event = frame["event"]
         kind = event["type"]
         if kind == "message_chunk":
-            text = event["text"].strip()
-            if text.startswith("t") and text[1:].isdigit():
-                latencies.append(stamp - int(text[1:]))
-        elif kind == "complete":
-            return count
+            # Deltas read together from the CLI arrive as one chunk: every stamp counts.
+            for token in event["text"].split():
+                if token.startswith("t") and token[1:].isdigit():
+                    self.latencies.append(stamp - int(token[1:]))
+        elif kind == "complete" and not self.done.done():
+            self.done.set_result(None)
+
+
+async def _client_process(url: str, session_ids: list[str]) -> None:
+    """A client child: one connection per entry of ``session_ids``, subscribed to it; prints
+    ``ready``, reads until every session completed, prints its counts and latencies."""
+    latencies: list[int] = []
+    subs = [_Subscriber(sid, latencies) for sid in session_ids]
+    clients = []
+    for sub in subs:
+        client = await _open(url, sub)
+        ack = await client.request(
+            {"type": "subscribe", "session_id": sub.session_id, "since_seq": 0}
+        )
+        assert ack["type"] == "ack", ack
+        clients.append(client)
+    print("ready", flush=True)
+    done: asyncio.Future[Any] = asyncio.gather(*(s.done for s in subs))
+    waiting: set[asyncio.Future[Any]] = {done, *(c.reader for c in clients)}
+    await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
+    if not done.done():  # a connection ended before its session completed
+        for c in clients:
+            if c.reader.done():
+                c.reader.result()  # raises what broke it
+        raise RuntimeError("a connection ended before its session completed")
+    result = {
+        "events": sum(s.count for s in subs),
+        "last_ns": max(s.last for s in subs),
+        "latencies_ns": latencies,
+        "cpu_s": time.process_time(),
+    }
+    print(json.dumps(result), flush=True)
+    for c in clients:
+        await c.close()
+
+
+class _ClientProcess:
+    def __init__(self, url: str, session_ids: list[str]) -> None:
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "benchmarks.ws", "clients", url, ",".join(session_ids)],
+            stdout=subprocess.PIPE,
+            text=True,
+            cwd=Path(__file__).resolve().parents[1],
+        )
+
+    def ready(self) -> None:
+        assert self.proc.stdout is not None
+        line = self.proc.stdout.readline()
+        if line.strip() != "ready":
+            self.proc.kill()
+            raise RuntimeError(f"a client process did not get ready: {line!r}")
+
+    def result(self) -> dict[str, Any]:
+        assert self.proc.stdout is not None
+        line = self.proc.stdout.readline()
+        self.proc.wait(60)
+        if self.proc.returncode != 0 or not line:
+            raise RuntimeError(f"a client process failed (exit {self.proc.returncode})")
+        result: dict[str, Any] = json.loads(line)
+        return result
+
+    def kill(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+        assert self.proc.stdout is not None
+        self.proc.stdout.close()
 
 
 async def _stream(
-    url: str, sessions: int, clients_each: int, log: Callable[[str], None]
+    url: str,
+    sessions: int,
+    clients_each: int,
+    log: Callable[[str], None],
+    *,
+    processes: int = CLIENT_PROCESSES,
 ) -> dict[str, Any]:
+    """``sessions`` busy sessions, ``clients_each`` clients on each, the clients spread over
+    ``processes`` child processes (one Python process reading 100 busy connections measures
+    its own queueing as much as the server's)."""
     first = await _open(url)
     ids = []
     for _ in range(sessions):
         ack = await first.request({"type": "create_session"})
         assert ack["type"] == "ack", ack
         ids.append(ack["session_id"])
-    clients: list[tuple[_Client, str]] = []
-    for sid in ids:
-        for _ in range(clients_each):
-            c = await _open(url)
-            ack = await c.request({"type": "subscribe", "session_id": sid, "since_seq": 0})
+    every = [sid for sid in ids for _ in range(clients_each)]
+    groups = [every[i::processes] for i in range(processes) if every[i::processes]]
+    children = [_ClientProcess(url, group) for group in groups]
+    try:
+        for child in children:
+            await asyncio.to_thread(child.ready)
+        log(
+            f"  {sessions} session(s) x {clients_each} client(s) connected "
+            f"({len(children)} client processes)"
+        )
+        started = time.monotonic_ns()
+        for sid in ids:
+            ack = await first.request({"type": "prompt", "session_id": sid, "text": "go"})
             assert ack["type"] == "ack", ack
-            clients.append((c, sid))
-    log(f"  {sessions} session(s) x {clients_each} client(s) connected")
-    latencies: list[int] = []
-    started = time.monotonic()
-    tasks = [asyncio.ensure_future(_consume(c, sid, latencies)) for c, sid in clients]
-    for sid in ids:
-        ack = await first.request({"type": "prompt", "session_id": sid, "text": "go"})
-        assert ack["type"] == "ack", ack
-    counts = await asyncio.gather(*tasks)
-    elapsed = time.monotonic() - started
-    for c, _ in clients:
-        await c.conn.close()
+        results = [await asyncio.to_thread(child.result) for child in children]
+    finally:
+        for child in children:
+            child.kill()
     for sid in ids:
         await first.request({"type": "close_session", "session_id": sid})
-    await first.conn.close()
-    values = sorted(x / 1e6 for x in latencies)
+    await first.close()
+    events = sum(r["events"] for r in results)
+    elapsed = (max(r["last_ns"] for r in results) - started) / 1e9
+    values = sorted(x / 1e6 for r in results for x in r["latencies_ns"])
     return {
         "sessions": sessions,
         "clients_per_session": clients_each,
-        "events_delivered": sum(counts),
-        "events_per_s": sum(counts) / elapsed,
+        "client_processes": len(children),
+        "events_delivered": events,
+        "events_per_s": events / elapsed,
+        "clients_cpu_s": sum(r["cpu_s"] for r in results),
         "seconds": elapsed,
         "latency_samples": len(values),
         "p50_ms": percentile(values, 0.50),
@@ -199,7 +336,7 @@ async def _idle(url: str, server: _Server, count: int) -> dict[str, Any]:
     await asyncio.sleep(1.0)
     after = server.rss()
     for c in clients:
-        await c.conn.close()
+        await c.close()
     return {
         "connections": count,
         "rss_before": before,
@@ -216,19 +353,25 @@ def measure_ws(
     lines: int = 300,
     rate: float = 100.0,
     idle: int = 500,
+    processes: int = CLIENT_PROCESSES,
     log: Callable[[str], None] = print,
 ) -> dict[str, Any]:
-    """Fan-out, many sessions and idle connections through a real server process."""
+    """Fan-out, many sessions and idle connections through a real server process, the
+    streaming clients spread over ``processes`` child processes."""
     server = _Server(cli, lines, rate)
     try:
         results: dict[str, Any] = {"lines_per_session": lines, "rate": rate}
         log(f"ws: fan-out to {fanout_clients} clients")
         cpu = server.cpu()
-        results["fanout"] = asyncio.run(_stream(server.url, 1, fanout_clients, log))
+        results["fanout"] = asyncio.run(
+            _stream(server.url, 1, fanout_clients, log, processes=processes)
+        )
         results["fanout"]["server_cpu_s"] = server.cpu() - cpu
         log(f"ws: {sessions} sessions x 2 clients")
         cpu = server.cpu()
-        results["sessions"] = asyncio.run(_stream(server.url, sessions, 2, log))
+        results["sessions"] = asyncio.run(
+            _stream(server.url, sessions, 2, log, processes=processes)
+        )
         results["sessions"]["server_cpu_s"] = server.cpu() - cpu
         log(f"ws: {idle} idle connections")
         results["idle"] = asyncio.run(_idle(server.url, server, idle))
@@ -308,3 +451,5 @@ def measure_history(
 if __name__ == "__main__":
     if len(sys.argv) >= 2 and sys.argv[1] == "serve":
         _serve(sys.argv[2], int(sys.argv[3]), float(sys.argv[4]))
+    elif len(sys.argv) >= 2 and sys.argv[1] == "clients":
+        asyncio.run(_client_process(sys.argv[2], sys.argv[3].split(",")))
