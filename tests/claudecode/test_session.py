@@ -295,7 +295,7 @@ async def test_control_requests_and_typed_errors(tmp_path: Path) -> None:
 
 async def test_garbage_lines_become_malformed_and_the_stream_goes_on(tmp_path: Path) -> None:
     """Lines that are not JSON arrive as MalformedLine; the turn still completes."""
-    body = script(text_turn("fine"), garbage_lines=["not json", "[1,2]", "{\"type\": 5}"])
+    body = script(text_turn("fine"), garbage_lines=["not json", "[1,2]", '{"type": 5}'])
     with anyio.fail_after(20):
         async with Session(options(tmp_path, body)) as session:
             await session.send("hi")
@@ -343,13 +343,23 @@ async def test_cli_that_exits_at_once_fails_initialize(tmp_path: Path) -> None:
 async def test_watchdog_ends_a_silent_cli(tmp_path: Path) -> None:
     """No output after our first write within spawn_timeout: CLIStartError, child reaped."""
     body = script(hang=True, stderr_lines=["starting up..."])
-    # Long enough for the fake (a Python process) to start and write its stderr on a busy
-    # machine; the hang is what must end.
-    opts = options(tmp_path, body, spawn_timeout=3.0)
+    started = anyio.Event()
+    # The watchdog's clock starts at our first write. Write only once the fake has started
+    # and written its stderr: on a busy machine starting Python can take longer than any
+    # spawn_timeout a test would pick, and the error must carry that stderr line.
+    opts = options(
+        tmp_path,
+        body,
+        spawn_timeout=0.5,
+        initialize=False,
+        stderr=lambda line: started.set() if "starting up" in line else None,
+    )
     session = Session(opts)
-    with anyio.fail_after(20), pytest.raises(CLIStartError) as info:
+    with anyio.fail_after(60):
         async with session:
-            pass
+            await started.wait()
+            with pytest.raises(CLIStartError) as info:
+                await session.initialize()
     assert "starting up..." in info.value.stderr_tail
     assert reaped(session.pid)
 

@@ -84,19 +84,54 @@ def pid_alive(pid: int) -> bool:
 
 def children_of(pid: int) -> list[int]:
     """Direct children of ``pid`` according to /proc."""
-    found = []
+    children = []
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
-        try:
-            stat = (entry / "stat").read_text()
-        except OSError:
-            continue
-        # The command name may contain spaces and parentheses: split after the last ')'.
-        fields = stat[stat.rfind(")") + 2 :].split()
-        if int(fields[1]) == pid:
-            found.append(int(entry.name))
-    return found
+        stat = _stat_fields(int(entry.name))
+        if stat is not None and int(stat[1][1]) == pid:
+            children.append(int(entry.name))
+    return children
+
+
+def _stat_fields(pid: int) -> tuple[str, list[str]] | None:
+    """``(command name, fields after it)`` from /proc/PID/stat; None once it is gone."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    # The command name may contain spaces and parentheses: split after the last ')'.
+    return stat[stat.find("(") + 1 : stat.rfind(")")], stat[stat.rfind(")") + 2 :].split()
+
+
+def foreground_job(shell_pid: int, command: str) -> int | None:
+    """The shell's child running ``command`` as the terminal's foreground job, if there is one.
+
+    A child appears the moment the shell forks, before it has moved into its own process
+    group, taken the terminal and exec'd the command; a signal from the terminal (Ctrl-C)
+    in that window goes to the shell or to the forked shell still holding the shell's
+    handlers, and the command then runs on untouched. Only once the child has exec'd
+    ``command`` (its name in /proc) and its group is the terminal's foreground group
+    (``pgrp == tpgid``) does Ctrl-C reach it.
+    """
+    for child in children_of(shell_pid):
+        found = _stat_fields(child)
+        if found is not None and found[0] == command and found[1][2] == found[1][5]:
+            return child
+    return None
+
+
+async def wait_for_foreground_job(shell_pid: int, command: str) -> int:
+    """Poll until the shell runs ``command`` as the terminal's foreground job; its pid."""
+    found: list[int] = []
+
+    def running() -> bool:
+        job = foreground_job(shell_pid, command)
+        found[:] = [] if job is None else [job]
+        return bool(found)
+
+    await wait_until(running, what=f"{command} to be the foreground job")
+    return found[0]
 
 
 def open_fds() -> set[str]:

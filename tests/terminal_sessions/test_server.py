@@ -22,7 +22,7 @@ from adapter.server import ServerSettings, create_app
 from terminals import AGENTS, Agent, TerminalManager
 from terminals.server import make_terminal_routes
 
-from ._helpers import TIMEOUT, children_of, shell_env
+from ._helpers import TIMEOUT, foreground_job, shell_env
 
 pytestmark = [pytest.mark.server, pytest.mark.pty]
 
@@ -188,7 +188,7 @@ def test_control_frames_resize_signal_status_exit_and_bad_frames(
         viewer.wait_text("cols=111")
         viewer.send("sleep 1000\r")
         # The signal goes to the terminal's foreground job: wait until sleep is that job.
-        viewer.pump(lambda v: bool(children_of(created["pid"])), "sleep to start")
+        viewer.pump(lambda v: foreground_job(created["pid"], "sleep") is not None, "sleep to start")
         viewer.control(type="signal", signal="SIGINT")
         viewer.send('echo "status=$?"\r')
         viewer.wait_text("status=130")

@@ -30,6 +30,7 @@ from ._helpers import (
     pid_alive,
     python_agent,
     shell_env,
+    wait_for_foreground_job,
     wait_for_prompt,
     wait_for_text,
     wait_until,
@@ -75,8 +76,8 @@ async def test_ctrl_c_interrupts_the_foreground_job(tmp_path: Path) -> None:
         info = await terminals.start("t1", "shell", cwd=str(tmp_path))
         await wait_for_prompt(terminals, "t1")
         await terminals.send_input("t1", "sleep 1000\r")
-        await wait_until(lambda: bool(children_of(info.pid)), what="sleep to start")
-        (sleeper,) = children_of(info.pid)
+        # Not just a child of the shell: until sleep is the foreground job, Ctrl-C misses it.
+        sleeper = await wait_for_foreground_job(info.pid, "sleep")
         await terminals.send_input("t1", b"\x03")
         await wait_until(lambda: not pid_alive(sleeper), what="sleep to be interrupted")
         await terminals.send_input("t1", 'echo "status=$?"\r')
@@ -130,8 +131,7 @@ async def test_stop_signals_the_group_and_reaps(tmp_path: Path) -> None:
         sh = await terminals.start("sh", "shell", cwd=str(tmp_path))
         await wait_for_prompt(terminals, "sh")
         await terminals.send_input("sh", "sleep 1000\r")
-        await wait_until(lambda: bool(children_of(sh.pid)), what="sleep to start")
-        (job,) = children_of(sh.pid)
+        job = await wait_for_foreground_job(sh.pid, "sleep")
         final = await terminals.stop("sh")
         assert "SIGHUP" == final.exit_signal_name and "stopped" == final.exit_reason
         assert not pid_alive(sh.pid)
@@ -252,8 +252,7 @@ async def test_many_sessions_and_nothing_leaks(tmp_path: Path) -> None:
         for i in range(0, count, 2):
             await terminals.send_input(f"t{i}", "sleep 1000\r")
         for i in range(0, count, 2):
-            await wait_until(lambda i=i: bool(children_of(pids[i])), what="sleep to start")  # type: ignore[misc]
-            jobs.extend(children_of(pids[i]))
+            jobs.append(await wait_for_foreground_job(pids[i], "sleep"))
         assert count == len([s for s in terminals.list() if s.active])
     # Leaving the block stopped every session and reaped every child.
     assert [] == [pid for pid in pids if pid_alive(pid)]
