@@ -96,7 +96,12 @@ async def _hold(
                 done = False
                 while not done:
                     messages = await client.receive_batch()
-                    done = any(type(m) is ResultMessage and m.uuid == END_UUID for m in messages)
+                    # The corpus's final result carries END_UUID; the paced one has a fresh
+                    # uuid per prompt, so it is recognised by its text like the adapter's.
+                    done = any(
+                        type(m) is ResultMessage and (m.uuid == END_UUID or _final(m.result))
+                        for m in messages
+                    )
             if streamed is not None:
                 streamed.done()
             await release.wait()

@@ -129,3 +129,17 @@ def test_cluster_figures_smoke() -> None:
     assert 3 * 200 == result["aggregate"]["deltas"]
     assert result["throughput_share"] > 0
     assert "| nats | 2 |" in markdown(result)
+
+
+@pytest.mark.parametrize("level", ["client", "adapter"])
+def test_streaming_memory_probe_finishes(level: str, tmp_path: Path) -> None:
+    """The streaming-session memory probe ends at the paced emitter's final result at both
+    levels (it once waited for the corpus's end uuid at the client level and hung)."""
+    from benchmarks._common import emitter_path
+    from benchmarks.memory import run_probe
+
+    cli = emitter_path(tmp_path)
+    args = ["sessions", level, cli, "2", "--streaming", "--lines", "30", "--rate", "1000"]
+    row = run_probe(args, timeout=120)
+    assert row["level"] == level and row["sessions"] == 2
+    assert "per_session_after_stream" in row
