@@ -9,8 +9,10 @@ lines do not repeat them), ``input_json_delta`` becomes ``tool_input_delta``, an
 
 from __future__ import annotations
 
+from operator import attrgetter
+
 from claudecode.content import ServerToolUseBlock, ToolUseBlock
-from claudecode.messages import StreamEvent
+from claudecode.messages import InboundMessage, StreamEvent
 from claudecode.stream_events import (
     ContentBlockDelta,
     ContentBlockStart,
@@ -30,26 +32,27 @@ from .events import Event, MessageChunk, Raw, Reasoning, ToolInputDelta
 
 __all__ = ("StreamEvents",)
 
+_UUID = attrgetter("uuid")
+
 
 class StreamEvents:
     """``stream_event`` handling; the state lives on the :class:`Translator`.
 
     Fast path (used by ``feed_many``): consecutive text (or thinking) deltas of one message,
-    or input-json deltas of one content block, form a *run*; :meth:`_absorb_delta` only
+    or input-json deltas of one content block, form a *run*; :meth:`_feed_batch` only
     collects a run's pieces and :meth:`_flush_run` accounts for it once (text ledger, tool
     registry, one event). Accounting a run at once gives the same result as accounting each
     delta: the ledger emits the part of the concatenated text past what was already shown.
     """
 
     _seen: BoundedSet[str]
-    _run_key: tuple[str | int, str, str | None] | None
-    _run_parts: list[str]
 
     _ledger: TextLedger
     _calls: ToolCalls
     _context: ContextTracker
     _current_message: BoundedMap[str | None, str]
     _text_in_turn: bool
+    _turn_open: bool
     #: While :meth:`Translator.feed_many` runs: its output so far, for merging deltas.
     _merge_into: list[Event] | None
 
@@ -59,54 +62,87 @@ class StreamEvents:
     def _internal(self, exc: Exception, message: object) -> Event:
         raise NotImplementedError
 
-    def _absorb_delta(self, msg: StreamEvent) -> bool:
-        """Collect a text / thinking / input-json delta into the current run; ``False``: not one."""
-        event = msg.event
-        if not isinstance(event, ContentBlockDelta):
-            return False
-        delta = event.delta
-        kind: str | int
-        if isinstance(delta, TextDelta):
-            kind, piece = "text", delta.text
-        elif isinstance(delta, ThinkingDelta):
-            kind, piece = "thinking", delta.thinking
-        elif isinstance(delta, InputJsonDelta):
-            kind, piece = event.index, delta.partial_json
-        else:
-            return False
-        try:
-            uuid = msg.uuid
-            if uuid and not self._seen.add(uuid):
-                return True  # a line seen before: dropped, as feed() would
-            parent = msg.parent_tool_use_id
-            message_id = msg.api_message_id or self._current_message.get(parent) or ""
-            key = (kind, message_id, parent)
-            if key != self._run_key:
-                if self._run_key is not None:
-                    self._flush_run()
-                self._run_key = key
-            self._run_parts.append(piece)
-        except Exception as exc:
-            if self._merge_into is not None:
-                self._merge_into.append(self._internal(exc, msg))
-        return True
+    def feed(self, message: InboundMessage) -> list[Event]:
+        raise NotImplementedError
 
-    def _flush_run(self) -> None:
-        """Account for the collected run and emit (or merge) its one event."""
-        key, parts = self._run_key, self._run_parts
-        self._run_key, self._run_parts = None, []
+    def _dispatch(self, message: InboundMessage) -> list[Event]:
+        raise NotImplementedError
+
+    def _feed_batch(self, batch: list[InboundMessage], out: list[Event]) -> None:
+        """Translate ``batch`` into ``out`` (``out`` is also :attr:`_merge_into`).
+
+        The hot loop of the adapter (most lines are deltas): duplicates are checked for the
+        whole batch at once when it can be (:meth:`BoundedSet.add_distinct`), and a delta
+        of the current run costs a few attribute reads, three comparisons and an append.
+        """
+        seen = self._seen
+        uuids: list[str | None] | None
+        try:
+            uuids = list(map(_UUID, batch))
+        except Exception:  # a message without a (hashable) uuid: check one by one
+            uuids = None
+        distinct = uuids is not None and seen.add_distinct(uuids)
+        feed = self._dispatch if distinct else self.feed
+        current = self._current_message
+        run_kind: str | int | None = None
+        run_id = ""
+        run_parent: str | None = None
+        parts: list[str] = []
+        for message in batch:
+            if message.__class__ is StreamEvent and self._turn_open:
+                # ``__class__ is`` tests: cheaper than isinstance (exact classes, as decoded)
+                event = message.event
+                if event.__class__ is ContentBlockDelta:
+                    delta = event.delta
+                    kind: str | int
+                    if delta.__class__ is TextDelta:
+                        kind, piece = "text", delta.text
+                    elif delta.__class__ is ThinkingDelta:
+                        kind, piece = "thinking", delta.thinking
+                    elif delta.__class__ is InputJsonDelta:
+                        kind, piece = event.index, delta.partial_json
+                    else:
+                        kind = ""
+                    if kind != "":
+                        if not distinct:
+                            uuid = message.uuid
+                            if uuid and not seen.add(uuid):
+                                continue  # a line seen before: dropped, as feed() would
+                        parent = message.parent_tool_use_id
+                        message_id = message.api_message_id or current.get(parent) or ""
+                        if kind == run_kind and message_id == run_id and parent == run_parent:
+                            parts.append(piece)
+                            continue
+                        if parts:
+                            self._flush_run(run_kind, run_id, run_parent, parts)
+                        run_kind, run_id, run_parent, parts = kind, message_id, parent, [piece]
+                        continue
+            if parts:
+                self._flush_run(run_kind, run_id, run_parent, parts)
+                run_kind, parts = None, []
+            events = feed(message)
+            if events:
+                out.extend(events)
+        if parts:
+            self._flush_run(run_kind, run_id, run_parent, parts)
+
+    def _flush_run(
+        self, kind: str | int | None, message_id: str, parent: str | None, parts: list[str]
+    ) -> None:
+        """Account for a run of deltas at once and emit (or merge) its one event."""
         out = self._merge_into
-        if key is None or not parts or out is None:
-            return
-        kind, message_id, parent = key
+        assert out is not None
         joined = parts[0] if len(parts) == 1 else "".join(parts)
-        if kind == "text":
-            out.extend(self._text(message_id, parent, joined))
-        elif kind == "thinking":
-            out.extend(self._text(message_id, parent, joined, "thinking"))
-        else:
-            assert isinstance(kind, int)
-            out.extend(self._tool_input(message_id, kind, parent, joined))
+        try:
+            if kind == "text":
+                out.extend(self._text(message_id, parent, joined))
+            elif kind == "thinking":
+                out.extend(self._text(message_id, parent, joined, "thinking"))
+            else:
+                assert isinstance(kind, int)
+                out.extend(self._tool_input(message_id, kind, parent, joined))
+        except Exception as exc:
+            out.append(self._internal(exc, parts))
 
     def _text(
         self, message_id: str, parent: str | None, text: str, kind: TextKind = "text"

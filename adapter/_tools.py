@@ -100,8 +100,8 @@ class ToolCalls:
     def end_stream(self, message_id: str, index: int) -> list[ToolCall]:
         """A ``content_block_stop``: the call from the streamed input, if nothing announced it."""
         block = self._streaming.pop((message_id, index))
-        if block is None:
-            return []
+        if block is None or not block.tool_id or self.known(block.tool_id):
+            return []  # the usual case: the ``assistant`` line announced it (no JSON to parse)
         return self.announce(block.tool_id, block.name, partial_input(block.parts), block.parent)
 
     # -- lifecycle

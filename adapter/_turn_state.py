@@ -76,7 +76,8 @@ class BoundedMap(Generic[K, V]):
 
 
 class BoundedSet(Generic[K]):
-    """A set that remembers at least its ``limit`` newest members (at most twice as many).
+    """A set that remembers at least its ``limit`` newest members (at most about twice as
+    many: twice plus one batch with :meth:`add_distinct`).
 
     Two generations instead of an insertion-ordered ring: adding is one or two set lookups
     and one insert, with no per-member bookkeeping (it runs once per CLI line). When the
@@ -96,6 +97,25 @@ class BoundedSet(Generic[K]):
         if key in new or key in self._old:
             return False
         new.add(key)
+        if len(new) >= self._limit:
+            self._old, self._new = new, set()
+        return True
+
+    def add_distinct(self, keys: list[K | None]) -> bool:
+        """Add every key of ``keys`` (``None`` is skipped) if none is there yet and none repeats.
+
+        Returns ``False``, adding nothing, otherwise: the caller then adds them one by one.
+        The check is a few C-level set operations for a whole batch instead of a Python
+        call per key (the CLI's lines all have distinct uuids, except after a replay).
+        """
+        fresh = set(keys)
+        fresh.discard(None)
+        if len(fresh) + keys.count(None) != len(keys):
+            return False  # a key repeats within the batch
+        new = self._new
+        if not (fresh.isdisjoint(new) and fresh.isdisjoint(self._old)):
+            return False
+        new |= fresh  # type: ignore[arg-type]
         if len(new) >= self._limit:
             self._old, self._new = new, set()
         return True

@@ -212,8 +212,6 @@ class Translator(StreamEvents):
         self._seen: BoundedSet[str] = BoundedSet(2048)
         self._current_message: BoundedMap[str | None, str] = BoundedMap(64)
         self._merge_into: list[Event] | None = None
-        self._run_key: tuple[str | int, str, str | None] | None = None
-        self._run_parts: list[str] = []
         self._agents: BoundedMap[str, str] = BoundedMap(256)
         self._task_tools: BoundedMap[str, str] = BoundedMap(256)
         self._results = 0
@@ -274,6 +272,13 @@ class Translator(StreamEvents):
             uuid = getattr(message, "uuid", None)
             if uuid and uuid.__class__ is str and not self._seen.add(uuid):
                 return []
+        except Exception as exc:
+            return [self._internal(exc, message)]
+        return self._dispatch(message)
+
+    def _dispatch(self, message: InboundMessage) -> list[Event]:
+        """:meth:`feed` without the duplicate check (done by the caller)."""
+        try:
             handler = _HANDLERS.get(type(message))
             if handler is not None:
                 return handler(self, message)
@@ -294,23 +299,11 @@ class Translator(StreamEvents):
         for everyone downstream. Runs of text, thinking and tool-input deltas inside an open
         turn take a fast path that accounts for the whole run at once.
         """
+        batch = messages if isinstance(messages, list) else list(messages)
         out: list[Event] = []
         self._merge_into = out
         try:
-            for message in messages:
-                if (
-                    message.__class__ is StreamEvent
-                    and self._turn_open
-                    and self._absorb_delta(message)
-                ):
-                    continue
-                if self._run_key is not None:
-                    self._flush_run()
-                events = self.feed(message)
-                if events:
-                    out.extend(events)
-            if self._run_key is not None:
-                self._flush_run()
+            self._feed_batch(batch, out)
         finally:
             self._merge_into = None
         return out

@@ -91,3 +91,48 @@ def test_benchmark_corpus_batches_equal_single_feeds(seed: int, sizes: list[int]
         got += batched.feed_many(msgs[start : start + size])
         start += size
     assert [encode_event(e) for e in expected] == [encode_event(e) for e in coalesce(got)]
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.integers(min_value=0, max_value=2**16),
+    st.lists(st.integers(min_value=0, max_value=399), max_size=30),
+    st.lists(st.integers(min_value=1, max_value=120), max_size=20),
+)
+def test_repeated_lines_are_dropped_in_batches_as_one_by_one(
+    seed: int, repeats: list[int], sizes: list[int]
+) -> None:
+    """Lines seen before (in an earlier batch or the same one) are dropped by feed_many as
+    by feed(): the whole-batch duplicate check falls back to one by one when it must."""
+    from benchmarks.corpus import generate_lines
+
+    lines, _ = generate_lines(400, seed)
+    msgs = [decode_line(line) for line in lines]
+    for index in sorted(repeats, reverse=True):  # a line again, a few lines later
+        at = min(len(msgs), index + 1 + index % 7)
+        msgs.insert(at, msgs[min(index, len(msgs) - 1)])
+    one_by_one = Translator()
+    expected = coalesce([e for m in msgs for e in one_by_one.feed(m)])
+    batched = Translator()
+    got = []
+    start = 0
+    for size in [*sizes, len(msgs)]:
+        got += batched.feed_many(msgs[start : start + size])
+        start += size
+    assert [encode_event(e) for e in expected] == [encode_event(e) for e in coalesce(got)]
+
+
+def test_bounded_set_add_distinct() -> None:
+    """add_distinct adds a batch only when no key repeats or was seen; None is skipped."""
+    from adapter._turn_state import BoundedSet
+
+    seen: BoundedSet[str] = BoundedSet(4)
+    assert seen.add_distinct(["a", None, "b", None])
+    assert "a" in seen and "b" in seen and None not in seen
+    assert not seen.add_distinct(["c", "a"])  # "a" was seen: nothing added
+    assert "c" not in seen
+    assert not seen.add_distinct(["c", "d", "c"])  # "c" repeats within the batch
+    assert "c" not in seen and "d" not in seen
+    assert seen.add_distinct(["c", "d", "e"])  # the new generation fills up and rotates
+    assert all(k in seen for k in "abcde")
+    assert seen.add("f") and not seen.add("e")
