@@ -17,6 +17,7 @@ from .eventlog import (
     ensure_event_stream,
     last_published_seq,
 )
+from .fencing import FencedError
 from .local_server import LocalNatsCluster, LocalNatsServer, find_nats_server
 from .registry import Registry
 from .transcripts import TranscriptMirror, ensure_transcript_stream, restore_transcript
@@ -33,6 +34,7 @@ __all__ = (
     "ensure_transcript_stream",
     "EventPublisher",
     "EventSource",
+    "FencedError",
     "find_nats_server",
     "last_published_seq",
     "LocalNatsCluster",

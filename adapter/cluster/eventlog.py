@@ -28,6 +28,7 @@ from claudecode._log import get_logger
 from ..events import ErrorEvent, Event
 from ..fanout import SubscriberDropped
 from .config import ClusterConfig
+from .fencing import FencedError, conditional_publish, last_subject_seq
 from .wire import END_HEADER, MSG_ID_HEADER, SEQ_HEADER, WireError, decode_batch, encode_batch
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -113,6 +114,11 @@ async def last_published_seq(js: JetStreamContext, config: ClusterConfig, sessio
 class EventPublisher:
     """Publishes one session's events to the stream, batched, acknowledged, retried.
 
+    Every publish is conditional on the subject's newest message being this publisher's
+    last one: when another process wrote in between (the session was declared lost and
+    moved to another worker), :meth:`run` / :meth:`publish` raise
+    :class:`~adapter.cluster.fencing.FencedError` and publish nothing more.
+
     ``first_seq`` is the seq the session's first event gets on the wire (a session resumed
     on another worker continues its predecessor's numbering); ``on_published`` is called
     after each acknowledged batch.
@@ -136,6 +142,10 @@ class EventPublisher:
         #: The wire seq of the newest event the stream acknowledged.
         self.published_seq = first_seq - 1
         self._published = anyio.Event()
+        # The stream sequence of this subject's newest message as far as this writer knows
+        # (None: not read yet); every publish expects it, so a writer fenced off by another
+        # one (the session was declared lost and moved) is refused (adapter.cluster.fencing).
+        self._subject_seq: int | None = None
 
     async def run(self, session: EventSource) -> None:
         """Publish everything the session emits until its events end; then the end marker."""
@@ -225,17 +235,22 @@ class EventPublisher:
         from nats.errors import MaxPayloadError
 
         delay = 0.05
+        stream = self._config.event_stream
         while True:
             try:
-                await self._js.publish(
+                if self._subject_seq is None:
+                    self._subject_seq = (await last_subject_seq(self._js, stream, self._subject))[0]
+                self._subject_seq, _ = await conditional_publish(
+                    self._js,
+                    stream,
                     self._subject,
                     payload,
-                    stream=self._config.event_stream,
-                    headers={MSG_ID_HEADER: msg_id, **headers},
+                    {MSG_ID_HEADER: msg_id, **headers},
+                    self._subject_seq,
                     timeout=self._config.request_timeout,
                 )
                 return
-            except MaxPayloadError:
+            except (MaxPayloadError, FencedError):
                 raise
             except Exception as exc:  # disconnected, timed out, no stream leader yet: retry
                 _log.warning("cluster.publish_retry", session_id=self.session_id, error=repr(exc))

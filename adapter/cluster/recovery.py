@@ -6,7 +6,10 @@ from the revision it saw to ``status="lost"`` (an optimistic update, so exactly 
 tells the session's subscribers — an ``error`` event on the session's stream, and for a turn
 that was running, the turn ended as interrupted (never silently replayed) — and, when it can,
 starts the session again on another worker with ``--resume`` of the same CLI session, under
-the same bridge session id, its events numbered on from where they stopped. A session
+the same bridge session id, its events numbered on from where they stopped. The ``error``
+is published on the condition that the stream holds nothing newer than what was read, which
+fences the old owner off: any event it still publishes afterwards is refused
+(:mod:`adapter.cluster.fencing`). A session
 created with placement labels is resumed on a worker that carries them if there is one, and
 on any other worker otherwise.
 """
@@ -23,8 +26,10 @@ from ..backend import SessionInfo
 from ..events import Complete, ErrorEvent, Event
 from .config import ClusterConfig
 from .eventlog import last_published_seq
+from .fencing import FencedError, conditional_publish, last_subject_seq
 from .placement import place_session
 from .registry import Registry
+from .transcripts import fence_transcript
 from .wire import END_HEADER, MSG_ID_HEADER, SEQ_HEADER, CreateSession, SessionRecord, encode_batch
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -89,15 +94,30 @@ async def recover_lost_session(
         return False
     _log.warning("cluster.session_lost", session_id=info.id, worker=info.owner)
     js = nc.jetstream(timeout=config.request_timeout)
-    last = await last_published_seq(js, config, info.id)
-    events = _lost_events(info, last + 1)
-    first, final = events[0].seq, events[-1].seq
-    await js.publish(
-        config.event_subject(info.id),
-        encode_batch(events),
-        stream=config.event_stream,
-        headers={MSG_ID_HEADER: f"{info.id}:{final}", SEQ_HEADER: f"{first}-{final}"},
-    )
+    stream, subject = config.event_stream, config.event_subject(info.id)
+    while True:
+        # Numbered after the newest event, and published on the condition that nothing
+        # came in between: the owner may still be publishing (it is only cut off from the
+        # heartbeats, or slow). Once this is in, any later publish of the old owner is
+        # refused (adapter.cluster.fencing).
+        expected, _ = await last_subject_seq(js, stream, subject)
+        last = await last_published_seq(js, config, info.id)
+        events = _lost_events(info, last + 1)
+        first, final = events[0].seq, events[-1].seq
+        try:
+            tail, _ = await conditional_publish(
+                js,
+                stream,
+                subject,
+                encode_batch(events),
+                {MSG_ID_HEADER: f"{info.id}:{final}", SEQ_HEADER: f"{first}-{final}"},
+                expected,
+            )
+        except FencedError:
+            continue  # the old owner's last batch came in between: number after it
+        break
+    if info.cli_session_id:
+        await fence_transcript(js, config, info.cli_session_id, str(revision))
     reason = "the session has no CLI session id to resume"
     if resume and info.cli_session_id:
         spec = msgspec.structs.replace(
@@ -139,16 +159,24 @@ async def recover_lost_session(
     )
     ended = ErrorEvent(message=f"session ended: {reason}", kind="cli_exited")
     ended.seq, ended.session_id = final + 1, info.id
-    await js.publish(
-        config.event_subject(info.id),
-        encode_batch([ended]),
-        stream=config.event_stream,
-        headers={MSG_ID_HEADER: f"{info.id}:{final + 1}", SEQ_HEADER: f"{final + 1}-{final + 1}"},
-    )
-    await js.publish(
-        config.event_subject(info.id),
-        b"",
-        stream=config.event_stream,
-        headers={MSG_ID_HEADER: f"{info.id}:end:{final + 1}", END_HEADER: str(final + 1)},
-    )
+    try:
+        tail, _ = await conditional_publish(
+            js,
+            stream,
+            subject,
+            encode_batch([ended]),
+            {MSG_ID_HEADER: f"{info.id}:{final + 1}", SEQ_HEADER: f"{final + 1}-{final + 1}"},
+            tail,
+        )
+        await conditional_publish(
+            js,
+            stream,
+            subject,
+            b"",
+            {MSG_ID_HEADER: f"{info.id}:end:{final + 1}", END_HEADER: str(final + 1)},
+            tail,
+        )
+    except FencedError:
+        # A worker took the session after all (its answer to the placement was lost).
+        _log.info("cluster.session_taken_meanwhile", session_id=info.id)
     return True

@@ -24,6 +24,7 @@ import msgspec
 from claudecode._log import get_logger
 
 from .config import ClusterConfig
+from .fencing import EXPECTED_LAST_SUBJECT_SEQ
 from .wire import SessionRecord, WireError, WorkerInfo, decode_record, decode_worker, encode
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -191,13 +192,25 @@ class Registry:
             _log.warning("cluster.malformed_record", session_id=session_id, error=str(exc))
             return None
 
-    async def put(self, record: SessionRecord, *, ttl: float | None = None) -> None:
-        """Write a session's record (``ttl``: the key expires after that many seconds)."""
+    async def put(
+        self, record: SessionRecord, *, ttl: float | None = None, revision: int | None = None
+    ) -> int:
+        """Write a session's record; returns its new revision.
+
+        ``ttl``: the key expires after that many seconds. ``revision``: write only if the
+        key is still at that revision (the writer's own last write), else JetStream refuses
+        it (see :func:`~adapter.cluster.fencing.is_wrong_last_sequence`).
+        """
         if ttl is None:
-            await self.sessions_kv.put(record.info.id, encode(record))
-            return
+            if revision is None:
+                return int(await self.sessions_kv.put(record.info.id, encode(record)))
+            return int(await self.sessions_kv.update(record.info.id, encode(record), revision))
         subject = f"$KV.{self.config.sessions_bucket}.{record.info.id}"
-        await self._js.publish(subject, encode(record), msg_ttl=max(1.0, ttl))
+        headers = None if revision is None else {EXPECTED_LAST_SUBJECT_SEQ: str(revision)}
+        ack = await self._js.publish(
+            subject, encode(record), msg_ttl=max(1.0, ttl), headers=headers
+        )
+        return int(ack.seq)
 
     async def claim(self, record: SessionRecord, revision: int) -> bool:
         """Write ``record`` only if the key is still at ``revision`` (one process wins)."""

@@ -8,6 +8,11 @@ offset (``Bridge-Offset``; ``Nats-Msg-Id`` ``<id>:<offset>``, so a retry is a no
 :func:`restore_transcript` writes the mirrored bytes back to a worker's own config directory
 before it starts a CLI with ``--resume`` of a session it has never run — the way the official
 SDK's session stores mirror transcripts to external storage.
+
+Each chunk is published on the condition that the subject's newest message is the mirror's
+own last one; when a session is declared lost, :func:`fence_transcript` puts an empty
+chunk on the subject, so the old worker, should it come back, mirrors nothing more
+(:mod:`adapter.cluster.fencing`).
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ from claudecode._log import get_logger
 
 from ..chat.history import config_dir, project_slug
 from .config import ClusterConfig, valid_token
+from .fencing import FencedError, conditional_publish
 from .wire import MSG_ID_HEADER
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -32,7 +38,9 @@ __all__ = (
     "OFFSET_HEADER",
     "TranscriptMirror",
     "ensure_transcript_stream",
+    "fence_transcript",
     "find_transcript",
+    "mirrored_size",
     "restore_transcript",
 )
 
@@ -98,13 +106,24 @@ class TranscriptMirror:
         self._path: Path | None = None
         #: Bytes of the file mirrored so far.
         self.offset: int | None = None
+        # The stream sequence of the subject's newest chunk (this mirror's last write):
+        # every chunk is published on that condition, so a mirror whose session moved to
+        # another worker is refused (adapter.cluster.fencing).
+        self._subject_seq = 0
 
     async def run(self) -> None:
-        """Mirror until cancelled (then call :meth:`flush` for the last lines)."""
+        """Mirror until cancelled (then call :meth:`flush` for the last lines).
+
+        Raises:
+            FencedError: another worker mirrors this CLI session now.
+        """
         while True:
             try:
                 await self.flush()
+            except FencedError:
+                raise
             except Exception as exc:  # NATS away, file moved: try again next round
+                self.offset = None  # read back what the stream holds before going on
                 _log.warning(
                     "cluster.transcript_mirror_failed",
                     cli_session_id=self.cli_session_id,
@@ -113,13 +132,19 @@ class TranscriptMirror:
             await anyio.sleep(self._interval)
 
     async def flush(self) -> None:
-        """Publish what the file gained since the last call (complete lines only)."""
+        """Publish what the file gained since the last call (complete lines only).
+
+        Raises:
+            FencedError: another worker mirrors this CLI session now.
+        """
         if self._path is None:
             self._path = find_transcript(self._root, self.cli_session_id)
             if self._path is None:
                 return
         if self.offset is None:
-            self.offset = await mirrored_size(self._js, self._config, self.cli_session_id)
+            self.offset, self._subject_seq = await _mirrored(
+                self._js, self._config, self.cli_session_id
+            )
         try:
             size = self._path.stat().st_size
         except OSError:
@@ -135,20 +160,32 @@ class TranscriptMirror:
                     return  # a line still being written
                 end = len(data) - 1  # a line longer than a message: send it in pieces
             chunk = data[: end + 1]
-            await self._js.publish(
+            self._subject_seq, repeated = await conditional_publish(
+                self._js,
+                self._config.transcript_stream,
                 self._subject,
                 chunk,
-                stream=self._config.transcript_stream,
-                headers={
+                {
                     MSG_ID_HEADER: f"{self.cli_session_id}:{self.offset}",
                     OFFSET_HEADER: str(self.offset),
                 },
+                self._subject_seq,
             )
+            if repeated:
+                # An earlier attempt at this offset landed (its chunk may be shorter than
+                # this one): go on from what the stream holds.
+                self.offset, self._subject_seq = await _mirrored(
+                    self._js, self._config, self.cli_session_id
+                )
+                continue
             self.offset += len(chunk)
 
 
-async def mirrored_size(js: JetStreamContext, config: ClusterConfig, cli_session_id: str) -> int:
-    """How many bytes of a session's file the stream holds (0: none)."""
+async def _mirrored(
+    js: JetStreamContext, config: ClusterConfig, cli_session_id: str
+) -> tuple[int, int]:
+    """How many bytes of a session's file the stream holds, and the stream sequence of its
+    newest chunk (``(0, 0)``: none)."""
     from nats.js.errors import NotFoundError
 
     try:
@@ -156,11 +193,44 @@ async def mirrored_size(js: JetStreamContext, config: ClusterConfig, cli_session
             config.transcript_stream, config.transcript_subject(cli_session_id)
         )
     except NotFoundError:
-        return 0
+        return 0, 0
+    assert last.seq is not None
     try:
-        return int((last.headers or {}).get(OFFSET_HEADER, "0")) + len(last.data or b"")
+        size = int((last.headers or {}).get(OFFSET_HEADER, "0")) + len(last.data or b"")
     except ValueError:
-        return 0
+        size = 0
+    return size, last.seq
+
+
+async def fence_transcript(
+    js: JetStreamContext, config: ClusterConfig, cli_session_id: str, marker: str
+) -> None:
+    """Fence off the worker that mirrored a CLI session's file until now (its session was
+    declared lost): an empty chunk at the mirrored size moves the subject on, so that
+    worker's next chunk is refused even when the new owner has nothing to add yet.
+    ``marker`` makes the message id unique (e.g. the registry revision that declared it)."""
+    if not valid_token(cli_session_id):
+        return
+    subject = config.transcript_subject(cli_session_id)
+    while True:
+        size, seq = await _mirrored(js, config, cli_session_id)
+        try:
+            await conditional_publish(
+                js,
+                config.transcript_stream,
+                subject,
+                b"",
+                {MSG_ID_HEADER: f"{cli_session_id}:fence:{marker}", OFFSET_HEADER: str(size)},
+                seq,
+            )
+        except FencedError:
+            continue  # a chunk of the old owner came in between: after it
+        return
+
+
+async def mirrored_size(js: JetStreamContext, config: ClusterConfig, cli_session_id: str) -> int:
+    """How many bytes of a session's file the stream holds (0: none)."""
+    return (await _mirrored(js, config, cli_session_id))[0]
 
 
 async def restore_transcript(
@@ -195,6 +265,8 @@ async def restore_transcript(
         except ValueError:
             offset = -1
         data = msg.data or b""
+        if not data:
+            continue  # a fence marker
         if offset < expected:
             continue  # a repeat
         if offset > expected:

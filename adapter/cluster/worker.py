@@ -24,7 +24,7 @@ import os
 import socket
 import time
 import uuid
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Self
 
@@ -42,6 +42,7 @@ from ..session import AgentSession
 from ._sessions import config_for, info_of
 from .config import ClusterConfig, NatsSettings, valid_token
 from .eventlog import EventPublisher, ensure_event_stream
+from .fencing import FencedError, is_wrong_last_sequence
 from .recovery import recover_lost_session
 from .registry import Registry
 from .transcripts import TranscriptMirror, ensure_transcript_stream, restore_transcript
@@ -93,6 +94,12 @@ class _Hosted:
         self.drained = anyio.Event()
         self.ended = anyio.Event()
         self.finalized = anyio.Event()
+        #: The revision of this worker's last write of the session's record (None: none
+        #: yet); later writes are conditional on it.
+        self.revision: int | None = None
+        #: Cancelled when the session moved to another worker (this one is fenced off).
+        self.scope = anyio.CancelScope()
+        self.fenced = False
 
 
 class ClusterWorker:
@@ -162,7 +169,7 @@ class ClusterWorker:
             self._js = js
             await ensure_event_stream(js, self.config)
             await ensure_transcript_stream(js, self.config)
-            self.registry = Registry(js, self.config)
+            self.registry = Registry(js, self.config, on_session=self._on_record)
             await self.registry.open()
             await stack.enter_async_context(self._manager)
             self._tg = await stack.enter_async_context(anyio.create_task_group())
@@ -367,7 +374,7 @@ class ClusterWorker:
             await self._nc.flush()
             record = self._record(hosted)
             assert self.registry is not None
-            await self.registry.put(record)
+            hosted.revision = await self.registry.put(record)
         except BaseException:
             self._hosted.pop(session_id, None)
             with anyio.CancelScope(shield=True):
@@ -402,36 +409,79 @@ class ClusterWorker:
             on_published=lambda: hosted.changed.set(),
         )
         try:
-            async with anyio.create_task_group() as tg:
-                tg.start_soon(self._run_commands, hosted)
-                mirror = self._mirror(hosted)
-                async with anyio.create_task_group() as syncing:
-                    syncing.start_soon(self._sync_record, hosted)
+            with hosted.scope:
+                async with anyio.create_task_group() as tg:
+                    tg.start_soon(self._run_commands, hosted)
+                    mirror = self._mirror(hosted)
+                    async with anyio.create_task_group() as syncing:
+                        syncing.start_soon(self._fenced, hosted, self._sync_record, hosted)
+                        if mirror is not None:
+                            syncing.start_soon(self._fenced, hosted, mirror.run)
+                        await self._fenced(hosted, publisher.run, session)
+                        syncing.cancel_scope.cancel()
                     if mirror is not None:
-                        syncing.start_soon(mirror.run)
-                    await publisher.run(session)
-                    syncing.cancel_scope.cancel()
-                if mirror is not None:
-                    with anyio.move_on_after(10), contextlib.suppress(Exception):
-                        await mirror.flush()  # the CLI has exited: its last lines
-                # The events ended: the final record, then let a running close answer.
-                await self._final_record(hosted)
-                hosted.commands.close()
-                with anyio.move_on_after(10):
-                    await hosted.drained.wait()
-                tg.cancel_scope.cancel()
+                        with anyio.move_on_after(10), contextlib.suppress(Exception):
+                            await self._fenced(hosted, mirror.flush)  # the CLI's last lines
+                    # The events ended: the final record, then let a running close answer.
+                    await self._final_record(hosted)
+                    hosted.commands.close()
+                    with anyio.move_on_after(10):
+                        await hosted.drained.wait()
+                    tg.cancel_scope.cancel()
         finally:
+            hosted.commands.close()
             with anyio.CancelScope(shield=True):
                 if hosted.sub is not None:
-                    # drain, not unsubscribe: commands already received get their answer.
+                    # drain, not unsubscribe: commands already received get their answer
+                    # (unless the session is another worker's now).
                     with contextlib.suppress(Exception):
-                        await hosted.sub.drain()
-                await self._final_record(hosted)
+                        await (hosted.sub.unsubscribe() if hosted.fenced else hosted.sub.drain())
+                if hosted.fenced:
+                    # Its CLI goes, quietly: whatever it still emits is published nowhere.
+                    with anyio.move_on_after(30), contextlib.suppress(Exception):
+                        await self._manager.close(session.id)
+                else:
+                    await self._final_record(hosted)
                 self._hosted.pop(session.id, None)
                 hosted.ended.set()
                 if self._tg is not None and self._subs:
                     self._tg.start_soon(self._beat_now)
                 _log.info("cluster.session_ended", worker=self.id, session_id=session.id)
+
+    async def _fenced(
+        self, hosted: _Hosted, run: Callable[..., Awaitable[None]], *args: Any
+    ) -> None:
+        """Run a writer of the session's events / transcript / record; when JetStream
+        refuses its write because another process wrote in between, fence the session."""
+        try:
+            await run(*args)
+        except FencedError as exc:
+            self._fence(hosted, str(exc))
+
+    def _fence(self, hosted: _Hosted, reason: str) -> None:
+        """The session moved to another worker: stop everything this worker does for it
+        (no more events, transcript lines or records) and close its CLI."""
+        if hosted.fenced:
+            return
+        hosted.fenced = True
+        hosted.finalized.set()
+        _log.warning(
+            "cluster.session_fenced", worker=self.id, session_id=hosted.session.id, reason=reason
+        )
+        hosted.scope.cancel()
+
+    def _on_record(self, record: SessionRecord) -> None:
+        # The registry copy changed: a record of one of our sessions written by someone else
+        # since our last write (declared lost, or running elsewhere) fences it here.
+        info = record.info
+        hosted = self._hosted.get(info.id)
+        if hosted is None or hosted.revision is None or self.registry is None:
+            return
+        found = self.registry.sessions.get(info.id)
+        if found is None or found[1] <= hosted.revision:
+            return
+        if info.owner != self.id or info.status == "lost":
+            self._fence(hosted, f"the registry says the session is {info.status} on {info.owner}")
 
     def _mirror(self, hosted: _Hosted) -> TranscriptMirror | None:
         config = hosted.session.config
@@ -440,12 +490,33 @@ class ClusterWorker:
             return None  # a fork: its new id is the CLI's to choose (not mirrored)
         return TranscriptMirror(self._js, self.config, cli_session_id, _cli_env(config))
 
+    async def _write_record(self, hosted: _Hosted, *, ttl: float | None = None) -> None:
+        """Write the session's record over this worker's own last write only.
+
+        Raises:
+            FencedError: someone else wrote it since (the session was declared lost).
+        """
+        assert self.registry is not None
+        record = self._record(hosted)
+        try:
+            hosted.revision = await self.registry.put(record, ttl=ttl, revision=hosted.revision)
+            return
+        except Exception as exc:
+            if not is_wrong_last_sequence(exc):
+                raise
+        found = await self.registry.get(hosted.session.id)
+        if found is None or found[0].info.owner != self.id or found[0].info.status == "lost":
+            raise FencedError(f"the record of session {hosted.session.id} is not ours any more")
+        # Our own earlier write landed (its acknowledgement was lost): write over it.
+        hosted.revision = await self.registry.put(record, ttl=ttl, revision=found[1])
+
     async def _final_record(self, hosted: _Hosted) -> None:
         if hosted.finalized.is_set():
             return
-        assert self.registry is not None
         try:
-            await self.registry.put(self._record(hosted), ttl=self.config.closed_retention)
+            await self._write_record(hosted, ttl=self.config.closed_retention)
+        except FencedError as exc:
+            self._fence(hosted, str(exc))
         except Exception as exc:
             _log.warning("cluster.record_failed", session_id=hosted.session.id, error=repr(exc))
         hosted.finalized.set()
@@ -469,7 +540,9 @@ class ClusterWorker:
             if not changed and not (moved and time.monotonic() - written >= _REFRESH):
                 continue
             try:
-                await self.registry.put(record)
+                await self._write_record(hosted)
+            except FencedError:
+                raise
             except Exception as exc:
                 _log.warning("cluster.record_failed", session_id=info.id, error=repr(exc))
                 continue

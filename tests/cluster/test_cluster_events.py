@@ -21,6 +21,7 @@ from adapter.cluster import (
     ensure_event_stream,
     last_published_seq,
 )
+from adapter.cluster.fencing import FencedError
 from adapter.events import ErrorEvent, Event, MessageChunk
 from adapter.fanout import EventHub, SubscriberDropped
 
@@ -165,7 +166,13 @@ async def test_malformed_messages_are_logged_and_dropped(
         )
         await js.publish(subject, b"[]")
         await nats_client.publish(subject, b"\xff\xfe")  # core NATS, no ack
-        await publisher.publish(hub.publish(chunks(2)))
+        await nats_client.flush()
+        # Whatever another writer put on the subject fences the first publisher off (a
+        # session's subject has one writer); a new one takes over after it.
+        later = hub.publish(chunks(2))
+        with pytest.raises(FencedError):
+            await publisher.publish(later)
+        await EventPublisher(js, cluster_config, "bad").publish(later)
         hub.close()
         with anyio.fail_after(HANG_GUARD):
             got = await stream.receive_batch()
