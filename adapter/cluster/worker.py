@@ -338,9 +338,11 @@ class ClusterWorker:
         if command.first_seq < 1:
             raise UsageError("first_seq must be at least 1")
         config = config_for(self.defaults, command.spec)
-        if config.resume is None and config.cli_session_id is None:
-            # Name the CLI session now, so the registry can resume it elsewhere even if this
-            # worker dies before the CLI's first message.
+        if config.cli_session_id is None and (config.resume is None or config.fork_session):
+            # Name the CLI session now (a fork too: the CLI takes --session-id with
+            # --resume --fork-session), so its transcript is mirrored from the start and the
+            # registry can resume it elsewhere even if this worker dies before the CLI's
+            # first message.
             config = dataclasses.replace(config, cli_session_id=str(uuid.uuid4()))
         if config.resume is not None:
             # A CLI session this machine may never have run: bring its file from the mirror.
@@ -487,7 +489,7 @@ class ClusterWorker:
         config = hosted.session.config
         cli_session_id = config.cli_session_id or (None if config.fork_session else config.resume)
         if cli_session_id is None:
-            return None  # a fork: its new id is the CLI's to choose (not mirrored)
+            return None  # no id known up front (_start names every session it starts)
         return TranscriptMirror(self._js, self.config, cli_session_id, _cli_env(config))
 
     async def _write_record(self, hosted: _Hosted, *, ttl: float | None = None) -> None:

@@ -175,3 +175,92 @@ async def test_a_killed_workers_session_resumes_elsewhere_from_the_mirror(
     history = json.dumps(last.body["messages"])
     for text in ("first prompt", "first answer", "second prompt"):
         assert text in history
+
+
+async def test_a_fork_is_mirrored_and_resumes_elsewhere(
+    cli_command: str, cli_env: CLIEnv, fake_api: FakeAnthropicAPI, tmp_path: Path
+) -> None:
+    """A session forked on another worker (resume with fork): the parent's conversation comes
+    from the mirror, the fork gets an id of its own named up front, its file is mirrored as
+    it grows, and after its worker is killed it resumes on the first worker with the forked
+    conversation."""
+    fake_api.add_main(
+        text_turn("first answer"), text_turn("forked answer"), text_turn("after the kill")
+    )
+    config = ClusterConfig(prefix=f"f{uuid.uuid4().hex[:8]}")
+    homes = {name: tmp_path / f"home-{name}" for name in ("wa", "wb")}
+    for home in homes.values():
+        home.mkdir()
+    env_a, env_b = ({**cli_env(HOME=str(homes[n])), "PYTHONUNBUFFERED": "1"} for n in ("wa", "wb"))
+    cwd = str(cli_env.cwd)
+    with (
+        LocalNatsServer(tmp_path / "nats") as server,
+        worker(
+            "wa", server.url, config, cli_command, env_a, tmp_path / "wa.log",
+            "--cwd", cwd, "--label", "pin=a",
+        ),
+        worker(
+            "wb", server.url, config, cli_command, env_b, tmp_path / "wb.log",
+            "--cwd", cwd, "--label", "pin=b",
+        ) as wb,
+    ):  # fmt: skip
+        async with ClusterBackend(NatsSettings(servers=[server.url]), config) as backend:
+            registry = backend._require()
+            with anyio.fail_after(WAIT):
+                while True:
+                    if len(registry.workers) >= 2:
+                        break
+                    await anyio.sleep(0.1)
+            parent = await backend.create(SessionSpec(labels={"pin": "a"}))
+            sid = parent.cli_session_id
+            assert "wa" == parent.owner and sid
+            async with backend.subscribe(parent.id, after_seq=0) as events:
+                await backend.prompt(parent.id, "first prompt")
+                await until_complete(events)
+            await backend.close(parent.id)
+            with anyio.fail_after(WAIT):
+                while True:
+                    path = find_transcript(homes["wa"] / ".claude", sid)
+                    size = path.stat().st_size if path else -1
+                    if size > 0 and size == await mirrored_size(backend._js, config, sid):
+                        break
+                    await anyio.sleep(0.2)
+
+            fork = await backend.create(
+                SessionSpec(resume=sid, fork=True, cwd=cwd, labels={"pin": "b"})
+            )
+            fid = fork.cli_session_id
+            assert "wb" == fork.owner and fid and fid != sid
+            async with backend.subscribe(fork.id, after_seq=0) as events:
+                await backend.prompt(fork.id, "fork prompt")
+                forked = await until_complete(events)
+                assert "forked answer" == "".join(
+                    e.text for e in forked if isinstance(e, MessageChunk)
+                )
+                assert fid == (await backend.info(fork.id)).cli_session_id
+                # The fork's own file, on worker b, mirrored as it grew.
+                with anyio.fail_after(WAIT):
+                    while True:
+                        path = find_transcript(homes["wb"] / ".claude", fid)
+                        size = path.stat().st_size if path else -1
+                        if size > 0 and size == await mirrored_size(backend._js, config, fid):
+                            break
+                        await anyio.sleep(0.2)
+                os.killpg(wb.pid, signal.SIGKILL)
+                with anyio.fail_after(WAIT):
+                    while True:
+                        now = await backend.info(fork.id)
+                        if now.owner == "wa" and now.status != "lost":
+                            break
+                        await anyio.sleep(0.2)
+                assert fid == now.cli_session_id
+                await backend.prompt(fork.id, "after the kill prompt")
+                await until_complete(events)
+    # Worker a had never run the fork: its file came from the mirror, and the model saw the
+    # whole forked conversation, the parent's part included.
+    assert find_transcript(homes["wa"] / ".claude", fid) is not None
+    last = fake_api.main_requests()[-1]
+    assert isinstance(last.body, dict)
+    history = json.dumps(last.body["messages"])
+    for text in ("first prompt", "first answer", "fork prompt", "forked answer"):
+        assert text in history
