@@ -5,6 +5,11 @@ A transport moves bytes; everything about messages lives in the layer above
 (never a shell string), always drains its stderr (a full stderr pipe would block the CLI)
 into debug logs and a bounded tail that errors carry, and shuts down in steps: close stdin,
 wait ``close_grace``, SIGTERM, wait ``kill_after``, SIGKILL — reaping the child on every path.
+
+The child's stdout is a pipe we create and read ourselves, non-blocking: a read takes what
+the pipe holds straight into the bytes the protocol splits (the event loop's pipe transport
+would read each chunk into a fresh 256 KiB buffer and copy it twice more through a
+``StreamReader``), and the poller is asked only when the pipe is empty.
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ from collections.abc import Callable, Mapping, Sequence
 
 import anyio
 import anyio.abc
+import anyio.lowlevel
 
 from ._log import get_logger
 from ._private_args import redact_argv
@@ -104,6 +110,7 @@ class SubprocessTransport(Transport):
         self.user = user
         self._tail: collections.deque[str] = collections.deque(maxlen=max(1, stderr_tail_lines))
         self._process: anyio.abc.Process | None = None
+        self._stdout: int | None = None
         self._stderr_done = anyio.Event()
         self._stdin_closed = False
         self._closed = False
@@ -122,11 +129,13 @@ class SubprocessTransport(Transport):
         return "\n".join(self._tail)
 
     async def start(self, task_group: anyio.abc.TaskGroup) -> None:
+        # Both ends are created non-inheritable; the child gets the write end as its fd 1.
+        read_end, write_end = os.pipe()
         try:
             self._process = await anyio.open_process(
                 self.argv,
                 stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
+                stdout=write_end,
                 stderr=subprocess.PIPE,
                 cwd=self.cwd,
                 env=self.env,
@@ -134,7 +143,16 @@ class SubprocessTransport(Transport):
                 user=self.user,
             )
         except OSError as exc:
+            os.close(read_end)
             raise CLIStartError(f"could not start {self.argv[0]!r}: {exc}") from exc
+        except BaseException:
+            os.close(read_end)
+            raise
+        finally:
+            # Only the child writes: its exit (and its children's) is our end of input.
+            os.close(write_end)
+        os.set_blocking(read_end, False)
+        self._stdout = read_end
         _log.debug("cli.spawned", pid=self._process.pid, argv=redact_argv(self.argv))
         task_group.start_soon(self._drain_stderr, name="claudecode stderr drain")
 
@@ -177,12 +195,31 @@ class SubprocessTransport(Transport):
         await process.stdin.send(data)
 
     async def receive(self) -> bytes:
-        process = self._require()
-        assert process.stdout is not None
-        try:
-            return await process.stdout.receive(READ_SIZE)
-        except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
-            return b""
+        self._require()
+        while True:
+            fd = self._stdout
+            if fd is None:
+                return b""
+            try:
+                data = os.read(fd, READ_SIZE)
+            except BlockingIOError:
+                try:
+                    await anyio.wait_readable(fd)
+                except anyio.ClosedResourceError:
+                    return b""
+                continue
+            except OSError:
+                return b""
+            # The pipe had data without waiting: still let other tasks run between reads,
+            # or a CLI writing without pause would starve them.
+            await anyio.lowlevel.checkpoint()
+            return data
+
+    def _close_stdout(self) -> None:
+        fd, self._stdout = self._stdout, None
+        if fd is not None:
+            anyio.notify_closing(fd)  # wakes a reader waiting on it (ClosedResourceError)
+            os.close(fd)
 
     async def close_input(self) -> None:
         if self._stdin_closed or self._process is None:
@@ -219,7 +256,8 @@ class SubprocessTransport(Transport):
                     self._signal(signal.SIGKILL)
                 await process.wait()
             finally:
-                for stream in (process.stdin, process.stdout, process.stderr):
+                self._close_stdout()
+                for stream in (process.stdin, process.stderr):
                     if stream is not None:
                         with contextlib.suppress(OSError, anyio.BrokenResourceError):
                             await stream.aclose()
