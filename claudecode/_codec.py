@@ -78,6 +78,7 @@ from .system_messages import SystemMessage, SystemMessageUnion, known_system_sub
 
 __all__ = (
     "decode_line",
+    "decode_line_fast",
     "decode_outbound_line",
     "encode_message",
     "MALFORMED_LINE_MAX",
@@ -194,6 +195,14 @@ def sniff_type(data: bytes) -> str | None:
 
 
 # ----------------------------------------------------------------------------- decoding
+
+#: The hot path's typed decode, for loops over many lines (the protocol's): it returns an
+#: inbound message or, for a ``system`` line, a :class:`SystemEnvelope`, and raises on
+#: anything else. For every line it decodes to a message, :func:`decode_line` returns an
+#: equal message (a trailing ``\r`` is JSON whitespace to both); for an envelope or an
+#: exception, hand the line to :func:`decode_line`.
+decode_line_fast: Final = _inbound_decoder.decode
+SystemEnvelope: Final = _SystemEnvelope
 
 
 def decode_line(line: bytes, line_number: int = 0) -> InboundMessage:

@@ -29,7 +29,7 @@ import secrets
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from ._codec import decode_line, encode_message, sniff_type
+from ._codec import SystemEnvelope, decode_line, decode_line_fast, encode_message, sniff_type
 from ._framing import DEFAULT_MAX_LINE_BYTES, LineBuffer, OversizedLine
 from .control import (
     OutboundControlCancelRequest,
@@ -52,6 +52,8 @@ __all__ = ("ClaudeCodeProtocol", "PendingRequest", "request_subtype")
 
 _MAX_REMEMBERED_CANCELLED = 1024
 _CONTROL_KINDS = frozenset({InboundControlResponse, InboundControlRequest, ControlCancelRequest})
+#: What the per-line loop must look at again: control messages and ``system`` envelopes.
+_SPECIAL_KINDS = frozenset({SystemEnvelope, *_CONTROL_KINDS})
 
 
 def request_subtype(body: Any) -> str:
@@ -144,25 +146,25 @@ class ClaudeCodeProtocol:
         out: list[InboundMessage] = []
         number = self._line_number
         append = out.append
+        # Any: a message, a system envelope or whatever the careful path makes of the line.
+        decode: Callable[[Any], Any] = decode_line_fast
+        special = _SPECIAL_KINDS
+        message: Any
         for item in self._framer.feed(data):
             number += 1
-            if item.__class__ is not bytes:
-                assert isinstance(item, OversizedLine)
-                append(
-                    MalformedLine(
-                        line_number=item.line_number,
-                        line=item.head,
-                        reason="too_long",
-                        error=f"line of {item.size} bytes exceeds the limit; skipped",
-                        type_hint=sniff_type(item.head + b"\n" + item.tail),
-                    )
-                )
-                continue
-            if not item or item.isspace():
-                continue
-            message = decode_line(item, number)
-            if message.__class__ in _CONTROL_KINDS and not self._control(message):
-                continue
+            # The common line is one typed decode; everything else (blank, oversized, not
+            # JSON, unknown or repaired lines) fails it and takes the careful path.
+            try:
+                message = decode(item)
+            except Exception:
+                message = self._odd_line(item, number)
+                if message is None:
+                    continue
+            if message.__class__ in special:
+                if message.__class__ is SystemEnvelope:
+                    message = decode_line(item, number)  # ``system`` lines: by subtype
+                if message.__class__ in _CONTROL_KINDS and not self._control(message):
+                    continue
             append(message)
         self._line_number = number
         if not data:
@@ -172,6 +174,23 @@ class ClaudeCodeProtocol:
                 pending._finish()
             self._outbound.clear()
         return out
+
+    @staticmethod
+    def _odd_line(item: bytes | OversizedLine, number: int) -> InboundMessage | None:
+        """A line the fast decode refused: ``None`` for a blank one, else what it is."""
+        if item.__class__ is not bytes:
+            assert isinstance(item, OversizedLine)
+            return MalformedLine(
+                line_number=item.line_number,
+                line=item.head,
+                reason="too_long",
+                error=f"line of {item.size} bytes exceeds the limit; skipped",
+                type_hint=sniff_type(item.head + b"\n" + item.tail),
+            )
+        assert isinstance(item, bytes)
+        if not item or item.isspace():
+            return None
+        return decode_line(item, number)
 
     def _control(self, message: InboundMessage) -> bool:
         """Bookkeeping for a control message; ``False`` when it was consumed here."""

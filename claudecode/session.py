@@ -336,8 +336,7 @@ class Session(InboundControl, ControlRequests):
 
     def _route(self, messages: list[InboundMessage]) -> list[InboundMessage]:
         """Start handlers for control requests; return what goes to the consumer."""
-        routed = _ROUTED
-        if not any(message.__class__ in routed for message in messages):
+        if _ROUTED.isdisjoint(map(type, messages)):  # one C-level pass, no generator
             return messages  # the common batch: deltas and other plain messages
         out: list[InboundMessage] = []
         for message in messages:
