@@ -18,7 +18,7 @@ from .eventlog import (
     last_published_seq,
 )
 from .fencing import FencedError
-from .local_server import LocalNatsCluster, LocalNatsServer, find_nats_server
+from .local_server import LocalNatsCluster, LocalNatsServer, die_with_parent, find_nats_server
 from .registry import Registry
 from .transcripts import TranscriptMirror, ensure_transcript_stream, restore_transcript
 from .wire import SessionRecord, WireError, WorkerInfo
@@ -30,6 +30,7 @@ __all__ = (
     "ClusterEventStream",
     "ClusterUnavailableError",
     "ClusterWorker",
+    "die_with_parent",
     "ensure_event_stream",
     "ensure_transcript_stream",
     "EventPublisher",

@@ -7,11 +7,17 @@ the ports file the server writes tells which), runs JetStream in its own store d
 is always killed (and reaped) when its context manager exits. :class:`LocalNatsCluster` starts
 three (or more) routed servers with JetStream clustering; a member can be stopped and started
 again on the same ports to test fail-over.
+
+A process killed without running its exit code (SIGTERM, SIGKILL: a test run stopped from
+outside) would leave its servers running, holding their ports and stores; on Linux each
+server is therefore started with a parent-death signal (:func:`die_with_parent`), which
+tests and benchmarks also give the worker processes they start.
 """
 
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import json
 import os
 import shutil
@@ -21,11 +27,38 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from types import TracebackType
 from typing import Self
 
-__all__ = ("LocalNatsCluster", "LocalNatsServer", "find_nats_server")
+__all__ = ("LocalNatsCluster", "LocalNatsServer", "die_with_parent", "find_nats_server")
+
+_PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
+
+
+def die_with_parent(sig: int = signal.SIGKILL) -> Callable[[], None] | None:
+    """A ``preexec_fn`` for :class:`subprocess.Popen`: the child gets ``sig`` when the
+    process starting it dies, however it dies (Linux ``PR_SET_PDEATHSIG``); ``None`` elsewhere.
+
+    The kernel sends the signal when the *thread* that started the child ends, so start
+    long-lived children from a thread that lives as long as they should (the main thread or
+    the event loop's), not from a short-lived worker thread. ``SIGTERM`` suits a child that
+    cleans up on it (a bridge worker closes its CLIs); ``SIGKILL`` one with nothing to save.
+    """
+    if not sys.platform.startswith("linux"):
+        return None
+    prctl = ctypes.CDLL(None, use_errno=True).prctl  # looked up here, not in the child
+    parent = os.getpid()
+
+    def preexec() -> None:
+        if prctl(_PR_SET_PDEATHSIG, int(sig), 0, 0, 0) != 0:
+            return  # best effort: the child still runs
+        if os.getppid() != parent:
+            # The parent died between fork and prctl: no signal will come.
+            os._exit(1)
+
+    return preexec
 
 
 def find_nats_server() -> str:
@@ -135,6 +168,7 @@ class LocalNatsServer:
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 start_new_session=True,
+                preexec_fn=die_with_parent(),
             )
         finally:
             log.close()

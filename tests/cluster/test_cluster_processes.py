@@ -27,7 +27,13 @@ import httpx
 import pytest
 
 from adapter.backend import SessionSpec
-from adapter.cluster import ClusterBackend, ClusterConfig, LocalNatsServer, NatsSettings
+from adapter.cluster import (
+    ClusterBackend,
+    ClusterConfig,
+    LocalNatsServer,
+    NatsSettings,
+    die_with_parent,
+)
 from adapter.events import (
     Complete,
     ErrorEvent,
@@ -61,6 +67,8 @@ class Processes:
                 stderr=log,
                 env={**os.environ, **(env or {})},
                 start_new_session=True,
+                # Gone with this process even when it dies without running its cleanup.
+                preexec_fn=die_with_parent(signal.SIGTERM),
             )
         finally:
             log.close()

@@ -20,7 +20,13 @@ import anyio
 import pytest
 
 from adapter.backend import SessionSpec
-from adapter.cluster import ClusterBackend, ClusterConfig, LocalNatsServer, NatsSettings
+from adapter.cluster import (
+    ClusterBackend,
+    ClusterConfig,
+    LocalNatsServer,
+    NatsSettings,
+    die_with_parent,
+)
 from adapter.cluster.transcripts import find_transcript, mirrored_size
 from adapter.events import Complete, ErrorEvent, Event, MessageChunk
 
@@ -75,6 +81,8 @@ def worker(
             env=env,
             cwd=env["HOME"],
             start_new_session=True,
+            # Gone with this process even when it dies without running its cleanup.
+            preexec_fn=die_with_parent(signal.SIGTERM),
         )
     try:
         yield proc

@@ -1,0 +1,111 @@
+"""Children outlive no one: a process stopped from outside (SIGTERM, so none of its exit code
+runs, as when a test run is stopped) takes its nats-server and its worker processes with it,
+through the parent-death signal they are started with (``die_with_parent``)."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+pytestmark = [
+    pytest.mark.nats,
+    pytest.mark.slow,
+    pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG is Linux"),
+]
+
+HANG_GUARD = 120.0
+ROOT = Path(__file__).resolve().parents[2]
+
+# The stopped process: a nats-server as the fixtures start it, a worker as the tests start
+# them; it prints their pids and sleeps until it is killed.
+PARENT = """
+import signal, subprocess, sys, time
+from adapter.cluster import LocalNatsServer, die_with_parent
+
+directory = sys.argv[1]
+server = LocalNatsServer(directory + "/nats")
+server.start()
+with open(directory + "/worker.log", "wb") as log:
+    worker = subprocess.Popen(
+        [sys.executable, "-m", "adapter", "worker", "--nats", server.url, "--nats-prefix",
+         "orphans", "--demo", "--idle-timeout", "0"],
+        stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True,
+        preexec_fn=die_with_parent(signal.SIGTERM),
+    )
+print(server.process.pid, worker.pid, flush=True)
+time.sleep(3600)
+"""
+
+
+def alive(pid: int) -> bool:
+    """Whether ``pid`` runs (a zombie waiting for a reaper that may never come counts as gone:
+    it holds no port, no file and no CPU)."""
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            state = fh.read().rsplit(")", 1)[1].split()[0]
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+    return state not in ("Z", "X")
+
+
+def wait_gone(pids: list[int]) -> list[int]:
+    """Wait (hang guard only) until no pid runs; the ones still running."""
+    deadline = time.monotonic() + HANG_GUARD
+    while time.monotonic() < deadline:
+        left = [pid for pid in pids if alive(pid)]
+        if not left:
+            return []
+        time.sleep(0.1)
+    return [pid for pid in pids if alive(pid)]
+
+
+def wait_for(path: Path, text: str, proc: subprocess.Popen[str]) -> None:
+    deadline = time.monotonic() + HANG_GUARD
+    while not (path.exists() and text in path.read_text(errors="replace")):
+        assert proc.poll() is None, "the parent died early"
+        assert time.monotonic() < deadline, path.read_text(errors="replace")
+        time.sleep(0.1)
+
+
+def test_nats_server_and_worker_die_with_a_sigtermed_parent(tmp_path: Path) -> None:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    parent = subprocess.Popen(
+        [sys.executable, "-c", PARENT, str(tmp_path)],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        text=True,
+        env=env,
+        cwd=ROOT,
+    )
+    children: list[int] = []
+    try:
+        assert parent.stdout is not None
+        children = [int(pid) for pid in parent.stdout.readline().split()]
+        assert 2 == len(children), "the parent did not start its children"
+        # The worker is connected and serving: it has something to shut down.
+        wait_for(tmp_path / "worker.log", "ready", parent)
+        assert all(alive(pid) for pid in children)
+
+        parent.send_signal(signal.SIGTERM)  # Python's default: die at once, no cleanup
+        assert -signal.SIGTERM == parent.wait(HANG_GUARD)
+
+        # Both go (the worker gets SIGTERM: it closes its CLIs as on any SIGTERM, while its
+        # nats-server, gone too, no longer answers).
+        assert [] == wait_gone(children)
+    finally:
+        if parent.poll() is None:
+            parent.kill()
+            parent.wait()
+        if parent.stdout is not None:
+            parent.stdout.close()
+        for pid in children:
+            if alive(pid):
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
