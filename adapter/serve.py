@@ -246,6 +246,12 @@ def serve_command(args: argparse.Namespace) -> int:
                 return asyncio.run(_serve(args, sock, defaults, token=token, demo=demo))
             except KeyboardInterrupt:
                 return 130
+            except ConnectionError as exc:
+                if not args.nats:
+                    raise
+                # NATS refused us (NatsConnectError): credentials, TLS. Say so, no traceback.
+                print(f"claudecode-bridge serve: {exc}", file=sys.stderr)
+                return 1
             finally:
                 sock.close()
     finally:

@@ -9,7 +9,7 @@ heartbeats in key-value buckets, commands as requests to the owning worker. Need
 """
 
 from .backend import ClusterBackend, ClusterUnavailableError
-from .config import ClusterConfig, NatsSettings, valid_token
+from .config import ClusterConfig, NatsConnectError, NatsSettings, valid_token
 from .eventlog import (
     ClusterEventStream,
     EventPublisher,
@@ -40,6 +40,7 @@ __all__ = (
     "last_published_seq",
     "LocalNatsCluster",
     "LocalNatsServer",
+    "NatsConnectError",
     "NatsSettings",
     "Registry",
     "restore_transcript",

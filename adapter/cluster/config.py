@@ -4,20 +4,87 @@
 file, TLS files); :class:`ClusterConfig` the deployment's namespace (``prefix``) and the
 limits of what JetStream keeps. Every subject, stream and bucket name is derived from the
 prefix, so several deployments can share one NATS account.
+
+Connecting waits for a NATS that is not there yet (a worker may start before its NATS) but
+fails at once, with :class:`NatsConnectError`, when NATS refuses us for a reason a retry cannot
+fix: credentials it rejects, a credentials file that is not one, a TLS certificate one side
+does not trust.
 """
 
 from __future__ import annotations
 
+import contextlib
 import re
 import ssl
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
+
+import anyio
+
+from claudecode._log import get_logger
+from claudecode.errors import ClaudeCodeError
 
 if TYPE_CHECKING:  # pragma: no cover
     from nats.aio.client import Client as NATS
 
-__all__ = ("ClusterConfig", "NatsSettings", "valid_token")
+__all__ = ("ClusterConfig", "NatsConnectError", "NatsSettings", "valid_token")
+
+_log = get_logger("claudecode.adapter.cluster.nats")
+
+
+class NatsConnectError(ClaudeCodeError, ConnectionError):
+    """NATS refused the connection for a reason retrying cannot fix: rejected or malformed
+    credentials, or a TLS certificate one side does not trust. Raised by
+    :meth:`NatsSettings.connect` (so by a worker or gateway starting), never retried."""
+
+
+# What the server says (in its -ERR) when it rejects who we are; see nats-server's auth.
+_AUTH_REFUSALS = ("authorization violation", "authentication expired", "authentication revoked")
+
+
+def _permanent(exc: BaseException) -> str | None:
+    """Why ``exc``, met while connecting, will not go away by retrying (None: it may)."""
+    text = str(exc)
+    if any(refusal in text.lower() for refusal in _AUTH_REFUSALS):
+        return f"NATS refused the credentials ({text.removeprefix('nats: ').strip()})"
+    if isinstance(exc, ssl.SSLCertVerificationError):
+        return f"TLS: the NATS server's certificate is not trusted ({exc.verify_message})"
+    if isinstance(exc, ssl.SSLError):
+        return f"TLS handshake with NATS failed ({exc.reason or exc})"
+    return None
+
+
+def _check_creds(path: str) -> None:
+    """Refuse a credentials file nats-py would choke on (it loops forever on a file without a
+    JWT block) or that holds no valid user seed, before connecting."""
+    try:
+        with open(path, "rb") as fh:
+            lines = fh.read().splitlines()
+    except OSError as exc:
+        raise NatsConnectError(f"NATS credentials file {path}: {exc.strerror or exc}") from exc
+
+    def after(marker: bytes) -> bytes:
+        for index, line in enumerate(lines[:-1]):
+            if marker in line:
+                return lines[index + 1].strip()
+        return b""
+
+    jwt, seed = after(b"BEGIN NATS USER JWT"), after(b"BEGIN USER NKEY SEED")
+    if jwt.count(b".") != 2 or not seed.startswith(b"SU"):
+        raise NatsConnectError(
+            f"NATS credentials file {path}: not a user credentials file (a user JWT and "
+            "its NKey seed, as nsc writes them)"
+        )
+    try:
+        import nkeys  # type: ignore[import-untyped]
+
+        nkeys.from_seed(bytearray(seed)).wipe()
+    except ImportError as exc:
+        raise NatsConnectError("NATS credentials need the nkeys package") from exc
+    except Exception as exc:  # nkeys raises its own error types for a bad seed
+        raise NatsConnectError(f"NATS credentials file {path}: invalid user seed") from exc
+
 
 _PREFIX = re.compile(r"^[A-Za-z0-9_-]{1,32}$")
 _TOKEN = re.compile(r"^[A-Za-z0-9_-]{1,128}$")
@@ -61,8 +128,29 @@ class NatsSettings:
         return context
 
     async def connect(self, **callbacks: Any) -> NATS:
-        """A connected nats-py client that keeps reconnecting (forever) when NATS goes away."""
-        import nats
+        """A connected nats-py client that keeps reconnecting (forever) when NATS goes away.
+
+        Waits while no server answers (logging each failed attempt), but raises
+        :class:`NatsConnectError` at once when one refuses us (see the module docstring).
+        """
+        from nats.aio.client import Client
+
+        if self.creds:
+            _check_creds(self.creds)
+        nc = Client()
+        connecting = True
+        user_error_cb: Callable[[Exception], Awaitable[None]] | None = callbacks.pop(
+            "error_cb", None
+        )
+
+        async def on_error(exc: Exception) -> None:
+            if user_error_cb is not None:
+                await user_error_cb(exc)
+            reason = _permanent(exc)
+            if connecting and reason is not None:
+                # Raised inside nats-py's connect loop, this ends it (instead of a retry).
+                raise NatsConnectError(reason) from exc
+            _log.warning("cluster.nats_error", error=str(exc) or repr(exc))
 
         options: dict[str, Any] = {
             "servers": list(self.servers),
@@ -79,7 +167,17 @@ class NatsSettings:
         if context is not None:
             options["tls"] = context
         options.update(callbacks)
-        return await nats.connect(**options)
+        options["error_cb"] = on_error
+        try:
+            await nc.connect(**options)
+        except BaseException:
+            connecting = False
+            # Bounded: closing a socket whose TLS handshake failed can wait forever.
+            with contextlib.suppress(Exception), anyio.move_on_after(self.connect_timeout):
+                await nc.close()
+            raise
+        connecting = False
+        return nc
 
 
 @dataclass(frozen=True, kw_only=True)
