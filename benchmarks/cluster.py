@@ -1,21 +1,27 @@
 """The NATS hop, measured: sessions in process against sessions on worker processes.
 
-``python -m benchmarks.cluster [--quick]``. Every run uses the paced emitter
-(``benchmarks/emitter.py``) as the CLI and a subscriber of the backend in this process:
+``python -m benchmarks.cluster [--quick] [--only ws,backend,throughput,aggregate]``. Every
+run uses the paced emitter (``benchmarks/emitter.py``) as the CLI:
 
-* **latency**: ``sessions`` sessions stream text deltas at ``rate`` per second each, every
-  delta stamped with ``CLOCK_MONOTONIC`` just before the emitter writes it; the subscriber
-  stamps it on receipt. ``local``: :class:`~adapter.LocalBackend` in this process (pipe,
-  decode, translation, hub). ``nats``: one ``claudecode-bridge worker`` process runs the
-  sessions and this process is the gateway (:class:`~adapter.cluster.ClusterBackend`): the
-  worker's batches through a local ``nats-server`` (JetStream, file storage) and an ordered
-  consumer per subscription. The difference is the hop.
+* **ws** (the hop as a user sees it): ``sessions`` sessions stream text deltas at ``rate``
+  per second each, every delta stamped with ``CLOCK_MONOTONIC`` just before the emitter
+  writes it; one WebSocket client per session in this process stamps it when it reads the
+  ``event`` frame. ``local``: a ``claudecode-bridge serve`` process (``LocalBackend``) runs
+  the sessions. ``nats``: ``claudecode-bridge serve --nats`` (a gateway) in front of one
+  ``claudecode-bridge worker`` process, a local ``nats-server`` in between. Same client,
+  same emitter, same run: the difference is the hop.
+* **backend latency**: the same sessions, read by a subscriber of the backend in this
+  process (no WebSocket, no server process). ``local``: :class:`~adapter.LocalBackend` in
+  this process (pipe, decode, translation, hub). ``nats``: one ``claudecode-bridge worker``
+  process runs the sessions and this process is the gateway
+  (:class:`~adapter.cluster.ClusterBackend`): the worker's batches through a local
+  ``nats-server`` (JetStream, file storage) and an ordered consumer per subscription.
 * **throughput**: one session writes deltas as fast as the pipe takes them; text deltas
   per second at the subscriber (the translator merges deltas that arrive together into one
   chunk, so deltas, not events, are counted), local and through one worker (the share is
   nats / local).
 * **aggregate**: three worker processes, two sessions each at full speed; deltas per second
-  at the gateway.
+  at the gateway (this process).
 
 Everything runs on one machine: the worker processes, the emitters, nats-server and the
 gateway compete for the same cores, so the figures are a floor for a real deployment.
@@ -25,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import json
 import os
 import re
 import signal
@@ -40,6 +47,8 @@ from typing import Any
 import anyio
 
 from ._common import emitter_path, percentile
+
+_ROOT = Path(__file__).resolve().parents[1]
 
 __all__ = ("measure_cluster",)
 
@@ -63,31 +72,179 @@ def _workers(
     procs: list[subprocess.Popen[bytes]] = []
     try:
         for n in range(count):
-            with open(directory / f"worker-{n}.log", "wb") as log:
-                procs.append(
-                    subprocess.Popen(
-                        [sys.executable, "-m", "adapter", "worker", "--nats", url,
-                         "--nats-prefix", prefix, "--id", f"bench-{n}", "--cli", cli,
-                         "--policy", "autonomous", "--max-sessions", "500",
-                         "--idle-timeout", "0"],
-                        stdin=subprocess.DEVNULL,
-                        stdout=log,
-                        stderr=log,
-                        env={**os.environ, **env},
-                        start_new_session=True,
-                    )
-                )  # fmt: skip
+            procs.append(
+                _start(
+                    ["worker", "--nats", url, "--nats-prefix", prefix, "--id", f"bench-{n}",
+                     "--cli", cli, "--policy", "autonomous", "--max-sessions", "500",
+                     "--idle-timeout", "0"],
+                    env, directory / f"worker-{n}.log",
+                )
+            )  # fmt: skip
         yield procs
     finally:
-        for proc in procs:
+        _stop(procs)
+
+
+def _start(
+    args: list[str], env: dict[str, str], log_path: Path, *, stdout: int | None = None
+) -> subprocess.Popen[bytes]:
+    """``python -m adapter ARGS`` in its own process group, SIGTERMed if this process dies."""
+    from adapter.cluster import die_with_parent
+
+    with open(log_path, "wb") as log:
+        return subprocess.Popen(
+            [sys.executable, "-m", "adapter", *args],
+            stdin=subprocess.DEVNULL,
+            stdout=log if stdout is None else stdout,
+            stderr=log,
+            env={**os.environ, **env},
+            cwd=_ROOT,
+            start_new_session=True,
+            preexec_fn=die_with_parent(signal.SIGTERM),
+        )
+
+
+def _stop(procs: list[subprocess.Popen[bytes]]) -> None:
+    """SIGTERM every process group (clean shutdown), SIGKILL what is left after 30 s; reap."""
+    for proc in procs:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGTERM)
+    for proc in procs:
+        try:
+            proc.wait(30)
+        except subprocess.TimeoutExpired:
             with contextlib.suppress(ProcessLookupError):
-                os.killpg(proc.pid, signal.SIGTERM)
-        for proc in procs:
-            try:
-                proc.wait(30)
-            except subprocess.TimeoutExpired:
                 os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait()
+            proc.wait()
+        if proc.stdout is not None:
+            proc.stdout.close()
+
+
+def _wait_for_line(path: Path, text: str, proc: subprocess.Popen[bytes], timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while text not in path.read_text(errors="replace"):
+        if proc.poll() is not None or time.monotonic() > deadline:
+            raise RuntimeError(f"{path.name}: no {text!r}: {path.read_text(errors='replace')}")
+        time.sleep(0.05)
+
+
+@contextlib.contextmanager
+def _server(
+    kind: str, url: str, cli: str, env: dict[str, str], directory: Path
+) -> Iterator[tuple[str, dict[str, int]]]:
+    """A real ``claudecode-bridge serve`` process; yields its WebSocket URL and the pids of
+    the bridge processes by role. ``local`` runs the sessions itself; ``nats`` is a gateway
+    in front of one worker process."""
+    pids: dict[str, int] = {}
+    procs: list[subprocess.Popen[bytes]] = []
+    try:
+        serve = ["serve", "--port", "0", "--max-sessions", "500"]
+        if kind == "nats":
+            prefix = f"bench{uuid.uuid4().hex[:6]}"
+            log = directory / "ws-worker.log"
+            worker = _start(
+                ["worker", "--nats", url, "--nats-prefix", prefix, "--id", "bench-ws", "--cli",
+                 cli, "--policy", "autonomous", "--max-sessions", "500", "--idle-timeout", "0"],
+                env, log,
+            )  # fmt: skip
+            procs.append(worker)
+            pids["worker"] = worker.pid
+            _wait_for_line(log, "ready", worker, 60)
+            serve += ["--nats", url, "--nats-prefix", prefix]
+        else:
+            serve += ["--cli", cli, "--policy", "autonomous"]
+        gateway = _start(serve, env, directory / f"ws-{kind}.log", stdout=subprocess.PIPE)
+        procs.append(gateway)
+        pids["gateway" if kind == "nats" else "server"] = gateway.pid
+        assert gateway.stdout is not None
+        line = gateway.stdout.readline().decode()
+        if "serving on http://" not in line:
+            raise RuntimeError(f"serve: {(directory / f'ws-{kind}.log').read_text()}")
+        base = line.split("serving on http://", 1)[1].split()[0].rstrip("/")
+        yield f"ws://{base}/ws", pids
+    finally:
+        _stop(procs)
+
+
+def _cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds of one process so far (Linux ``/proc``)."""
+    with open(f"/proc/{pid}/stat") as fh:
+        fields = fh.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+class _WsClient:
+    def __init__(self, conn: Any) -> None:
+        self.conn = conn
+        self.n = 0
+
+    async def request(self, frame: dict[str, Any]) -> dict[str, Any]:
+        self.n += 1
+        rid = f"r{self.n}"
+        await self.conn.send(json.dumps({**frame, "request_id": rid}))
+        while True:
+            reply: dict[str, Any] = json.loads(await self.conn.recv())
+            if reply.get("request_id") == rid:
+                if reply.get("type") != "ack":
+                    raise RuntimeError(f"{frame['type']}: {reply}")
+                return reply
+
+
+async def _ws_open(url: str) -> _WsClient:
+    from websockets.asyncio.client import connect
+
+    conn = await connect(url, max_size=None, compression=None, open_timeout=120)
+    first = json.loads(await conn.recv())
+    if first.get("type") != "session_list":
+        raise RuntimeError(f"first frame: {first}")
+    return _WsClient(conn)
+
+
+async def _ws_stream(url: str, sessions: int) -> tuple[list[int], int, float]:
+    """Like :func:`_stream`, through a server's WebSocket endpoint: one connection creates
+    the sessions and prompts them, one more per session subscribes and reads."""
+    control = await _ws_open(url)
+    ids = [
+        (await control.request({"type": "create_session"}))["session_id"] for _ in range(sessions)
+    ]
+    readers = []
+    for session_id in ids:
+        reader = await _ws_open(url)
+        await reader.request({"type": "subscribe", "session_id": session_id, "since_seq": 0})
+        readers.append((reader, session_id))
+    samples: list[int] = []
+    counts = [0]
+
+    async def consume(reader: _WsClient, session_id: str) -> None:
+        loads, now = json.loads, time.monotonic_ns
+        while True:
+            raw = await reader.conn.recv()
+            stamp = now()
+            frame = loads(raw)
+            if frame.get("type") != "event" or frame.get("session_id") != session_id:
+                continue
+            event = frame["event"]
+            if event["type"] == "message_chunk":
+                stamps = _stamps(event["text"])
+                counts[0] += len(stamps)
+                samples.extend(stamp - s for s in stamps)
+            elif event["type"] == "complete":
+                return
+
+    start = time.monotonic()
+    async with anyio.create_task_group() as tg:
+        for reader, session_id in readers:
+            tg.start_soon(consume, reader, session_id)
+        for session_id in ids:
+            await control.request({"type": "prompt", "session_id": session_id, "text": "go"})
+    wall = time.monotonic() - start
+    for reader, _ in readers:
+        await reader.conn.close()
+    for session_id in ids:
+        with contextlib.suppress(Exception):
+            await control.request({"type": "close_session", "session_id": session_id})
+    await control.conn.close()
+    return samples, counts[0], wall
 
 
 async def _stream(backend: Any, sessions: int) -> tuple[list[int], int, float]:
@@ -176,40 +333,79 @@ def _latency_row(kind: str, sessions: int, samples: list[int]) -> dict[str, Any]
     }
 
 
-async def _measure(sizes: dict[str, int], log: Any) -> dict[str, Any]:
+SECTIONS = ("ws", "backend", "throughput", "aggregate")
+
+
+async def _measure(sizes: dict[str, int], only: tuple[str, ...], log: Any) -> dict[str, Any]:
     from adapter.cluster import LocalNatsServer
 
     cli = emitter_path()
     sessions, paced_lines = sizes["sessions"], sizes["paced_lines"]
     busy_lines = sizes["busy_lines"]
-    out: dict[str, Any] = {"latency": [], "throughput": [], "aggregate": {}}
+    out: dict[str, Any] = {"ws": [], "latency": [], "throughput": [], "aggregate": {}}
     with tempfile.TemporaryDirectory(prefix="bench-cluster-") as tmp:
         directory = Path(tmp)
         with LocalNatsServer(directory / "nats") as server:
             env = _env(paced_lines, 100.0)
-            for kind in ("local", "nats"):
-                async with _backend(kind, server.url, cli, env, directory) as backend:
-                    samples, _, _ = await _stream(backend, sessions)
-                row = _latency_row(kind, sessions, samples)
-                out["latency"].append(row)
+            if "ws" in only:
+                for kind in ("local", "nats"):
+                    with _server(kind, server.url, cli, env, directory) as (url, pids):
+                        if kind == "nats":
+                            assert server.process is not None
+                            pids["nats-server"] = server.process.pid
+                        before = {role: _cpu_seconds(pid) for role, pid in pids.items()}
+                        samples, _, wall = await _ws_stream(url, sessions)
+                        cpu = {
+                            role: (_cpu_seconds(pid) - before[role]) / wall
+                            for role, pid in pids.items()
+                        }
+                    row = _latency_row(kind, sessions, samples)
+                    row["cpu_share"] = cpu
+                    out["ws"].append(row)
+                    log(
+                        f"  websocket {kind:5} x{sessions}: p50 {row['p50_ms']:.2f} ms  "
+                        f"p99 {row['p99_ms']:.2f} ms  max {row['max_ms']:.2f} ms "
+                        f"(n={row['samples']}); CPU "
+                        + ", ".join(f"{role} {share:.0%}" for role, share in cpu.items())
+                    )
+                local, nats = out["ws"]
+                out["ws_added"] = {
+                    "p50_ms": nats["p50_ms"] - local["p50_ms"],
+                    "p99_ms": nats["p99_ms"] - local["p99_ms"],
+                }
                 log(
-                    f"  latency {kind:5} x{sessions}: p50 {row['p50_ms']:.2f} ms  "
-                    f"p99 {row['p99_ms']:.2f} ms  max {row['max_ms']:.2f} ms (n={row['samples']})"
+                    f"  websocket added by NATS: p50 {out['ws_added']['p50_ms']:+.2f} ms, "
+                    f"p99 {out['ws_added']['p99_ms']:+.2f} ms"
                 )
+            if "backend" in only:
+                for kind in ("local", "nats"):
+                    async with _backend(kind, server.url, cli, env, directory) as backend:
+                        samples, _, _ = await _stream(backend, sessions)
+                    row = _latency_row(kind, sessions, samples)
+                    out["latency"].append(row)
+                    log(
+                        f"  backend   {kind:5} x{sessions}: p50 {row['p50_ms']:.2f} ms  "
+                        f"p99 {row['p99_ms']:.2f} ms  max {row['max_ms']:.2f} ms "
+                        f"(n={row['samples']})"
+                    )
             env = _env(busy_lines, 1e9)
-            for kind in ("local", "nats"):
-                async with _backend(kind, server.url, cli, env, directory) as backend:
-                    _, events, wall = await _stream(backend, 1)
-                rate = events / wall
-                out["throughput"].append({"backend": kind, "deltas": events, "deltas_per_s": rate})
-                log(f"  throughput {kind:5}: {events} deltas, {rate:,.0f} deltas/s")
-            local, nats = (r["deltas_per_s"] for r in out["throughput"])
-            out["throughput_share"] = nats / local
-            log(f"  throughput share nats/local: {nats / local:.0%}")
-            async with _cluster(server.url, cli, env, 3, directory) as backend:
-                _, events, wall = await _stream(backend, sizes["aggregate_sessions"])
-            out["aggregate"] = {"workers": 3, "deltas": events, "deltas_per_s": events / wall}
-            log(f"  aggregate 3 workers: {events} deltas, {events / wall:,.0f} deltas/s")
+            if "throughput" in only:
+                for kind in ("local", "nats"):
+                    async with _backend(kind, server.url, cli, env, directory) as backend:
+                        _, events, wall = await _stream(backend, 1)
+                    rate = events / wall
+                    out["throughput"].append(
+                        {"backend": kind, "deltas": events, "deltas_per_s": rate}
+                    )
+                    log(f"  throughput {kind:5}: {events} deltas, {rate:,.0f} deltas/s")
+                local_rate, nats_rate = (r["deltas_per_s"] for r in out["throughput"])
+                out["throughput_share"] = nats_rate / local_rate
+                log(f"  throughput share nats/local: {nats_rate / local_rate:.0%}")
+            if "aggregate" in only:
+                async with _cluster(server.url, cli, env, 3, directory) as backend:
+                    _, events, wall = await _stream(backend, sizes["aggregate_sessions"])
+                out["aggregate"] = {"workers": 3, "deltas": events, "deltas_per_s": events / wall}
+                log(f"  aggregate 3 workers: {events} deltas, {events / wall:,.0f} deltas/s")
     return out
 
 
@@ -221,46 +417,84 @@ SIZES = {
 }
 
 
-def measure_cluster(*, size: str = "full", log: Any = print) -> dict[str, Any]:
+def measure_cluster(
+    *, size: str = "full", only: tuple[str, ...] = SECTIONS, log: Any = print
+) -> dict[str, Any]:
     """Latency, throughput and aggregate figures (see the module docstring); ``size`` is a
-    key of :data:`SIZES`."""
-    result: dict[str, Any] = anyio.run(_measure, SIZES[size], log, backend="asyncio")
+    key of :data:`SIZES`, ``only`` the sections of :data:`SECTIONS` to run."""
+    result: dict[str, Any] = anyio.run(_measure, SIZES[size], only, log, backend="asyncio")
     return result
 
 
-def markdown(result: dict[str, Any]) -> str:
-    """The figures as Markdown tables."""
+def _latency_table(rows: list[dict[str, Any]]) -> list[str]:
     lines = [
         "| backend | sessions | samples | p50 ms | p99 ms | max ms |",
         "|---|---:|---:|---:|---:|---:|",
     ]
-    for row in result["latency"]:
+    for row in rows:
         lines.append(
             f"| {row['backend']} | {row['sessions']} | {row['samples']:,} | {row['p50_ms']:.2f} "
             f"| {row['p99_ms']:.2f} | {row['max_ms']:.2f} |"
         )
-    lines += ["", "| run | text deltas | deltas/s |", "|---|---:|---:|"]
-    for row in result["throughput"]:
-        lines.append(
-            f"| one busy session, {row['backend']} | {row['deltas']:,} | "
-            f"{row['deltas_per_s']:,.0f} |"
-        )
-    agg = result["aggregate"]
-    lines.append(
-        f"| {agg['workers']} workers, aggregate | {agg['deltas']:,} | {agg['deltas_per_s']:,.0f} |"
-    )
-    lines += ["", f"Throughput share through NATS: {result['throughput_share']:.0%}."]
+    shares = [
+        f"{row['backend']}: "
+        + ", ".join(f"{role} {share:.0%}" for role, share in row["cpu_share"].items())
+        for row in rows
+        if row.get("cpu_share")
+    ]
+    if shares:
+        lines += ["", "CPU of a core while streaming: " + "; ".join(shares) + "."]
+    return lines
+
+
+def markdown(result: dict[str, Any]) -> str:
+    """The figures as Markdown tables."""
+    lines: list[str] = []
+    if result["ws"]:
+        added = result["ws_added"]
+        lines += ["Emitter -> WebSocket client:", "", *_latency_table(result["ws"]), ""]
+        lines += [
+            f"Added by the NATS hop: p50 {added['p50_ms']:+.2f} ms, p99 {added['p99_ms']:+.2f} ms.",
+            "",
+        ]
+    if result["latency"]:
+        lines += ["Emitter -> backend subscriber:", "", *_latency_table(result["latency"]), ""]
+    if result["throughput"] or result["aggregate"]:
+        lines += ["| run | text deltas | deltas/s |", "|---|---:|---:|"]
+        for row in result["throughput"]:
+            lines.append(
+                f"| one busy session, {row['backend']} | {row['deltas']:,} | "
+                f"{row['deltas_per_s']:,.0f} |"
+            )
+        agg = result["aggregate"]
+        if agg:
+            lines.append(
+                f"| {agg['workers']} workers, aggregate | {agg['deltas']:,} | "
+                f"{agg['deltas_per_s']:,.0f} |"
+            )
+    if result["throughput"]:
+        lines += ["", f"Throughput share through NATS: {result['throughput_share']:.0%}."]
     return "\n".join(lines)
 
 
 def main() -> None:
-    """``python -m benchmarks.cluster [--quick]``."""
+    """``python -m benchmarks.cluster [--quick] [--only SECTION,...]``."""
     parser = argparse.ArgumentParser(prog="python -m benchmarks.cluster")
     parser.add_argument("--quick", action="store_true", help="fewer sessions and lines")
+    parser.add_argument(
+        "--only",
+        default=",".join(SECTIONS),
+        help=f"comma-separated sections to run (default: all of {','.join(SECTIONS)})",
+    )
     args = parser.parse_args()
-    load = os.getloadavg()[0]
-    result = measure_cluster(size="quick" if args.quick else "full")
-    print(f"\nload average at start: {load:.1f}\n")
+    only = tuple(name.strip() for name in args.only.split(",") if name.strip())
+    unknown = set(only) - set(SECTIONS)
+    if unknown:
+        parser.error(f"unknown section(s): {', '.join(sorted(unknown))}")
+    load = os.getloadavg()
+    result = measure_cluster(size="quick" if args.quick else "full", only=only)
+    after = os.getloadavg()
+    print(f"\nload average at start: {load[0]:.2f} (1 min), at the end: {after[0]:.2f}\n")
     print(markdown(result))
 
 

@@ -123,12 +123,16 @@ def test_cluster_figures_smoke() -> None:
     from benchmarks.cluster import markdown, measure_cluster
 
     result = measure_cluster(size="smoke", log=lambda *_: None)
+    assert ["local", "nats"] == [row["backend"] for row in result["ws"]]
+    assert all(row["samples"] == 2 * 5 for row in result["ws"])
+    assert set(result["ws_added"]) == {"p50_ms", "p99_ms"}
     assert [2, 2] == [row["sessions"] for row in result["latency"]]
     assert all(row["samples"] == 2 * 5 for row in result["latency"])
     assert [200, 200] == [row["deltas"] for row in result["throughput"]]
     assert 3 * 200 == result["aggregate"]["deltas"]
     assert result["throughput_share"] > 0
     assert "| nats | 2 |" in markdown(result)
+    assert "Added by the NATS hop" in markdown(result)
 
 
 @pytest.mark.parametrize("level", ["client", "adapter"])
