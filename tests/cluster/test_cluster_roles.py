@@ -20,7 +20,7 @@ import anyio
 import pytest
 from websockets.asyncio.client import ClientConnection, connect
 
-from adapter.cluster import LocalNatsServer
+from adapter.cluster import LocalNatsServer, die_with_parent
 from claudecode.testing import fake_cli_command, script, tool_turn
 
 pytestmark = [pytest.mark.anyio, pytest.mark.nats, pytest.mark.slow, pytest.mark.server]
@@ -38,6 +38,8 @@ def child(log: Path, *args: str, env: dict[str, str]) -> Iterator[subprocess.Pop
             stderr=out,
             env={**os.environ, **env},
             start_new_session=True,
+            # Gone with this process even when it dies without running its cleanup.
+            preexec_fn=die_with_parent(signal.SIGTERM),
         )
     try:
         yield proc
