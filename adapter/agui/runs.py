@@ -309,8 +309,10 @@ class AguiService:
         while True:
             await self._save_wakeup.wait()
             self._save_wakeup = anyio.Event()
-            while self._dirty:
-                _, thread = self._dirty.popitem()
+            # One round saves the threads dirty now; those that change meanwhile wait for
+            # the next round (draining until nothing is dirty never ends while runs stream).
+            dirty, self._dirty = self._dirty, {}
+            for thread in dirty.values():
                 await self._save(thread)
             await anyio.sleep(_SAVE_INTERVAL)
 
