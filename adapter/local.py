@@ -47,7 +47,7 @@ from .backend import (
     SessionState,
 )
 from .config import SessionConfig
-from .events import ModeChanged, SessionStatus
+from .events import MessageChunk, ModeChanged, Reasoning, SessionStatus, ToolInputDelta
 from .fanout import SubscriberDropped
 from .manager import SessionManager, UnknownSessionError
 from .policies import PermissionDecision, PermissionPolicy, PolicyName
@@ -58,6 +58,12 @@ __all__ = ("LocalBackend",)
 _log = get_logger("claudecode.adapter.local")
 
 _SPEC_POLICIES = frozenset({"autonomous", "supervised", "plan"})
+#: Events whose content the monitor records.
+_TRACKED = frozenset({SessionStatus, ModeChanged})
+#: Events that come in bursts while a turn streams, and change nothing a watcher sees.
+_STREAMED = frozenset({MessageChunk, Reasoning, ToolInputDelta})
+#: Seconds the monitor waits after a batch of streamed deltas before looking again.
+MONITOR_BATCH_SECONDS = 0.05
 _TITLE_LENGTH = 80
 
 
@@ -441,20 +447,29 @@ class LocalBackend:
         )
 
     def _changed(self, entry: _Entry) -> None:
-        """Tell the watchers, if something they care about changed."""
-        info = self._info(entry)
+        """Tell the watchers, if something they care about changed.
+
+        Called after every batch of a busy session's events: the comparison key is taken
+        from the session directly (the UI state follows from the status, the open requests
+        and whether the entry is retired), and a :class:`SessionInfo` is built only when it
+        differs from the last one sent.
+        """
+        session = entry.session
         key = (
-            info.status,
-            info.state,
-            info.pending_permissions,
-            info.model,
-            info.permission_mode,
-            info.cli_session_id,
-            info.title,
+            session.status,
+            entry.closed_at is not None,
+            tuple(session.pending_permissions),
+            entry.model,
+            entry.permission_mode,
+            entry.cli_session_id or session.cli_session_id,
+            entry.title,
         )
         if key == entry.last_sent:
             return
         entry.last_sent = key
+        if not self._watchers:
+            return
+        info = self._info(entry)
         for watcher in self._watchers:
             watcher.push(info)
 
@@ -471,14 +486,20 @@ class LocalBackend:
                     subscription.close()
                     subscription = session.subscribe(after_seq=exc.last_seq)
                     continue
-                for event in batch:
-                    if type(event) is SessionStatus:
-                        entry.cli_session_id = event.cli_session_id or entry.cli_session_id
-                        entry.model = event.model or entry.model
-                        entry.permission_mode = event.permission_mode or entry.permission_mode
-                    elif type(event) is ModeChanged:
-                        entry.permission_mode = event.mode
+                kinds = set(map(type, batch))
+                if not kinds.isdisjoint(_TRACKED):
+                    for event in batch:
+                        if type(event) is SessionStatus:
+                            entry.cli_session_id = event.cli_session_id or entry.cli_session_id
+                            entry.model = event.model or entry.model
+                            entry.permission_mode = event.permission_mode or entry.permission_mode
+                        elif type(event) is ModeChanged:
+                            entry.permission_mode = event.mode
                 self._changed(entry)
+                if kinds <= _STREAMED:
+                    # A turn is streaming: let its deltas pile up for a moment instead of
+                    # waking for each one (every state change is still seen, just later).
+                    await anyio.sleep(MONITOR_BATCH_SECONDS)
         finally:
             subscription.close()
             with anyio.move_on_after(30, shield=True):
