@@ -35,6 +35,9 @@ __all__ = ("SessionViews",)
 
 _log = get_logger("claudecode.adapter.ws")
 
+#: Seconds a follower lets events pile up between two folds into its view.
+FOLLOW_BATCH_SECONDS = 0.05
+
 
 class SessionViews:
     """Chat views of the backend's sessions; use ``async with views.running():``."""
@@ -89,6 +92,10 @@ class SessionViews:
                     ) as stream:
                         while True:
                             view.apply(await stream.receive_batch())
+                            # Fold events in batches: a streaming session would otherwise
+                            # wake this task for every delta. A snapshot is exact whatever
+                            # the view's lag (the client replays from its last_seq).
+                            await anyio.sleep(FOLLOW_BATCH_SECONDS)
                 except SubscriberDropped:
                     continue  # fell behind: catch up from where the view is
                 except (anyio.EndOfStream, UsageError):
