@@ -27,7 +27,7 @@ from claudecode.stream_events import ErrorEvent as SseError
 
 from ._context import ContextTracker
 from ._tools import ToolCalls
-from ._turn_state import BoundedMap, BoundedSet, TextKind, TextLedger
+from ._turn_state import BoundedMap, SeenIds, TextKind, TextLedger
 from .events import Event, MessageChunk, Raw, Reasoning, ToolInputDelta
 
 __all__ = ("StreamEvents",)
@@ -45,7 +45,7 @@ class StreamEvents:
     delta: the ledger emits the part of the concatenated text past what was already shown.
     """
 
-    _seen: BoundedSet[str]
+    _seen: SeenIds
 
     _ledger: TextLedger
     _calls: ToolCalls
@@ -72,16 +72,14 @@ class StreamEvents:
         """Translate ``batch`` into ``out`` (``out`` is also :attr:`_merge_into`).
 
         The hot loop of the adapter (most lines are deltas): duplicates are checked for the
-        whole batch at once when it can be (:meth:`BoundedSet.add_distinct`), and a delta
+        whole batch at once when it can be (:meth:`SeenIds.add_distinct`), and a delta
         of the current run costs a few attribute reads, three comparisons and an append.
         """
         seen = self._seen
-        uuids: list[str | None] | None
         try:
-            uuids = list(map(_UUID, batch))
+            distinct = seen.add_distinct(list(map(_UUID, batch)))
         except Exception:  # a message without a (hashable) uuid: check one by one
-            uuids = None
-        distinct = uuids is not None and seen.add_distinct(uuids)
+            distinct = False
         feed = self._dispatch if distinct else self.feed
         current = self._current_message
         run_kind: str | int | None = None

@@ -26,7 +26,7 @@ from collections.abc import Hashable
 from dataclasses import dataclass
 from typing import Generic, Literal, TypeVar
 
-__all__ = ("BoundedMap", "BoundedSet", "TextLedger")
+__all__ = ("BoundedMap", "BoundedSet", "SeenIds", "TextLedger")
 
 K = TypeVar("K", bound=Hashable)
 V = TypeVar("V")
@@ -77,7 +77,7 @@ class BoundedMap(Generic[K, V]):
 
 class BoundedSet(Generic[K]):
     """A set that remembers at least its ``limit`` newest members (at most about twice as
-    many: twice plus one batch with :meth:`add_distinct`).
+    many: twice plus one batch with :meth:`add_fresh`).
 
     Two generations instead of an insertion-ordered ring: adding is one or two set lookups
     and one insert, with no per-member bookkeeping (it runs once per CLI line). When the
@@ -101,21 +101,12 @@ class BoundedSet(Generic[K]):
             self._old, self._new = new, set()
         return True
 
-    def add_distinct(self, keys: list[K | None]) -> bool:
-        """Add every key of ``keys`` (``None`` is skipped) if none is there yet and none repeats.
-
-        Returns ``False``, adding nothing, otherwise: the caller then adds them one by one.
-        The check is a few C-level set operations for a whole batch instead of a Python
-        call per key (the CLI's lines all have distinct uuids, except after a replay).
-        """
-        fresh = set(keys)
-        fresh.discard(None)
-        if len(fresh) + keys.count(None) != len(keys):
-            return False  # a key repeats within the batch
+    def add_fresh(self, keys: set[K]) -> bool:
+        """Add all of ``keys`` if none is there yet; else add nothing and return ``False``."""
         new = self._new
-        if not (fresh.isdisjoint(new) and fresh.isdisjoint(self._old)):
+        if not (keys.isdisjoint(new) and keys.isdisjoint(self._old)):
             return False
-        new |= fresh  # type: ignore[arg-type]
+        new |= keys
         if len(new) >= self._limit:
             self._old, self._new = new, set()
         return True
@@ -125,6 +116,49 @@ class BoundedSet(Generic[K]):
 
     def __len__(self) -> int:
         return len(self._new) + len(self._old)
+
+
+_NONE_HASH = hash(None)
+
+
+class SeenIds:
+    """The uuids of the recent lines (at least ``limit``), to drop a line seen before.
+
+    Remembered by their hash, not the string: a 64-bit ``int`` costs less than half the
+    memory of a 36-character uuid string (a session otherwise keeps thousands of them,
+    hundreds of KiB), and the string's hash is already computed and cached when it is
+    decoded. Two different uuids have the same 64-bit hash with probability about 2**-64.
+    """
+
+    __slots__ = ("_hashes",)
+
+    def __init__(self, limit: int) -> None:
+        self._hashes: BoundedSet[int] = BoundedSet(limit)
+
+    def add(self, uuid: str) -> bool:
+        """Add ``uuid``; return ``False`` if it was seen before."""
+        return self._hashes.add(hash(uuid))
+
+    def add_distinct(self, uuids: list[str | None]) -> bool:
+        """Add every uuid of ``uuids`` (``None`` is skipped) if none was seen and none repeats.
+
+        Returns ``False``, adding nothing, otherwise: the caller then adds them one by one.
+        A few C-level set operations for a whole batch instead of a Python call per line
+        (the CLI's lines all have distinct uuids, except after a replay).
+        """
+        nones = uuids.count(None)
+        fresh = set(map(hash, uuids))
+        if nones:
+            fresh.discard(_NONE_HASH)
+        if len(fresh) + nones != len(uuids):
+            return False  # a uuid repeats within the batch
+        return self._hashes.add_fresh(fresh)
+
+    def __contains__(self, uuid: object) -> bool:
+        return isinstance(uuid, str) and hash(uuid) in self._hashes
+
+    def __len__(self) -> int:
+        return len(self._hashes)
 
 
 def _tail(text: str, fresh: int) -> str:

@@ -131,7 +131,7 @@ from . import _plain as plain
 from ._context import DEFAULT_CONTEXT_WINDOW, ContextTracker
 from ._stream_events import StreamEvents
 from ._tools import ToolCalls
-from ._turn_state import BoundedMap, BoundedSet, TextLedger
+from ._turn_state import BoundedMap, SeenIds, TextLedger
 from .events import (
     AvailableCommands,
     Command,
@@ -209,7 +209,7 @@ class Translator(StreamEvents):
         self._ledger = TextLedger()
         self._calls = ToolCalls(lambda: self._work_dir or self._cwd)
         self._context = ContextTracker(default_context_window)
-        self._seen: BoundedSet[str] = BoundedSet(2048)
+        self._seen = SeenIds(2048)
         self._current_message: BoundedMap[str | None, str] = BoundedMap(64)
         self._merge_into: list[Event] | None = None
         self._agents: BoundedMap[str, str] = BoundedMap(256)

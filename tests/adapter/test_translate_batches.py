@@ -122,11 +122,11 @@ def test_repeated_lines_are_dropped_in_batches_as_one_by_one(
     assert [encode_event(e) for e in expected] == [encode_event(e) for e in coalesce(got)]
 
 
-def test_bounded_set_add_distinct() -> None:
-    """add_distinct adds a batch only when no key repeats or was seen; None is skipped."""
-    from adapter._turn_state import BoundedSet
+def test_seen_ids_add_distinct() -> None:
+    """add_distinct adds a batch only when no uuid repeats or was seen; None is skipped."""
+    from adapter._turn_state import SeenIds
 
-    seen: BoundedSet[str] = BoundedSet(4)
+    seen = SeenIds(4)
     assert seen.add_distinct(["a", None, "b", None])
     assert "a" in seen and "b" in seen and None not in seen
     assert not seen.add_distinct(["c", "a"])  # "a" was seen: nothing added
@@ -136,3 +136,4 @@ def test_bounded_set_add_distinct() -> None:
     assert seen.add_distinct(["c", "d", "e"])  # the new generation fills up and rotates
     assert all(k in seen for k in "abcde")
     assert seen.add("f") and not seen.add("e")
+    assert seen.add_distinct([]) and seen.add_distinct([None, None])
