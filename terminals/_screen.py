@@ -13,11 +13,17 @@ xterm-compatible terminal, reproduce it: text with colours and attributes, the c
 and the input modes that change what keys send (application cursor keys, bracketed paste,
 mouse reporting), so a viewer who connects late sees the current screen exactly instead of a
 garbled replay of raw output.
+
+A program may ask the terminal where its cursor is (DSR, ``ESC[6n``) or whether it is well
+(``ESC[5n``); with ``on_report``, the screen answers those as xterm would, at the point of the
+output where the question was parsed (the session sends the answer when no viewer's terminal
+is there to do it).
 """
 
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Callable
 from typing import Any
 
 import pyte
@@ -135,10 +141,31 @@ class _Screen(pyte.Screen):
         if not private:
             super().select_graphic_rendition(*attrs)
 
-    def __init__(self, columns: int, lines: int, scrollback: int) -> None:
+    def __init__(
+        self,
+        columns: int,
+        lines: int,
+        scrollback: int,
+        on_report: Callable[[bytes], None] | None = None,
+    ) -> None:
         self.scrollback: deque[Any] = deque(maxlen=max(scrollback, 1))
         self._keep_scrollback = scrollback > 0
+        self._on_report = on_report
         super().__init__(columns, lines)
+
+    def report_device_status(self, mode: int = 0, *, private: bool = False) -> None:
+        # pyte's own version rejects the private form (``ESC[?6n``) and reports a column
+        # past the last one while a wrap is pending; xterm reports the last column.
+        if self._on_report is None or private:
+            return
+        if mode == 5:
+            self._on_report(b"\x1b[0n")
+        elif mode == 6:
+            row = self.cursor.y + 1
+            if pyte.modes.DECOM in self.mode and self.margins is not None:
+                row -= self.margins.top
+            column = min(self.cursor.x, self.columns - 1) + 1
+            self._on_report(f"\x1b[{row};{column}R".encode())
 
     def index(self) -> None:
         top, bottom = self.margins or pyte.screens.Margins(0, self.lines - 1)
@@ -171,9 +198,11 @@ class TerminalScreen:
         *,
         scrollback: int = 1000,
         max_pending: int = _DEFAULT_MAX_PENDING,
+        on_report: Callable[[bytes], None] | None = None,
     ) -> None:
         self._scrollback_size = scrollback
-        self._screen = _Screen(cols, rows, scrollback)
+        self._on_report = on_report
+        self._screen = _Screen(cols, rows, scrollback, on_report)
         self._stream = _TolerantStream(self._screen)
         self._pending: deque[bytes] = deque()
         self._pending_bytes = 0
@@ -218,9 +247,7 @@ class TerminalScreen:
         if self._reset_needed:
             self._reset_needed = False
             self.resyncs += 1
-            cols, rows = self.cols, self.rows
-            self._screen = _Screen(cols, rows, self._scrollback_size)
-            self._stream = _TolerantStream(self._screen)
+            self._start_over()
         if max_bytes is None or self._pending_bytes <= max_bytes:
             data = b"".join(self._pending)
             self._pending.clear()
@@ -242,9 +269,13 @@ class TerminalScreen:
         except Exception:
             # Whatever a program prints must not break its session: start the screen over.
             self.resyncs += 1
-            self._screen = _Screen(self.cols, self.rows, self._scrollback_size)
-            self._stream = _TolerantStream(self._screen)
+            self._start_over()
         return bool(self._pending)
+
+    def _start_over(self) -> None:
+        """A blank screen of the same size (after a flood, or output pyte could not take)."""
+        self._screen = _Screen(self.cols, self.rows, self._scrollback_size, self._on_report)
+        self._stream = _TolerantStream(self._screen)
 
     def resize(self, cols: int, rows: int) -> None:
         """Change the screen size (queued output is parsed at the old size first)."""

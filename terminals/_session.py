@@ -6,6 +6,10 @@ output at a bounded rate, runs the agent's trust hook, derives busy / waiting / 
 the first output, the spawn watchdog. The session's main task waits for the child's exit, then
 drains the last output, kills what is left of the process group, reaps the child and tells the
 viewers how it ended. Nothing here blocks: a session costs no thread.
+
+A program that asks the terminal for its cursor position (DSR, as Codex does at start) gets
+its answer from the viewers' terminals; with no viewer attached, nobody would answer and the
+program would wait, so the screen task answers from the server's screen model instead.
 """
 
 from __future__ import annotations
@@ -136,6 +140,9 @@ class TerminalSession:
         self.cols = cols
         self.rows = rows
         self.created_at = time.time()
+        self._created_monotonic = time.monotonic()
+        # Output and input stamp this (one clock read, no event): listings convert it.
+        self._last_activity = self._created_monotonic
         self._options = options
         self._on_change = on_change
         self._accept_trust = accept_trust and agent.trust_hook is not None
@@ -146,8 +153,13 @@ class TerminalSession:
         self._proc = PtyProcess.spawn(argv, cwd=cwd, env=env, cols=cols, rows=rows)
         self.pid = self._proc.pid
         self._screen = (
-            TerminalScreen(cols, rows, scrollback=options.scrollback) if options.screen else None
+            TerminalScreen(
+                cols, rows, scrollback=options.scrollback, on_report=self._on_screen_report
+            )
+            if options.screen
+            else None
         )
+        self._reports: deque[bytes] = deque()
         self._raw_tail: deque[bytes] = deque()
         self._raw_tail_bytes = 0
         self._viewers: set[TerminalViewer] = set()
@@ -179,6 +191,7 @@ class TerminalSession:
             cwd=self.cwd,
             command=self.argv[0],
             created_at=self.created_at,
+            last_activity=self.created_at + (self._last_activity - self._created_monotonic),
             active=exit_ is None,
             pid=self.pid,
             cols=self.cols,
@@ -214,6 +227,10 @@ class TerminalSession:
 
     async def send_input(self, data: bytes) -> None:
         """Type ``data``. Raises :class:`TerminalClosedError` once the program has ended."""
+        await self._write(data)
+        self._last_activity = time.monotonic()
+
+    async def _write(self, data: bytes) -> None:
         if self.exit is not None or self._exited.is_set():
             raise TerminalClosedError(self.id)
         async with self._write_lock:
@@ -329,6 +346,7 @@ class TerminalSession:
 
     def _on_output(self, data: bytes) -> None:
         self._last_output = anyio.current_time()
+        self._last_activity = time.monotonic()
         self._output_seen = True
         self.output_bytes += len(data)
         if self._screen is not None:
@@ -360,6 +378,7 @@ class TerminalSession:
             if self._dirty.is_set():
                 self._dirty = anyio.Event()
             await self._parse_in_slices()
+            await self._send_reports()
             started = anyio.current_time()
             await self._refresh()
             cost = anyio.current_time() - started
@@ -377,6 +396,26 @@ class TerminalSession:
             started = anyio.current_time()
             screen.flush(max_bytes=_PARSE_SLICE)
             budget.spent(started, anyio.current_time() - started)
+
+    def _on_screen_report(self, answer: bytes) -> None:
+        # Called as the screen parses a status or cursor-position query. Viewers got the
+        # query with the output and their terminals answer it; a viewer that attaches later
+        # gets a redrawn screen without it (attach parses first, so it is not counted here).
+        if self._viewers:
+            return
+        self._reports.append(answer)
+        if not self._dirty.is_set():
+            self._dirty.set()
+
+    async def _send_reports(self) -> None:
+        while self._reports:
+            answer = self._reports.popleft()
+            try:
+                await self._write(answer)
+            except TerminalClosedError:
+                self._reports.clear()
+                return
+            _log.debug("terminal.status_reported", session_id=self.id, answer=answer)
 
     def _refresh_timeout(self) -> float:
         if self._accept_trust and not self.trust_accepted and self._output_seen:
@@ -465,6 +504,7 @@ class TerminalSession:
             reason=self._stop_reason or "exited",
         )
         self.ended_at = time.time()
+        self._last_activity = time.monotonic()
         self.state = "closed"
         _log.info(
             "terminal.ended",

@@ -28,7 +28,8 @@ class TerminalInfo(msgspec.Struct, kw_only=True, frozen=True):
     ``exit_signal_name``) when a signal ended it; ``exit_reason`` says why it ended:
     ``exited``, ``stopped`` (asked to stop), ``watchdog`` (no output within the spawn
     timeout) or ``closed`` (the manager shut down). ``trust_accepted``: the agent's
-    folder-trust prompt was answered "yes" by the bridge. Times are Unix seconds.
+    folder-trust prompt was answered "yes" by the bridge. ``last_activity``: the program's
+    latest output, input typed into it, or its end. Times are Unix seconds.
     """
 
     id: str
@@ -36,6 +37,7 @@ class TerminalInfo(msgspec.Struct, kw_only=True, frozen=True):
     cwd: str
     command: str
     created_at: float
+    last_activity: float = 0.0
     active: bool
     pid: int
     cols: int

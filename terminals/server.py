@@ -146,7 +146,7 @@ def as_session_info(info: TerminalInfo) -> SessionInfo:
         status_reason=info.exit_reason,
         cwd=info.cwd,
         created_at=info.created_at,
-        last_activity=info.ended_at or info.created_at,
+        last_activity=info.last_activity or info.created_at,
         title=info.agent,
     )
 

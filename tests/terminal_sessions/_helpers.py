@@ -10,7 +10,7 @@ from pathlib import Path
 
 import anyio
 
-from terminals import Agent, TerminalManager
+from terminals import Agent, TerminalManager, TerminalViewer, ViewerItem
 
 #: Hang guard for anything a test waits for (the machine may be very busy).
 TIMEOUT = float(os.environ.get("CLAUDECODE_BRIDGE_TEST_TIMEOUT", "60"))
@@ -53,6 +53,18 @@ async def wait_until(predicate: Callable[[], bool], *, what: str, timeout: float
 async def wait_for_prompt(terminals: TerminalManager, session_id: str) -> str:
     """Poll until the shell shows a prompt (``$`` or ``#`` ends the last line)."""
     return await wait_for_screen(terminals, session_id, lambda t: t.rstrip().endswith(("$", "#")))
+
+
+async def read_until(viewer: TerminalViewer, needle: bytes) -> list[ViewerItem]:
+    """Receive from ``viewer`` until its output holds ``needle``; every item received."""
+    items: list[ViewerItem] = []
+    seen = b""
+    with anyio.fail_after(TIMEOUT):
+        while needle not in seen:
+            batch = await viewer.receive()
+            items.extend(batch)
+            seen += b"".join(i for i in batch if isinstance(i, bytes))
+    return items
 
 
 def shell_env(home: Path) -> dict[str, str]:

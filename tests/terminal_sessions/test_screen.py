@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pyte
 from hypothesis import given
 from hypothesis import strategies as st
@@ -96,15 +98,42 @@ def test_a_flood_resyncs_the_screen_from_recent_output() -> None:
     assert 1 == screen.resyncs
 
 
+def test_status_and_cursor_position_queries_are_answered_as_xterm_does() -> None:
+    answers: list[bytes] = []
+    screen = TerminalScreen(10, 5, on_report=answers.append)
+    screen.feed(b"abc\x1b[6n")  # row 1, after "abc"
+    screen.feed(b"\x1b[3;7H\x1b[5n\x1b[6n")  # status first, then the position
+    screen.feed(b"\x1b[4;1H0123456789\x1b[6n")  # a wrap is pending: the last column
+    screen.feed(b"\x1b[2;4r\x1b[?6h\x1b[2;2H\x1b[6n")  # origin mode: rows from the margin
+    screen.feed(b"\x1b[?6n")  # the private form is not answered
+    assert [] == answers  # answered as the output is parsed, not as it is queued
+    screen.flush()
+    assert [b"\x1b[1;4R", b"\x1b[0n", b"\x1b[3;7R", b"\x1b[4;10R", b"\x1b[2;2R"] == answers
+    assert 0 == screen.parse_errors
+    silent = TerminalScreen(10, 5)  # without on_report: no answers, no errors
+    silent.feed(b"\x1b[6n\x1b[5n")
+    assert 0 == silent.parse_errors and "" == silent.text().strip()
+
+
+_ANSWER = re.compile(rb"\x1b\[(0n|([0-9]+);([0-9]+)R)")
+
+
 @given(st.lists(st.binary(max_size=64), max_size=30))
 def test_any_bytes_leave_a_usable_screen(chunks: list[bytes]) -> None:
-    screen = TerminalScreen(COLS, ROWS, scrollback=5)
+    answers: list[bytes] = []
+    screen = TerminalScreen(COLS, ROWS, scrollback=5, on_report=answers.append)
     for chunk in chunks:
         screen.feed(chunk)
         screen.feed(b"\x1b[?1;2m\x1b[>4;1m")  # private SGR forms real TUIs send
     # End whatever string or sequence is open (BEL, ST, CAN), then a full reset (RIS).
     screen.feed(b"\x07\x1b\\\x18\x1bcstill-here")
     assert "still-here" in screen.text()
+    # Whatever was asked, every answer is a well-formed report of a cell on the screen.
+    for answer in answers:
+        match = _ANSWER.fullmatch(answer)
+        assert match is not None, answer
+        if match[2] is not None:
+            assert 1 <= int(match[2]) <= ROWS and 1 <= int(match[3]) <= COLS
     replayed = pyte.Screen(COLS, ROWS)
     pyte.ByteStream(replayed).feed(screen.render())
     assert "still-here" in "\n".join(replayed.display)

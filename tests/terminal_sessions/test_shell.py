@@ -22,6 +22,7 @@ from terminals import (
     UnknownAgentError,
     UnknownTerminalError,
 )
+from terminals.server import as_session_info
 
 from ._helpers import (
     TIMEOUT,
@@ -268,3 +269,25 @@ async def test_screen_state_follows_activity(tmp_path: Path) -> None:
         await wait_until(lambda: terminals.get("t1").state == "busy", what="busy")
         await terminals.send_input("t1", b"\x03")
         await wait_until(lambda: terminals.get("t1").state == "idle", what="idle again")
+
+
+async def test_last_activity_follows_output_input_and_the_end(tmp_path: Path) -> None:
+    """Output and typed input move ``last_activity``; the session lists show it."""
+    quiet = python_agent(
+        "quiet",  # reads what is typed and prints nothing back (raw mode: no echo)
+        "import os, tty\ntty.setraw(0)\nos.write(1, b'ready')\nwhile os.read(0, 1): pass\n",
+    )
+    async with TerminalManager(env=shell_env(tmp_path), agents={"quiet": quiet}) as terminals:
+        started = await terminals.start("q", "quiet", cwd=str(tmp_path))
+        await wait_for_text(terminals, "q", "ready")
+        after_output = terminals.get("q").last_activity
+        assert after_output > started.created_at
+        await terminals.send_input("q", "typed")
+        after_input = terminals.get("q").last_activity
+        assert after_input > after_output
+        assert "ready" == terminals.screen_text("q").strip()  # the input printed nothing
+        [listed] = terminals.list()
+        assert after_input == listed.last_activity == as_session_info(listed).last_activity
+        final = await terminals.stop("q")
+        assert final.last_activity > after_input
+        assert final.last_activity == as_session_info(final).last_activity

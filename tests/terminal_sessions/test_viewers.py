@@ -17,7 +17,7 @@ from terminals import (
     ViewerItem,
 )
 
-from ._helpers import TIMEOUT, shell_env, wait_for_prompt, wait_for_text
+from ._helpers import TIMEOUT, read_until, shell_env, wait_for_prompt, wait_for_text
 
 pytestmark = [pytest.mark.anyio, pytest.mark.pty]
 
@@ -27,17 +27,6 @@ def replay(data: bytes, cols: int, rows: int) -> pyte.Screen:
     screen = pyte.Screen(cols, rows)
     pyte.ByteStream(screen).feed(data)
     return screen
-
-
-async def read_until(viewer: object, needle: bytes) -> list[ViewerItem]:
-    items: list[ViewerItem] = []
-    seen = b""
-    with anyio.fail_after(TIMEOUT):
-        while needle not in seen:
-            batch = await viewer.receive()  # type: ignore[attr-defined]
-            items.extend(batch)
-            seen += b"".join(i for i in batch if isinstance(i, bytes))
-    return items
 
 
 async def test_two_viewers_see_the_same_output_and_a_late_one_the_screen(
