@@ -117,54 +117,98 @@ class _Server:
 # ------------------------------------------------------------------ clients
 
 
-class _Client:
-    """A WebSocket connection whose frames are read all the time by one reader task:
+class _Client(asyncio.Protocol):
+    """A WebSocket client connection as an asyncio protocol over websockets' sans-IO
+    ``ClientProtocol`` (no task or future per frame: the clients cost their process little,
+    so the CPU goes to the server under test). Frames are read as they arrive, always:
     replies go to the request that waits for them, every other frame to ``on_frame``.
 
-    A connection must never stop reading: websockets pauses the socket once 16 frames wait
-    unread, its keepalive pong is then never seen, and after ``ping_timeout`` it closes
-    with 1011 (what lost the 50-session run before: the connection that created the
-    sessions stopped reading their ``session_changed`` frames while the run streamed)."""
+    A connection must never stop reading: a client that does lets its keepalive pongs wait
+    unread and is closed with 1011 after the ping timeout (what lost the 50-session run when
+    the connection that created the sessions stopped reading while the run streamed)."""
 
-    def __init__(self, conn: Any, on_frame: Callable[[dict[str, Any], int], None]) -> None:
-        self.conn = conn
+    def __init__(self, url: str, on_frame: Callable[[dict[str, Any], int], None]) -> None:
+        from websockets.client import ClientProtocol
+        from websockets.uri import parse_uri
+
+        self.proto = ClientProtocol(parse_uri(url), max_size=None)
         self.on_frame = on_frame
         self.n = 0
+        loop = asyncio.get_running_loop()
         self.pending: dict[str, asyncio.Future[dict[str, Any]]] = {}
-        self.session_list = asyncio.get_running_loop().create_future()
-        self.reader = asyncio.ensure_future(self._read())
+        self.session_list: asyncio.Future[dict[str, Any]] = loop.create_future()
+        #: Done when the connection is gone (with the error, if it broke).
+        self.reader: asyncio.Future[None] = loop.create_future()
+        self.transport: asyncio.Transport | None = None
 
-    async def _read(self) -> None:
-        loads, now = json.loads, time.monotonic_ns
-        try:
-            async for raw in self.conn:
-                stamp = now()
-                frame = loads(raw)
-                rid = frame.get("request_id")
-                if rid is not None and rid in self.pending:
-                    self.pending.pop(rid).set_result(frame)
-                elif frame["type"] == "session_list" and not self.session_list.done():
-                    self.session_list.set_result(frame)
-                else:
-                    self.on_frame(frame, stamp)
-        except Exception as exc:  # the connection broke: fail whoever waits
-            for fut in [self.session_list, *self.pending.values()]:
-                if not fut.done():
-                    fut.set_exception(exc)
-            raise
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.Transport)
+        self.transport = transport
+        self.proto.send_request(self.proto.connect())
+        self._flush()
+
+    def data_received(self, data: bytes) -> None:
+        from websockets.frames import Frame, Opcode
+
+        stamp = time.monotonic_ns()
+        self.proto.receive_data(data)
+        for event in self.proto.events_received():
+            if not isinstance(event, Frame) or event.opcode is not Opcode.TEXT:
+                continue  # the handshake response, pings (answered by the protocol), close
+            frame = json.loads(bytes(event.data))
+            rid = frame.get("request_id")
+            if rid is not None and rid in self.pending:
+                self.pending.pop(rid).set_result(frame)
+            elif frame["type"] == "session_list" and not self.session_list.done():
+                self.session_list.set_result(frame)
+            else:
+                self.on_frame(frame, stamp)
+        self._flush()
+        if self.proto.handshake_exc is not None:
+            self._end(self.proto.handshake_exc)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._end(exc)
+
+    def _end(self, exc: BaseException | None) -> None:
+        """The connection is gone: fail whoever waits; ``reader`` ends (with ``exc``)."""
+        gone = exc or ConnectionError("the connection closed")
+        for fut in [self.session_list, *self.pending.values()]:
+            if not fut.done():
+                fut.set_exception(gone)
+        if not self.reader.done():
+            if exc is None:
+                self.reader.set_result(None)
+            else:
+                self.reader.set_exception(exc)
+        if self.transport is not None:
+            self.transport.close()
+
+    def _flush(self) -> None:
+        assert self.transport is not None
+        for data in self.proto.data_to_send():
+            if data:
+                self.transport.write(data)
+            elif self.transport.can_write_eof():
+                self.transport.write_eof()
 
     async def request(self, frame: dict[str, Any]) -> dict[str, Any]:
         self.n += 1
         rid = f"r{self.n}"
         fut = self.pending[rid] = asyncio.get_running_loop().create_future()
-        await self.conn.send(json.dumps({**frame, "request_id": rid}))
+        self.proto.send_text(json.dumps({**frame, "request_id": rid}).encode())
+        self._flush()
         reply: dict[str, Any] = await fut
         return reply
 
     async def close(self) -> None:
-        await self.conn.close()
-        with contextlib.suppress(Exception):
-            await self.reader
+        if not self.reader.done():
+            self.proto.send_close(1000)
+            self._flush()
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(asyncio.shield(self.reader), 10)
+        if self.transport is not None:
+            self.transport.close()
 
 
 def _ignore(frame: dict[str, Any], stamp: int) -> None:
@@ -172,23 +216,26 @@ def _ignore(frame: dict[str, Any], stamp: int) -> None:
 
 
 async def _open(url: str, on_frame: Callable[[dict[str, Any], int], None] = _ignore) -> _Client:
-    from websockets.asyncio.client import connect
+    from websockets.uri import parse_uri
 
-    conn = await connect(url, max_size=None, compression=None, open_timeout=120)
-    client = _Client(conn, on_frame)
-    await client.session_list
+    uri = parse_uri(url)
+    loop = asyncio.get_running_loop()
+    _, client = await loop.create_connection(lambda: _Client(url, on_frame), uri.host, uri.port)
+    await asyncio.wait_for(client.session_list, 120)
     return client
 
 
 class _Subscriber:
-    """One client subscribed to one session: counts its event frames, collects the latency
-    of each stamped text delta, and is done at the session's ``complete``."""
+    """One client subscribed to one session: counts its event frames, collects the write
+    time and latency of each stamped text delta, and is done at the session's ``complete``
+    (``completed``: when it read it)."""
 
-    def __init__(self, session_id: str, latencies: list[int]) -> None:
+    def __init__(self, session_id: str, samples: list[tuple[int, int]]) -> None:
         self.session_id = session_id
-        self.latencies = latencies
+        self.samples = samples
         self.count = 0
         self.last = 0
+        self.completed = 0
         self.done = asyncio.get_running_loop().create_future()
 
     def __call__(self, frame: dict[str, Any], stamp: int) -> None:
@@ -202,16 +249,18 @@ class _Subscriber:
             # Deltas read together from the CLI arrive as one chunk: every stamp counts.
             for token in event["text"].split():
                 if token.startswith("t") and token[1:].isdigit():
-                    self.latencies.append(stamp - int(token[1:]))
+                    written = int(token[1:])
+                    self.samples.append((written, stamp - written))
         elif kind == "complete" and not self.done.done():
+            self.completed = stamp
             self.done.set_result(None)
 
 
 async def _client_process(url: str, session_ids: list[str]) -> None:
     """A client child: one connection per entry of ``session_ids``, subscribed to it; prints
     ``ready``, reads until every session completed, prints its counts and latencies."""
-    latencies: list[int] = []
-    subs = [_Subscriber(sid, latencies) for sid in session_ids]
+    samples: list[tuple[int, int]] = []
+    subs = [_Subscriber(sid, samples) for sid in session_ids]
     clients = []
     for sub in subs:
         client = await _open(url, sub)
@@ -232,7 +281,8 @@ async def _client_process(url: str, session_ids: list[str]) -> None:
     result = {
         "events": sum(s.count for s in subs),
         "last_ns": max(s.last for s in subs),
-        "latencies_ns": latencies,
+        "samples_ns": samples,
+        "first_complete_ns": min(s.completed for s in subs),
         "cpu_s": time.process_time(),
     }
     print(json.dumps(result), flush=True)
@@ -280,6 +330,7 @@ async def _stream(
     log: Callable[[str], None],
     *,
     processes: int = CLIENT_PROCESSES,
+    server_cpu: Callable[[], float] | None = None,
 ) -> dict[str, Any]:
     """``sessions`` busy sessions, ``clients_each`` clients on each, the clients spread over
     ``processes`` child processes (one Python process reading 100 busy connections measures
@@ -301,10 +352,17 @@ async def _stream(
             f"({len(children)} client processes)"
         )
         started = time.monotonic_ns()
-        for sid in ids:
-            ack = await first.request({"type": "prompt", "session_id": sid, "text": "go"})
-            assert ack["type"] == "ack", ack
+        cpu = server_cpu() if server_cpu is not None else 0.0
+        # Every prompt at once (not one round trip after another), so all the sessions stream
+        # together for the whole run.
+        acks = await asyncio.gather(
+            *(first.request({"type": "prompt", "session_id": sid, "text": "go"}) for sid in ids)
+        )
+        assert all(ack["type"] == "ack" for ack in acks), acks
+        prompted = time.monotonic_ns()
         results = [await asyncio.to_thread(child.result) for child in children]
+        # The server's CPU while the sessions streamed (prompts to the last client's end).
+        stream_cpu = server_cpu() - cpu if server_cpu is not None else None
     finally:
         for child in children:
             child.kill()
@@ -313,7 +371,14 @@ async def _stream(
     await first.close()
     events = sum(r["events"] for r in results)
     elapsed = (max(r["last_ns"] for r in results) - started) / 1e9
-    values = sorted(x / 1e6 for r in results for x in r["latencies_ns"])
+    values = sorted(lat / 1e6 for r in results for _, lat in r["samples_ns"])
+    # While every session streams: deltas written after the last prompt was acknowledged and
+    # before the first session completed (the sessions start and end together, and each
+    # start and end is a state change sent to every connection).
+    end = min(r["first_complete_ns"] for r in results)
+    steady = sorted(
+        lat / 1e6 for r in results for at, lat in r["samples_ns"] if prompted <= at < end
+    )
     return {
         "sessions": sessions,
         "clients_per_session": clients_each,
@@ -321,11 +386,17 @@ async def _stream(
         "events_delivered": events,
         "events_per_s": events / elapsed,
         "clients_cpu_s": sum(r["cpu_s"] for r in results),
+        "server_cpu_stream_s": stream_cpu,
         "seconds": elapsed,
         "latency_samples": len(values),
         "p50_ms": percentile(values, 0.50),
         "p99_ms": percentile(values, 0.99),
         "max_ms": values[-1] if values else 0.0,
+        "prompts_s": (prompted - started) / 1e9,
+        "steady_samples": len(steady),
+        "steady_p50_ms": percentile(steady, 0.50),
+        "steady_p99_ms": percentile(steady, 0.99),
+        "steady_max_ms": steady[-1] if steady else 0.0,
     }
 
 
@@ -364,13 +435,13 @@ def measure_ws(
         log(f"ws: fan-out to {fanout_clients} clients")
         cpu = server.cpu()
         results["fanout"] = asyncio.run(
-            _stream(server.url, 1, fanout_clients, log, processes=processes)
+            _stream(server.url, 1, fanout_clients, log, processes=processes, server_cpu=server.cpu)
         )
         results["fanout"]["server_cpu_s"] = server.cpu() - cpu
         log(f"ws: {sessions} sessions x 2 clients")
         cpu = server.cpu()
         results["sessions"] = asyncio.run(
-            _stream(server.url, sessions, 2, log, processes=processes)
+            _stream(server.url, sessions, 2, log, processes=processes, server_cpu=server.cpu)
         )
         results["sessions"]["server_cpu_s"] = server.cpu() - cpu
         log(f"ws: {idle} idle connections")

@@ -30,4 +30,5 @@ def test_ws_benchmark_smoke() -> None:
     for run in (fanout, many):
         assert run["p50_ms"] <= run["p99_ms"] <= run["max_ms"]
         assert run["events_delivered"] > 0 and run["events_per_s"] > 0
+        assert 0 <= run["steady_samples"] <= run["latency_samples"]
     assert 4 == results["idle"]["connections"]

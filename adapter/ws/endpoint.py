@@ -100,6 +100,10 @@ _CLOSE_GRACE = 30.0
 _SLOW = "too slow: reconnect and subscribe with since_seq"
 
 
+#: What a send or receive raises when the client went away or the socket broke.
+_GONE = (WebSocketDisconnect, OSError, RuntimeError, anyio.BrokenResourceError)
+
+
 class _Close(Exception):
     """End the connection with a close code."""
 
@@ -125,6 +129,23 @@ def _event_text(event: Event) -> str:
         _ENCODED[id(event)] = (event, text)
         if len(_ENCODED) > _ENCODED_MAX:
             _ENCODED.popitem(last=False)
+    return text
+
+
+_STATUS: collections.OrderedDict[int, tuple[SessionInfo, str]] = collections.OrderedDict()
+_STATUS_MAX = 256
+
+
+def _status_text(info: SessionInfo) -> str:
+    """The ``session_changed`` frame of a change as text, encoded once for every connection
+    (the backend hands each watcher the same :class:`SessionInfo`)."""
+    hit = _STATUS.get(id(info))
+    if hit is not None and hit[0] is info:
+        return hit[1]
+    text = encode_frame(SessionChanged(session=info)).decode()
+    _STATUS[id(info)] = (info, text)
+    if len(_STATUS) > _STATUS_MAX:
+        _STATUS.popitem(last=False)
     return text
 
 
@@ -188,6 +209,8 @@ class WebSocketConnection:
         self._wakeup = anyio.Event()
         self._room = anyio.Event()
         self._close: _Close | None = None
+        self._writing = False
+        self._send_error: Exception | None = None
         self._subs: dict[str, anyio.CancelScope] = {}
         self._tg: anyio.abc.TaskGroup | None = None
         self._handlers: dict[type[Any], Callable[[Any], Any]] = {
@@ -215,15 +238,36 @@ class WebSocketConnection:
         self._out.append(encode_frame(frame).decode())
         self._wakeup.set()
 
-    async def _send_event(self, event: Event) -> None:
-        """Queue an event frame once the queue has room: a slow client holds up only its own
-        subscriptions, whose events then wait in the session's bounded subscriber queue."""
+    async def _emit(self, text: str) -> None:
+        """Write a frame: at once when nothing is queued or being written (one task switch
+        less per frame: the writer task would only pass it on), else through the queue,
+        once it has room. A slow client holds up only its own subscriptions, whose events
+        then wait in the session's bounded subscriber queue."""
+        if self._close is not None:
+            return
+        if not self._out and not self._writing:
+            self._writing = True
+            try:
+                await self.ws.send_text(text)
+            except Exception as exc:  # as if the writer had failed: the connection ends
+                self._send_error = exc
+                assert self._tg is not None
+                self._tg.cancel_scope.cancel()
+            finally:
+                self._writing = False
+                if self._out or self._close is not None:
+                    self._wakeup.set()
+            return
         while len(self._out) >= self.max_queue and self._close is None:
             self._room = anyio.Event()
             await self._room.wait()
         if self._close is None:
-            self._out.append(_event_text(event))
+            self._out.append(text)
             self._wakeup.set()
+
+    async def _send_event(self, event: Event) -> None:
+        """Write an event frame (see :meth:`_emit`)."""
+        await self._emit(_event_text(event))
 
     def _end(self, code: int, reason: str, *, flush: bool = True) -> None:
         """Close with ``code``: after the queued frames (``flush``) or at once (a writer
@@ -237,14 +281,19 @@ class WebSocketConnection:
 
     async def _writer(self) -> None:
         while True:
-            while self._out:
-                await self.ws.send_text(self._out.popleft())
-                if len(self._out) < self.max_queue:
-                    self._room.set()
-            if self._close is not None:
-                assert self._tg is not None
-                self._tg.cancel_scope.cancel()
-                return
+            if not self._writing:  # else a frame is being written at once (see _emit)
+                self._writing = True
+                try:
+                    while self._out:
+                        await self.ws.send_text(self._out.popleft())
+                        if len(self._out) < self.max_queue:
+                            self._room.set()
+                finally:
+                    self._writing = False
+                if self._close is not None:
+                    assert self._tg is not None
+                    self._tg.cancel_scope.cancel()
+                    return
             await self._wakeup.wait()
             self._wakeup = anyio.Event()
 
@@ -261,8 +310,12 @@ class WebSocketConnection:
                 if self.shutting_down is not None:
                     tg.start_soon(self._on_shutdown, self.shutting_down)
                 tg.start_soon(self._reader_then_stop)
-        except* (WebSocketDisconnect, OSError, RuntimeError, anyio.BrokenResourceError):
+        except* _GONE:
             gone = True  # the client went away (or the socket broke): nothing to tell it
+        if self._send_error is not None:
+            if not isinstance(self._send_error, _GONE):
+                raise self._send_error
+            gone = True
         close = self._close
         _log.debug("ws.closing", close=repr(close), gone=gone)
         if close is not None and not gone:
@@ -327,7 +380,7 @@ class WebSocketConnection:
             async with self.backend.watch() as changes:
                 self.send(SessionList(sessions=await self._sessions()))
                 async for info in changes:
-                    self.send(SessionChanged(session=info))
+                    await self._emit(_status_text(info))
         finally:
             if remove is not None:
                 remove()
