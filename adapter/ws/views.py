@@ -35,7 +35,11 @@ __all__ = ("SessionViews",)
 
 _log = get_logger("claudecode.adapter.ws")
 
-#: Seconds a follower lets events pile up between two folds into its view.
+#: Seconds a follower lets events pile up between two folds into its view. Safe while a
+#: session publishes fewer than its ``subscriber_buffer`` events in that time (the default
+#: 5,000 is 100,000 events/s): a follower dropped for more resubscribes from its view's
+#: ``last_seq`` only after its pause, and if the history no longer reaches back that far the
+#: view misses those events.
 FOLLOW_BATCH_SECONDS = 0.05
 
 

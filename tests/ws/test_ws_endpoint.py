@@ -8,6 +8,7 @@ import json
 import os
 import socket
 import threading
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from functools import partial
@@ -204,10 +205,16 @@ def test_create_and_prompt_at_once_misses_nothing(tmp_path: Path) -> None:
             assert "hello" == next(e["text"] for e in events if e["type"] == "user_message")
             text = "".join(e["text"] for e in events if e["type"] == "message_chunk")
             assert "Hi there!" == text
-            # a late joiner's snapshot shows the same chat
+            # a late joiner's snapshot shows the same chat, once the server's view folded the
+            # last events (it folds in batches; before that the events after the snapshot's
+            # last_seq follow it)
             late = connect(url)
-            late.send({"type": "subscribe", "session_id": sid})
-            snap = late.until(lambda f: f["type"] == "snapshot")[-1]
+            for _ in range(600):  # a hang guard
+                late.send({"type": "subscribe", "session_id": sid})
+                snap = late.until(lambda f: f["type"] == "snapshot")[-1]
+                if snap["chat"]["last_seq"] == len(events):
+                    break
+                time.sleep(0.05)
             entries = snap["chat"]["entries"]
             assert ["user", "text"] == [e["kind"] for e in entries]
             assert "Hi there!" == entries[1]["text"]
@@ -219,22 +226,28 @@ def test_create_and_prompt_at_once_misses_nothing(tmp_path: Path) -> None:
 
 
 def test_a_late_joiner_sees_the_whole_chat_beyond_the_history(tmp_path: Path) -> None:
-    """The session keeps only 40 events; a client joining after hundreds still gets the whole
-    conversation in its snapshot (the server's view followed the session from seq 1), and a
-    since_seq older than the history gets a snapshot instead of a gap."""
-    text = "".join(f"<{i}>" for i in range(300))
+    """The session keeps only 400 events; a client joining after a thousand still gets the
+    whole conversation in its snapshot (the server's view followed the session from seq 1, in
+    batches well within its subscriber buffer), and a since_seq older than the history gets a
+    snapshot instead of a gap."""
+    text = "".join(f"<{i}>" for i in range(1000))
     body = script(text_turn(text, chunk=5, delay=0.002), text_turn("second"))
-    with serve(tmp_path, body, subscriber_buffer=20, history_size=40) as url:
+    with serve(tmp_path, body, subscriber_buffer=200, history_size=400) as url:
         c = connect(url)
         try:
             sid = create(c)
             c.request({"type": "subscribe", "session_id": sid})
             c.request({"type": "prompt", "session_id": sid, "text": "long one"})
             frames = until_complete(c, sid)
-            assert len(events_of(frames, sid)) > 60
+            events = events_of(frames, sid)
+            assert len(events) > 600
             late = connect(url)
-            late.send({"type": "subscribe", "session_id": sid})
-            snap = late.until(lambda f: f["type"] == "snapshot")[-1]
+            for _ in range(600):  # a hang guard: the view folds the last events in a batch
+                late.send({"type": "subscribe", "session_id": sid})
+                snap = late.until(lambda f: f["type"] == "snapshot")[-1]
+                if snap["chat"]["last_seq"] >= events[-1]["seq"]:
+                    break
+                time.sleep(0.05)
             entries = snap["chat"]["entries"]
             assert ["long one", text] == [e["text"] for e in entries if "text" in e]
             old = connect(url)
