@@ -11,6 +11,7 @@ end on the same channel.
 
 from .backend import (
     FRONTEND_TOOL_SERVER,
+    BackendUnavailableError,
     EventStream,
     FrontendToolBackend,
     SessionBackend,
@@ -62,6 +63,7 @@ __all__ = (
     "AnyEvent",
     "ApiRetry",
     "AvailableCommands",
+    "BackendUnavailableError",
     "CompactBoundary",
     "Complete",
     "ContextWindow",

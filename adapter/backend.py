@@ -24,10 +24,13 @@ from typing import Any, Literal, Protocol, TypeAlias, runtime_checkable
 
 import msgspec
 
+from claudecode import ClaudeCodeError
+
 from .events import Event
 from .policies import PermissionDecision
 
 __all__ = (
+    "BackendUnavailableError",
     "EventStream",
     "FRONTEND_TOOL_SERVER",
     "FrontendToolBackend",
@@ -37,6 +40,13 @@ __all__ = (
     "SessionSpec",
     "SessionState",
 )
+
+
+class BackendUnavailableError(ClaudeCodeError):
+    """The backend cannot reach its sessions for now (a cluster gateway that lost its
+    connection to NATS, a worker that does not answer). Nothing is lost: retry later, and
+    subscribe again with ``after_seq`` — a subscription the outage ended raises this too."""
+
 
 #: ``chat``: a stream-json Claude Code session; ``terminal``: a program in a pseudo-terminal.
 SessionKind: TypeAlias = Literal["chat", "terminal"]

@@ -11,7 +11,8 @@ A run ends when the CLI turn ends (``RUN_FINISHED``, or ``RUN_ERROR`` for a fail
 it waits for an answer to a permission request (the approval tool call stays pending; the
 next run carries the answer as a ``role: "tool"`` message and the same turn streams on),
 when the user stops it (``RUN_FINISHED``), or when the server shuts down (``RUN_ERROR`` with
-code ``shutdown``).
+code ``shutdown``). A backend that cannot reach its sessions for now (a cluster gateway that
+lost NATS) ends the run with ``RUN_ERROR`` code ``unavailable``.
 
 Approval answers (the ``content`` of the tool message for an approval call): JSON
 ``{"behavior": "allow" | "allow_always" | "deny", "message": "...", "updatedInput": {...}}``
@@ -37,7 +38,7 @@ import anyio.abc
 from claudecode import ClaudeCodeError
 from claudecode._log import get_logger
 
-from ..backend import FrontendToolBackend, SessionBackend, SessionSpec
+from ..backend import BackendUnavailableError, FrontendToolBackend, SessionBackend, SessionSpec
 from ..fanout import SubscriberDropped
 from ..manager import UnknownSessionError
 from ..policies import PermissionDecision
@@ -439,6 +440,8 @@ class AguiService:
     ) -> None:
         try:
             await self._drive(thread, run_input, handle, translator)
+        except BackendUnavailableError as exc:
+            self._emit(thread, handle, translator.error(str(exc), "unavailable"))
         except ClaudeCodeError as exc:
             self._emit(thread, handle, translator.error(str(exc), type(exc).__name__))
         except Exception as exc:
@@ -592,6 +595,11 @@ class AguiService:
                     break
                 except SubscriberDropped as exc:
                     self._emit(thread, handle, translator.error(str(exc), "lagged"))
+                    break
+                except BackendUnavailableError as exc:
+                    # The backend lost its sessions' transport (a gateway without NATS):
+                    # the client runs again (reconnects) when it is back.
+                    self._emit(thread, handle, translator.error(str(exc), "unavailable"))
                     break
                 out: list[AguiEvent] = []
                 for event in batch:

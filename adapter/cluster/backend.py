@@ -19,10 +19,10 @@ from typing import TYPE_CHECKING, Any, Self
 import anyio
 import anyio.abc
 
-from claudecode import ClaudeCodeError, UsageError
+from claudecode import UsageError
 from claudecode._log import get_logger
 
-from ..backend import EventStream, SessionInfo, SessionSpec
+from ..backend import BackendUnavailableError, EventStream, SessionInfo, SessionSpec
 from ..manager import UnknownSessionError
 from ..policies import PermissionDecision
 from .config import ClusterConfig, NatsSettings, valid_token
@@ -55,8 +55,15 @@ __all__ = ("ClusterBackend", "ClusterUnavailableError")
 _log = get_logger("claudecode.adapter.cluster.backend")
 
 
-class ClusterUnavailableError(ClaudeCodeError):
-    """NATS or the owning worker did not answer in time."""
+class ClusterUnavailableError(BackendUnavailableError):
+    """NATS is out of reach, or the owning worker did not answer in time."""
+
+
+#: What a subscription ended by a NATS outage raises, and what calls raise meanwhile.
+_NATS_LOST = (
+    "the gateway lost its connection to NATS; retry when it is back (subscribe again with "
+    "after_seq: nothing is lost)"
+)
 
 
 class _Watchers:
@@ -123,6 +130,8 @@ class ClusterBackend:
         self._stack: contextlib.AsyncExitStack | None = None
         self.registry: Registry | None = None
         self._connected = False
+        #: Open subscriptions, ended with ClusterUnavailableError when NATS goes away.
+        self._streams: set[ClusterEventStream] = set()
 
     # -- lifecycle -------------------------------------------------------------------
 
@@ -168,11 +177,20 @@ class ClusterBackend:
             await stack.__aexit__(exc_type, exc, tb)
 
     async def _disconnected(self) -> None:
-        if self._stack is not None and self._connected:
-            _log.warning("cluster.nats_disconnected")
+        running = self._stack is not None
+        if running and self._connected:
+            _log.warning("cluster.nats_disconnected", subscriptions=len(self._streams))
         self._connected = False
+        if running:
+            # Tell every subscriber now (their front ends tell their clients) rather than
+            # leave them waiting on a stream that may stay silent for long; they subscribe
+            # again with after_seq once NATS is back, and the stream has kept everything.
+            for stream in list(self._streams):
+                stream.abort(ClusterUnavailableError(_NATS_LOST))
 
     async def _reconnected(self) -> None:
+        if self.registry is not None:
+            self.registry.reconnected()
         self._connected = True
         _log.info("cluster.nats_reconnected")
 
@@ -199,6 +217,12 @@ class ClusterBackend:
             raise UsageError("the ClusterBackend is not running (use `async with`)")
         return self.registry
 
+    def _require_nats(self) -> Registry:
+        registry = self._require()
+        if not self.ready:
+            raise ClusterUnavailableError(_NATS_LOST)
+        return registry
+
     async def _sweeper(self) -> None:
         registry = self._require()
         while True:
@@ -220,8 +244,9 @@ class ClusterBackend:
 
         Raises:
             TooManySessionsError: every worker is full (or none carries the labels).
+            ClusterUnavailableError: NATS is out of reach.
         """
-        registry = self._require()
+        registry = self._require_nats()
         if session_id is not None:
             if not valid_token(session_id):
                 raise UsageError(f"session id {session_id!r}: use letters, digits, '_' or '-'")
@@ -237,7 +262,7 @@ class ClusterBackend:
 
     async def info(self, session_id: str) -> SessionInfo:
         """The session's record in the registry."""
-        found = await self._require().get(session_id)
+        found = await self._require_nats().get(session_id)
         if found is None:
             raise UnknownSessionError(f"no session {session_id!r}")
         return found[0].info
@@ -254,14 +279,23 @@ class ClusterBackend:
     async def subscribe(
         self, session_id: str, *, after_seq: int | None = None
     ) -> AsyncIterator[EventStream]:
-        """The session's events from its stream (see :class:`~adapter.SessionBackend`)."""
-        if await self._require().get(session_id) is None:
+        """The session's events from its stream (see :class:`~adapter.SessionBackend`).
+
+        When the gateway loses NATS the stream ends, after the events it holds, with
+        :class:`ClusterUnavailableError`; subscribe again with ``after_seq`` once
+        :attr:`ready`.
+        """
+        if await self._require_nats().get(session_id) is None:
             raise UnknownSessionError(f"no session {session_id!r}")
         stream = ClusterEventStream(session_id, after_seq, max_pending=self.subscriber_buffer)
+        self._streams.add(stream)
         try:
             await stream.start(self._js, self.config)
+            if not self.ready:  # lost before the stream was in _streams
+                stream.abort(ClusterUnavailableError(_NATS_LOST))
             yield stream
         finally:
+            self._streams.discard(stream)
             with anyio.CancelScope(shield=True):
                 await stream.close()
 
@@ -270,7 +304,7 @@ class ClusterBackend:
     ) -> Reply:
         from nats.errors import NoRespondersError, TimeoutError
 
-        registry = self._require()
+        registry = self._require_nats()
         if not valid_token(session_id):
             raise UnknownSessionError(f"no session {session_id!r}")
         timeout = timeout or self.config.request_timeout

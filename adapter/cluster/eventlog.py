@@ -276,6 +276,7 @@ class ClusterEventStream:
         self._wakeup = anyio.Event()
         self._ended = False
         self._error: str | None = None
+        self._raise: Exception | None = None
         self._sub: Any = None
         self._first = True
         self._held: collections.deque[Event] = collections.deque()
@@ -404,12 +405,19 @@ class ClusterEventStream:
         """End the stream with :class:`~adapter.SubscriberDropped` (after pending events)."""
         self._end(reason)
 
+    def abort(self, exc: Exception) -> None:
+        """End the stream with ``exc`` (after pending events): the gateway lost NATS."""
+        if not self._ended:
+            self._raise = exc
+        self._end(None)
+
     async def receive_batch(self) -> list[Event]:
         """Every pending event (at least one), waiting if there is none.
 
         Raises:
             anyio.EndOfStream: the session ended and everything was received.
             SubscriberDropped: this subscriber fell behind, or events went missing.
+            BackendUnavailableError: ended by :meth:`abort` (the gateway lost NATS).
         """
         if self._held:
             held = list(self._held)
@@ -417,6 +425,8 @@ class ClusterEventStream:
             return held
         while not self._queue:
             if self._ended:
+                if self._raise is not None:
+                    raise self._raise
                 if self._error is not None:
                     raise SubscriberDropped(self._error, self.last_seq)
                 raise anyio.EndOfStream

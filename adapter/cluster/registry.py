@@ -87,6 +87,7 @@ class Registry:
         self._watchers: list[Any] = []
         #: When a session's owner was first seen missing (monotonic seconds).
         self._missing_since: dict[str, float] = {}
+        self._judge_after = 0.0
 
     @property
     def sessions_kv(self) -> KeyValue:
@@ -251,11 +252,23 @@ class Registry:
         if worker is not None:
             self.workers[worker_id] = msgspec.structs.replace(worker, sessions=worker.sessions + 1)
 
+    def reconnected(self, now: float | None = None) -> None:
+        """This process is back on NATS after an outage: judge no worker for a heartbeat
+        TTL and an interval. Heartbeat keys expired meanwhile (NATS itself was down, or so
+        was this process's link) while their workers were as cut off as this process; they
+        beat again once reconnected."""
+        now = time.monotonic() if now is None else now
+        self._judge_after = now + self.config.heartbeat_ttl + self.config.heartbeat_interval
+        self._missing_since.clear()
+
     def lost_sessions(self, now: float | None = None) -> list[tuple[SessionRecord, int]]:
         """Sessions that are live in the registry but whose owner has had no heartbeat for
         at least one heartbeat interval (seen twice, so a record that arrived before its
-        worker's first heartbeat is not taken for lost)."""
+        worker's first heartbeat is not taken for lost); none shortly after
+        :meth:`reconnected`."""
         now = time.monotonic() if now is None else now
+        if now < self._judge_after:
+            return []
         lost: list[tuple[SessionRecord, int]] = []
         seen_missing: set[str] = set()
         for record, revision in list(self.sessions.values()):

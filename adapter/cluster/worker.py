@@ -161,7 +161,8 @@ class ClusterWorker:
             if self._nc is None:
                 assert self._settings is not None
                 self._nc = await self._settings.connect(
-                    name=self._settings.name or f"bridge-worker {self.id}"
+                    name=self._settings.name or f"bridge-worker {self.id}",
+                    reconnected_cb=self._reconnected,
                 )
                 stack.push_async_callback(self._nc.close)
             nc = self._nc
@@ -273,6 +274,13 @@ class ClusterWorker:
                 await self._heartbeat_once()
             except Exception as exc:  # NATS away: keep trying, the key may expire meanwhile
                 _log.warning("cluster.heartbeat_failed", worker=self.id, error=repr(exc))
+
+    async def _reconnected(self) -> None:
+        if self.registry is not None:
+            self.registry.reconnected()
+        _log.info("cluster.nats_reconnected", worker=self.id)
+        if self._tg is not None:
+            self._tg.start_soon(self._beat_now)  # not in nats-py's callback
 
     async def _sweeper(self) -> None:
         assert self.registry is not None

@@ -38,7 +38,7 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 from claudecode import ClaudeCodeError, UsageError
 from claudecode._log import get_logger
 
-from ..backend import SessionBackend, SessionInfo, SessionSpec
+from ..backend import BackendUnavailableError, SessionBackend, SessionInfo, SessionSpec
 from ..chat.history import (
     HistoryIndex,
     HistoryNotFoundError,
@@ -177,6 +177,8 @@ def _error_of(exc: BaseException) -> tuple[ErrorCode, str]:
         return "history_not_found", str(exc)
     if isinstance(exc, UsageError):
         return "bad_request", str(exc)
+    if isinstance(exc, BackendUnavailableError):
+        return "unavailable", str(exc)
     if isinstance(exc, ClaudeCodeError):
         return "cli_error", str(exc)
     return "internal", "internal error (see the server log)"

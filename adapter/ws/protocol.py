@@ -110,6 +110,7 @@ ErrorCode: TypeAlias = Literal[
     "history_not_found",
     "bad_request",
     "cli_error",
+    "unavailable",
     "internal",
 ]
 
@@ -304,7 +305,14 @@ class Ack(_Frame, frozen=True, tag="ack"):
 
 
 class Error(_Frame, frozen=True, tag="error"):
-    """A request failed; the connection stays open."""
+    """A request failed, or a subscription ended (``session_id`` set, no ``request_id``);
+    the connection stays open.
+
+    ``unavailable``: the server cannot reach its sessions for now (a cluster gateway lost its
+    connection to NATS). Every subscription gets one and ends; requests get one meanwhile.
+    Nothing is lost: retry, and ``subscribe`` again with ``since_seq`` set to the last seq
+    received once the server is back (its ``/readyz`` says so).
+    """
 
     code: ErrorCode
     message: str
