@@ -27,7 +27,7 @@ import httpx
 import pytest
 from websockets.asyncio.client import ClientConnection, connect
 
-from adapter.cluster import LocalNatsServer
+from adapter.cluster import LocalNatsServer, die_with_parent
 from claudecode.testing import fake_cli_command, script, text_turn
 
 pytestmark = [pytest.mark.anyio, pytest.mark.nats, pytest.mark.slow, pytest.mark.server]
@@ -44,6 +44,8 @@ def child(log: Path, *args: str) -> Iterator[subprocess.Popen[bytes]]:
             stdout=subprocess.PIPE,
             stderr=out,
             start_new_session=True,
+            # Gone with this process even when it dies without running its cleanup.
+            preexec_fn=die_with_parent(signal.SIGTERM),
         )
     try:
         yield proc
