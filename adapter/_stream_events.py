@@ -20,6 +20,8 @@ from claudecode.stream_events import (
     InputJsonDelta,
     MessageDelta,
     MessageStart,
+    MessageStop,
+    Ping,
     TextDelta,
     ThinkingDelta,
 )
@@ -33,6 +35,9 @@ from .events import Event, MessageChunk, Raw, Reasoning, ToolInputDelta
 __all__ = ("StreamEvents",)
 
 _UUID = attrgetter("uuid")
+#: ``stream_event`` payloads that give no event inside an open turn, whatever they hold.
+_SILENT: frozenset[type] = frozenset({MessageStop, Ping})
+_TOOL_BLOCKS: frozenset[type] = frozenset({ToolUseBlock, ServerToolUseBlock})
 
 
 class StreamEvents:
@@ -90,9 +95,9 @@ class StreamEvents:
             if message.__class__ is StreamEvent and self._turn_open:
                 # ``__class__ is`` tests: cheaper than isinstance (exact classes, as decoded)
                 event = message.event
+                kind: str | int | None = ""
                 if event.__class__ is ContentBlockDelta:
                     delta = event.delta
-                    kind: str | int
                     if delta.__class__ is TextDelta:
                         kind, piece = "text", delta.text
                     elif delta.__class__ is ThinkingDelta:
@@ -100,21 +105,28 @@ class StreamEvents:
                     elif delta.__class__ is InputJsonDelta:
                         kind, piece = event.index, delta.partial_json
                     else:
-                        kind = ""
-                    if kind != "":
-                        if not distinct:
-                            uuid = message.uuid
-                            if uuid and not seen.add(uuid):
-                                continue  # a line seen before: dropped, as feed() would
-                        parent = message.parent_tool_use_id
-                        message_id = message.api_message_id or current.get(parent) or ""
-                        if kind == run_kind and message_id == run_id and parent == run_parent:
-                            parts.append(piece)
-                            continue
-                        if parts:
-                            self._flush_run(run_kind, run_id, run_parent, parts)
-                        run_kind, run_id, run_parent, parts = kind, message_id, parent, [piece]
+                        kind = None  # signature, citations: nothing to show
+                elif event.__class__ in _SILENT or (
+                    event.__class__ is ContentBlockStart
+                    and event.content_block.__class__ not in _TOOL_BLOCKS
+                ):
+                    kind = None
+                if kind != "":
+                    if not distinct:
+                        uuid = message.uuid
+                        if uuid and not seen.add(uuid):
+                            continue  # a line seen before: dropped, as feed() would
+                    if kind is None:
+                        continue  # no event, and the turn is open already
+                    parent = message.parent_tool_use_id
+                    message_id = message.api_message_id or current.get(parent) or ""
+                    if kind == run_kind and message_id == run_id and parent == run_parent:
+                        parts.append(piece)
                         continue
+                    if parts:
+                        self._flush_run(run_kind, run_id, run_parent, parts)
+                    run_kind, run_id, run_parent, parts = kind, message_id, parent, [piece]
+                    continue
             if parts:
                 self._flush_run(run_kind, run_id, run_parent, parts)
                 run_kind, parts = None, []
