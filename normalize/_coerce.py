@@ -29,6 +29,7 @@ __all__ = (
     "require_str",
 )
 
+_JUST_STR = frozenset({str})
 _INT_MIN = -(2**63)
 _INT_MAX = 2**63 - 1
 _TOOL_USE_ERROR = re.compile(r"^\s*<tool_use_error>(.*)</tool_use_error>\s*$", re.DOTALL)
@@ -108,7 +109,10 @@ def as_bool(value: object) -> bool:
 
 def as_str_tuple(value: object) -> tuple[str, ...]:
     """The strings of a list, in order; other items and other values are dropped."""
-    return tuple(item for item in as_list(value) if isinstance(item, str))
+    items = as_list(value)
+    if set(map(type, items)) <= _JUST_STR:  # the usual case, checked in C
+        return tuple(items)
+    return tuple(item for item in items if isinstance(item, str))
 
 
 def content_text(content: object) -> str:

@@ -99,6 +99,16 @@ def _line_number(digits: str) -> int | None:
 #: First characters of the lines the header / footer / note patterns can match: any other
 #: line is skipped without running them (most lines are paths or matches).
 _HEAD_FIRST = frozenset("FN[SR(")
+_HEAD_LINES = re.compile(r"\n([FN\[SR(][^\n]*)")  # (a literal first: a fast scan)
+
+
+def _head_lines(text: str) -> list[str]:
+    """The lines of ``text`` that start with one of ``_HEAD_FIRST`` (what ``_lines`` keeps
+    of them: such a line is never blank)."""
+    found: list[str] = _HEAD_LINES.findall(text)
+    if text[:1] in _HEAD_FIRST:
+        found.insert(0, text.partition("\n")[0])
+    return found
 
 
 def _parse_content(lines: list[str], budget: _Budget) -> list[SearchMatch]:
@@ -146,7 +156,10 @@ def search_result(payload: CodeSearch, result: ToolResult) -> CodeSearch:
         mode = "files_with_matches"
     text = first_str(data, "content") if mode in ("content", "count") else None
     text = result.text if text is None else text
-    lines = _lines(text)
+    # With the structured file list the text's body lines are not needed: only its header,
+    # footer and note lines are read (found by one C-level scan instead of a split).
+    names_given = mode not in ("content", "count") and "filenames" in data
+    lines = _head_lines(text) if names_given else _lines(text)
     file_count = as_int(data.get("numFiles"))
     match_count = as_int(data.get("numMatches", data.get("numLines")))
     truncated = as_bool(data.get("truncated")) or data.get("appliedLimit") is not None
@@ -177,7 +190,7 @@ def search_result(payload: CodeSearch, result: ToolResult) -> CodeSearch:
     elif mode == "count":
         matches = _parse_counts(body, budget)
     else:
-        names = as_str_tuple(data.get("filenames")) if "filenames" in data else tuple(body)
+        names = as_str_tuple(data.get("filenames")) if names_given else tuple(body)
         if budget.take_all(names):
             files = names
         else:

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from hypothesis import given
+from hypothesis import strategies as st
+
 from normalize import (
     CodeSearch,
     SearchMatch,
@@ -148,3 +151,33 @@ def test_glob_text_only() -> None:
     assert output == SearchOutput(files=("a", "b"), file_count=2, truncated=True)
     empty = _output(normalize_tool_result(payload, content="No files found"))
     assert empty == SearchOutput(file_count=0)
+
+
+@given(
+    st.lists(
+        st.sampled_from(
+            [
+                "Found 3 files",
+                "No files found",
+                "[Showing results",
+                "a/b.py",
+                "",
+                " ",
+                "\r",
+                "(Results are truncated",
+                "Sx",
+                "R",
+                "x\ry",
+            ]
+        ),
+        max_size=12,
+    ),
+    st.text(alphabet="FN[SR(x \r\n", max_size=40),
+)
+def test_head_lines_are_the_lines_header_parsing_reads(parts: list[str], noise: str) -> None:
+    """The one-scan header finder gives exactly the non-blank lines starting with a header
+    character, in order, as splitting the text would."""
+    from normalize._search import _HEAD_FIRST, _head_lines, _lines
+
+    for text in ("\n".join(parts), noise, "\n".join(parts) + noise):
+        assert _head_lines(text) == [line for line in _lines(text) if line[0] in _HEAD_FIRST]
