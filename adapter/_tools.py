@@ -15,7 +15,9 @@ from typing import Any, Literal
 
 import msgspec
 
+from claudecode.content import LargeText
 from normalize import (
+    DEFAULT_MAX_OUTPUT_BYTES,
     NormalizedPayload,
     action_type_for,
     normalize_tool_result,
@@ -141,6 +143,11 @@ class ToolCalls:
             return []
         if pending is None:
             pending = PendingTool(name="", payload=normalize_tool_use("", {}), parent=parent)
+        if isinstance(content, LargeText):
+            # A huge text the client kept undecoded: the payload keeps at most
+            # DEFAULT_MAX_OUTPUT_BYTES of it, so decode only that much (and a little more, so
+            # that the normalizer sees, and marks, the cut).
+            content = content.head(DEFAULT_MAX_OUTPUT_BYTES + 4)
         payload = normalize_tool_result(
             pending.payload, content=content, is_error=is_error, tool_use_result=structured
         )

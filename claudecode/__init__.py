@@ -21,6 +21,7 @@ from .callbacks import CanUseTool, HookCallback, HookMatcher
 from .content import (
     ContentBlock,
     ImageBlock,
+    LargeText,
     TextBlock,
     ThinkingBlock,
     ToolResultBlock,
@@ -93,6 +94,7 @@ __all__ = (
     "InboundControlRequest",
     "InboundMessage",
     "InitializeResult",
+    "LargeText",
     "Lenient",
     "LineBuffer",
     "LineTooLongError",

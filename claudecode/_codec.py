@@ -35,7 +35,22 @@ from typing import Any, Final, Literal, TypeAlias
 import msgspec
 
 from ._lenient import EssentialFieldError, lenient_decode
-from .content import UNKNOWN_BLOCK_TAG, UnknownBlock, known_block_types
+from .content import (
+    LARGE_TEXT_BYTES,
+    UNKNOWN_BLOCK_TAG,
+    DocumentBlock,
+    ImageBlock,
+    LargeText,
+    RedactedThinkingBlock,
+    ServerToolUseBlock,
+    TextBlock,
+    ThinkingBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+    UnknownBlock,
+    WebSearchToolResultBlock,
+    known_block_types,
+)
 from .control import (
     ControlRequestBody,
     OutboundControlCancelRequest,
@@ -67,6 +82,7 @@ from .messages import (
     ToolUseSummary,
     UnknownMessage,
     UserMessage,
+    UserMessageBody,
 )
 from .stream_events import (
     ContentBlockStart,
@@ -129,7 +145,45 @@ _OutboundWire: TypeAlias = (
     | UpdateEnvironmentVariables
 )
 
+
+class _RawToolResult(
+    msgspec.Struct, frozen=True, kw_only=True, tag_field="type", tag="tool_result"
+):
+    """A ``tool_result`` block with its content undecoded (huge lines only)."""
+
+    tool_use_id: str
+    content: msgspec.Raw = msgspec.Raw()
+    is_error: bool | None = None
+
+
+_RawBlock: TypeAlias = (
+    TextBlock
+    | ThinkingBlock
+    | RedactedThinkingBlock
+    | ToolUseBlock
+    | _RawToolResult
+    | ImageBlock
+    | DocumentBlock
+    | ServerToolUseBlock
+    | WebSearchToolResultBlock
+    | UnknownBlock
+)
+
+
+class _RawUserBody(msgspec.Struct, frozen=True, kw_only=True):
+    content: str | list[_RawBlock] = ""
+    role: str = "user"
+
+
+class _RawUser(UserMessage, frozen=True, tag="user"):
+    """A ``user`` line whose tool results keep their content undecoded (huge lines only)."""
+
+    message: _RawUserBody  # type: ignore[assignment]  # the wire twin of UserMessageBody
+
+
 _inbound_decoder: Final[msgspec.json.Decoder[_InboundWire]] = msgspec.json.Decoder(_InboundWire)
+_raw_user_decoder: Final = msgspec.json.Decoder(_RawUser)
+_content_decoder: Final = msgspec.json.Decoder(str | list[Any] | None)
 _system_decoder: Final[msgspec.json.Decoder[SystemMessageUnion]] = msgspec.json.Decoder(
     SystemMessageUnion
 )
@@ -205,6 +259,48 @@ decode_line_fast: Final = _inbound_decoder.decode
 SystemEnvelope: Final = _SystemEnvelope
 
 
+def decode_small_line(line: Any) -> Any:
+    """:data:`decode_line_fast` for lines that may be huge: it refuses (raises) a line longer
+    than :data:`~claudecode.content.LARGE_TEXT_BYTES`, which :func:`decode_line` decodes
+    keeping a huge tool result as a :class:`~claudecode.content.LargeText`."""
+    if len(line) > LARGE_TEXT_BYTES:
+        raise ValueError("a huge line: decode it with decode_line")
+    return _inbound_decoder.decode(line)
+
+
+def _decode_huge_user(line: bytes) -> UserMessage | None:
+    """A huge ``user`` line with every huge tool result text kept as a :class:`LargeText`;
+    ``None`` when the line is anything else (or needs the careful path): decode it as usual."""
+    try:
+        wire = _raw_user_decoder.decode(line)
+    except Exception:
+        return None
+    content: Any = wire.message.content
+    if isinstance(content, list):
+        blocks: list[Any] = []
+        for wire_block in content:
+            block: Any = wire_block
+            if block.__class__ is _RawToolResult:
+                raw = block.content
+                if not raw:
+                    value: Any = None  # no content key
+                elif len(raw) > LARGE_TEXT_BYTES and bytes(memoryview(raw)[:1]) == b'"':
+                    value = LargeText(raw)
+                else:
+                    try:
+                        value = _content_decoder.decode(raw)
+                    except Exception:
+                        return None  # a content the strict decode refuses: the careful path
+                block = ToolResultBlock(
+                    tool_use_id=block.tool_use_id, content=value, is_error=block.is_error
+                )
+            blocks.append(block)
+        content = blocks
+    fields = {name: getattr(wire, name) for name in UserMessage.__struct_fields__}
+    fields["message"] = UserMessageBody(content=content, role=wire.message.role)
+    return UserMessage(**fields)
+
+
 def decode_line(line: bytes, line_number: int = 0) -> InboundMessage:
     """Decode one line the CLI wrote on stdout.
 
@@ -221,6 +317,10 @@ def decode_line(line: bytes, line_number: int = 0) -> InboundMessage:
     """
     if line and line[-1] == 13:  # a trailing "\r" (an int compare: no slice)
         line = line[:-1]
+    if len(line) > LARGE_TEXT_BYTES:
+        huge = _decode_huge_user(line)
+        if huge is not None:
+            return huge
     try:
         msg = _inbound_decoder.decode(line)
         if msg.__class__ is _SystemEnvelope:
@@ -472,6 +572,8 @@ def _raw_control_request(obj: dict[str, Any]) -> OutboundControlRequest | None:
 def _enc_hook(obj: Any) -> Any:
     if isinstance(obj, RawControl):
         return obj.to_wire()
+    if isinstance(obj, LargeText):
+        return obj.literal
     raise TypeError(f"cannot encode objects of type {type(obj).__name__}")
 
 

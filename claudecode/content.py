@@ -19,11 +19,23 @@ uses a two-step strategy:
 
 So a consumer sees typed blocks for everything known and an :class:`UnknownBlock` for the
 rest, and the common case pays nothing for the fallback.
+
+Huge tool results
+-----------------
+A ``tool_result`` whose text is longer than :data:`LARGE_TEXT_BYTES` on the wire (a log file
+read whole, a command printing megabytes) arrives with its ``content`` as a
+:class:`LargeText`: the undecoded JSON string, kept as bytes until someone asks for the text.
+CPython stores a string with 1, 2 or 4 bytes per character by its widest character, so 64 MiB
+of mostly-ASCII output with one emoji would take 256 MiB as a ``str``; as a ``LargeText`` it
+costs its wire bytes, and :meth:`LargeText.head` decodes only the beginning (what a display
+shows). ``str(content)`` gives the whole text.
 """
 
 from __future__ import annotations
 
-from typing import Any, Final, TypeAlias
+import json
+import re
+from typing import TYPE_CHECKING, Any, Final, TypeAlias
 
 import msgspec
 
@@ -32,6 +44,8 @@ __all__ = (
     "DocumentBlock",
     "ImageBlock",
     "known_block_types",
+    "LARGE_TEXT_BYTES",
+    "LargeText",
     "RedactedThinkingBlock",
     "ServerToolUseBlock",
     "TextBlock",
@@ -45,6 +59,100 @@ __all__ = (
 
 #: The tag the codec gives to blocks of a type it does not know (see the module docstring).
 UNKNOWN_BLOCK_TAG: Final = "__unknown__"
+
+#: A ``tool_result`` content string longer than this on the wire (its JSON literal, quotes and
+#: escapes included) is delivered as a :class:`LargeText` instead of a ``str``.
+LARGE_TEXT_BYTES: Final = 8 * 1024 * 1024
+
+_string_decoder: Final = msgspec.json.Decoder(str)
+_LONE_SURROGATE: Final = re.compile("[\ud800-\udfff]")
+
+
+def _decode_literal(literal: bytes, *, repair: str | None = "replace") -> str:
+    """The text of a JSON string literal. What msgspec refuses (a lone surrogate escape as
+    JavaScript writes for a cut emoji; with ``repair="replace"`` also invalid UTF-8) reads as
+    U+FFFD, as the codec's repairs do; without ``repair``, or when it is no string literal
+    at all, ``ValueError``."""
+    try:
+        return _string_decoder.decode(literal)
+    except ValueError:
+        if repair is None:
+            raise
+    text = json.loads(literal.decode("utf-8", repair))
+    if not isinstance(text, str):
+        raise ValueError("not a JSON string")
+    return _LONE_SURROGATE.sub("\ufffd", text)
+
+
+class LargeText:
+    """A huge text kept as its JSON string literal until it is read (see the module docstring).
+
+    ``str(text)`` decodes all of it (each time: keep the result if you need it twice);
+    :meth:`head` decodes only the beginning. Encoding a message that holds one writes the
+    literal back unchanged. Equal to another ``LargeText`` with the same literal; never equal
+    to a ``str`` (compare ``str(text)`` for that).
+    """
+
+    __slots__ = ("_literal",)
+
+    def __init__(self, literal: bytes | msgspec.Raw) -> None:
+        """Wrap ``literal``: a JSON string, quotes included (a ``Raw`` is kept without a copy)."""
+        self._literal = literal if isinstance(literal, msgspec.Raw) else msgspec.Raw(literal)
+
+    @classmethod
+    def from_text(cls, text: str) -> LargeText:
+        """A ``LargeText`` holding ``text`` (encoded once)."""
+        return cls(msgspec.json.encode(text))
+
+    @property
+    def literal(self) -> msgspec.Raw:
+        """The JSON string literal, as it came on the wire."""
+        return self._literal
+
+    @property
+    def nbytes(self) -> int:
+        """The size of the literal: an upper bound of the text's UTF-8 size (plus 2)."""
+        return len(self._literal)
+
+    def __str__(self) -> str:
+        literal = bytes(self._literal)
+        try:
+            return _decode_literal(literal)
+        except ValueError:  # not a string literal (made by hand): its characters as they are
+            return literal.decode("utf-8", "replace")
+
+    def head(self, max_bytes: int) -> str:
+        """The beginning of the text without decoding the rest.
+
+        At least ``max_bytes`` UTF-8 bytes of it when the text is longer (possibly a few
+        more), else the whole text; never a broken character or escape.
+        """
+        literal = self._literal
+        # An escape is at most 6 wire bytes for at least 1 byte of text ("\\u0001").
+        end = 6 * max(max_bytes, 0) + 16
+        if end >= len(literal):
+            return str(self)
+        prefix = bytes(memoryview(literal)[:end])
+        # Back off over a cut escape or UTF-8 sequence: at most 12 bytes ("\\ud83d\\ude00");
+        # repairs only when no cut decodes cleanly (a lone surrogate in the text itself).
+        for repair in (None, "strict", "replace"):
+            for cut in range(end, end - 13, -1):
+                try:
+                    return _decode_literal(prefix[:cut] + b'"', repair=repair)
+                except ValueError:
+                    continue
+        return prefix.decode("utf-8", "replace")
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, LargeText):
+            return bytes(self._literal) == bytes(other._literal)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(bytes(self._literal))
+
+    def __repr__(self) -> str:
+        return f"<LargeText of {len(self._literal):,} bytes: {self.head(40)[:40]!r}...>"
 
 
 class _Block(msgspec.Struct, frozen=True, kw_only=True, tag_field="type", omit_defaults=True):
@@ -80,14 +188,21 @@ class ToolUseBlock(_Block, frozen=True, tag="tool_use"):
     input: dict[str, Any]
 
 
+if TYPE_CHECKING:
+    ToolResultContent: TypeAlias = str | list[Any] | LargeText | None
+else:  # what the decoder reads; a LargeText is made by the codec for huge strings only
+    ToolResultContent: TypeAlias = str | list[Any] | None
+
+
 class ToolResultBlock(_Block, frozen=True, tag="tool_result"):
     """The result of a tool call, as sent back to the model.
 
-    ``content`` is a string, a list of content items (kept as plain JSON), or absent.
+    ``content`` is a string, a list of content items (kept as plain JSON), or absent; a
+    string longer than :data:`LARGE_TEXT_BYTES` on the wire comes as a :class:`LargeText`.
     """
 
     tool_use_id: str
-    content: str | list[Any] | None = None
+    content: ToolResultContent = None
     is_error: bool | None = None
 
 

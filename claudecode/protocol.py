@@ -29,8 +29,16 @@ import secrets
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from ._codec import SystemEnvelope, decode_line, decode_line_fast, encode_message, sniff_type
+from ._codec import (
+    SystemEnvelope,
+    decode_line,
+    decode_line_fast,
+    decode_small_line,
+    encode_message,
+    sniff_type,
+)
 from ._framing import DEFAULT_MAX_LINE_BYTES, LineBuffer, OversizedLine
+from .content import LARGE_TEXT_BYTES
 from .control import (
     OutboundControlCancelRequest,
     OutboundControlRequest,
@@ -148,6 +156,8 @@ class ClaudeCodeProtocol:
         append = out.append
         # Any: a message, a system envelope or whatever the careful path makes of the line.
         decode: Callable[[Any], Any] = decode_line_fast
+        if len(data) + self._framer.buffered > LARGE_TEXT_BYTES:
+            decode = decode_small_line  # a line may be huge: decode_line keeps its text lazy
         special = _SPECIAL_KINDS
         message: Any
         for item in self._framer.feed(data):

@@ -51,6 +51,8 @@ def _builtins(value: Any) -> Any:
         return [_builtins(item) for item in value]
     if isinstance(value, msgspec.Raw):
         return msgspec.json.decode(value) if value else None
+    if isinstance(value, c.LargeText):
+        return str(value)  # the SDK's content is a plain string
     return value
 
 

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from claudecode import control as ctl
 from claudecode._codec import decode_line, decode_outbound_line
-from claudecode.content import ToolResultBlock
+from claudecode.content import LargeText, ToolResultBlock
 from claudecode.errors import UsageError
 from claudecode.messages import (
     ControlCancelRequest,
@@ -233,4 +233,6 @@ def test_default_line_limit_lets_a_64_mib_tool_output_through() -> None:
     [message] = messages
     assert isinstance(message, UserMessage)
     block = message.message.content[0]
-    assert isinstance(block, ToolResultBlock) and block.content == output
+    # That large, the text is kept as its wire bytes until read (claudecode.LargeText).
+    assert isinstance(block, ToolResultBlock) and isinstance(block.content, LargeText)
+    assert str(block.content) == output

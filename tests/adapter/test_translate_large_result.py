@@ -1,0 +1,27 @@
+"""A huge tool result (a ``LargeText`` from the client) is shown by its head: the payload gets
+the first ``DEFAULT_MAX_OUTPUT_BYTES`` of it, marked truncated, and the rest is never decoded
+into a ``str``."""
+
+from __future__ import annotations
+
+from test_translate_support import assistant, feed, init, line, tool_result, tool_use
+
+from adapter.events import ToolUpdate
+from adapter.translate import Translator
+from claudecode import LargeText
+from claudecode.content import LARGE_TEXT_BYTES
+from normalize import DEFAULT_MAX_OUTPUT_BYTES, ShellExec, truncate_text
+
+
+def test_a_huge_result_is_shown_by_its_head() -> None:
+    text = "out 出力 😀\n" * (LARGE_TEXT_BYTES // 10)
+    message = line(tool_result("T1", text))
+    assert isinstance(message.message.content[0].content, LargeText)  # type: ignore[union-attr]
+    t = Translator()
+    feed(t, init(), assistant("m1", tool_use("T1", command="cat big.log")))
+    (update,) = t.feed(message)
+    assert isinstance(update, ToolUpdate) and update.status == "complete"
+    assert isinstance(update.normalized, ShellExec) and update.normalized.output is not None
+    output = update.normalized.output
+    assert output.truncated
+    assert output.stdout == truncate_text(text, DEFAULT_MAX_OUTPUT_BYTES)[0]
