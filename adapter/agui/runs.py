@@ -25,6 +25,7 @@ from __future__ import annotations
 import base64
 import binascii
 import contextlib
+import dataclasses
 import json
 import re
 import time
@@ -334,6 +335,7 @@ class AguiService:
                 return None
             record = ThreadRecord(thread_id)
         log = MessageLog(record.messages)
+        record.messages = []  # the log holds them from now on
         memory = ThreadMemory()
         for message in log.messages():
             memory.message_ids.add(message["id"])
@@ -349,11 +351,11 @@ class AguiService:
         return thread
 
     async def _save(self, thread: _Thread) -> None:
-        thread.record.messages = thread.log.messages()
+        record = dataclasses.replace(thread.record, messages=thread.log.messages())
         thread.log.clear_dirty()
         thread.last_saved = time.monotonic()
         try:
-            await self.store.save(thread.record)
+            await self.store.save(record)
         except Exception as exc:  # a full disk must not kill the run
             _log.warning("agui.save_failed", thread_id=thread.thread_id, error=repr(exc))
 
@@ -455,6 +457,10 @@ class AguiService:
                     )
                 self._emit(thread, handle, translator.finish())
                 handle.close()
+                if thread.run is handle:
+                    # An idle thread keeps no frames: its listeners hold the handle until
+                    # they have read to its end, and nothing else needs a finished run.
+                    thread.run = None
                 if thread.session_id is not None:
                     with contextlib.suppress(Exception):
                         info = await self.backend.info(thread.session_id)

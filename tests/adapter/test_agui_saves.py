@@ -1,4 +1,5 @@
-"""The AG-UI service saves a streaming thread in rounds, not once per event."""
+"""The AG-UI service saves a streaming thread in rounds, not once per event, and an idle
+thread keeps only its message log."""
 
 from __future__ import annotations
 
@@ -69,6 +70,12 @@ async def test_streaming_threads_are_saved_once_per_round(tmp_path: Path) -> Non
                     for thread_id in threads:
                         tg.start_soon(run, thread_id)
                 elapsed = time.monotonic() - started
+                for thread_id in threads:
+                    # An idle thread keeps neither its finished run (with every frame) nor
+                    # a second copy of its messages besides the log.
+                    idle = service._threads[thread_id]
+                    assert idle.run is None and [] == idle.record.messages
+                    assert 2 == len(idle.log)
     for thread_id in threads:
         events = [
             json.loads(frame.removeprefix(b"data: "))
