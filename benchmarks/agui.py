@@ -1,21 +1,40 @@
-"""The AG-UI endpoint, measured: text-delta latency over SSE with many runs at once.
+"""The AG-UI endpoint, measured: delta latency with many runs at once, and (g) throughput.
 
-``python -m benchmarks.agui [--runs 50] [--lines 300] [--rate 100]``
+``python -m benchmarks.agui latency [--runs 50] [--lines 300] [--rate 100] [--clients 2]``
 
-A real ``create_app`` server under uvicorn in a child process (``python -m benchmarks.agui
-serve``) over the paced emitter (``BENCH_MODE=paced``: text deltas stamped with
-``CLOCK_MONOTONIC`` just before each write); ``runs`` threads each get a first run (which
-starts its session: not measured), then ``runs`` runs at once, one per thread, each read by
-an httpx streaming client in this process. Latency is from the emitter's write
-to the client's read of the ``TEXT_MESSAGE_CONTENT`` frame (pipe, client decode, adapter
-translation, fan-out, AG-UI translation, SSE encoding, the loopback socket, the client's SSE
-split and JSON decode). Also reported: frames per second delivered and the server's CPU.
+A real ``create_app`` server under uvicorn in a child process over the paced emitter
+(``BENCH_MODE=paced``: text deltas stamped with ``CLOCK_MONOTONIC`` just before each write);
+``runs`` threads each get a first run (which starts its session: not measured), then
+``runs`` runs at once, one per thread. The streaming clients are httpx in ``clients`` child
+processes of their own (the threads split between them), so the client side neither
+shares the server's event loop nor queues 50 streams behind one loop of its own. Latency
+is from the emitter's write to the client's read of the SSE frame that carries the delta
+(pipe, client decode, adapter translation, fan-out, AG-UI translation, SSE encoding, the
+loopback socket, the client's SSE split and JSON decode). Also reported: frames, the CPU
+seconds of the server and of the clients during the measured runs (not the first ones).
+
+``python -m benchmarks.agui throughput [--lines 120000] [--repeats 3]``
+
+(g): the corpus (:mod:`benchmarks.corpus`, its turns joined into one long CLI turn: the
+intermediate ``result`` lines are left out, since an AG-UI run is one turn) streamed
+through ``/agui`` to an httpx streaming client, in lines of CLI output per second, against
+``ag-ui-claude-sdk`` (the official AG-UI integration over ``claude-agent-sdk``: its
+``ClaudeAgentAdapter`` behind its own ``add_claude_fastapi_endpoint``) on the same
+emitter as its ``cli_path``, both under uvicorn with the same settings, alternating in one
+run. Each measured run is a thread's second run (``BENCH_WARMUP``: the first starts the
+session with a one-delta reply), timed from the request to the read of ``RUN_FINISHED``.
+
+``python -m benchmarks.agui memory [--threads 50]``: what an idle AG-UI thread costs beyond
+its session, in a fresh interpreter each: ``threads`` sessions that ran one paced reply
+through the backend alone, against as many AG-UI threads after one run each (RSS and
+``tracemalloc``, after a collection; the difference per thread).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import json
 import os
 import signal
@@ -27,31 +46,130 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ._common import emitter_path, percentile, serve_paced
+from ._common import emitter_path, percentile, rss_bytes, spread
 
-__all__ = ("measure_agui",)
+__all__ = (
+    "measure_agui",
+    "measure_agui_memory",
+    "measure_agui_throughput",
+    "one_turn_corpus",
+    "uvicorn_stack",
+)
+
+_ROOT = Path(__file__).resolve().parents[1]
+_BACKLOG = 2048
 
 
-def _serve(cli: str, lines: int, rate: float) -> None:
-    """Child: the server over the paced emitter; prints its port, runs until SIGTERM."""
-    serve_paced(cli, lines, rate, max_sessions=500, backlog=2048)
+def _cpu_seconds(pid: int) -> float:
+    with open(f"/proc/{pid}/stat") as fh:
+        fields = fh.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+# -- servers (child processes) ------------------------------------------------------------
+
+
+def uvicorn_stack(choice: str = "asyncio") -> dict[str, str]:
+    """The event loop and HTTP implementation uvicorn runs with: ``asyncio`` (the standard
+    library's loop and h11: what ``claudecode-bridge serve`` gets with the ``server`` extra;
+    the default here, since the ``bench`` extra brings uvloop and httptools along with
+    ``ag-ui-claude-sdk``) or ``auto`` (uvicorn's choice: uvloop and httptools if installed)."""
+    import importlib.util
+
+    if choice == "asyncio":
+        return {"loop": "asyncio", "http": "h11"}
+    have = importlib.util.find_spec
+    return {
+        "loop": "uvloop" if have("uvloop") else "asyncio",
+        "http": "httptools" if have("httptools") else "h11",
+    }
+
+
+def _uvicorn(app: Any) -> None:
+    """Serve ``app`` on a free loopback port (printed first, after ``listen``) until SIGTERM,
+    with :func:`uvicorn_stack` (``BENCH_UVICORN=asyncio|auto``; both servers alike)."""
+    import socket
+
+    import uvicorn
+
+    stack = uvicorn_stack(os.environ.get("BENCH_UVICORN", "asyncio"))
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(_BACKLOG)
+    print(sock.getsockname()[1], flush=True)
+    config = uvicorn.Config(
+        app,
+        lifespan="on",
+        log_config=None,
+        log_level="warning",
+        loop=stack["loop"],
+        http=stack["http"],
+    )
+    uvicorn.Server(config).run(sockets=[sock])
+
+
+def _serve_bridge(cli: str, env: dict[str, str]) -> None:
+    from adapter import PermissionPolicy, SessionConfig
+    from adapter.server import ServerSettings, create_app
+
+    defaults = SessionConfig(
+        cli_path=cli,
+        env=env,
+        policy=PermissionPolicy("autonomous"),
+        client_options={"close_grace": 2, "kill_after": 2},
+    )
+    _uvicorn(create_app(settings=ServerSettings(session_defaults=defaults, max_sessions=500)))
+
+
+def _serve_sdk(cli: str, env: dict[str, str]) -> None:
+    import contextlib
+    import logging
+
+    from ag_ui_claude_sdk import (  # type: ignore[import-not-found, unused-ignore]
+        ClaudeAgentAdapter,
+        add_claude_fastapi_endpoint,
+    )
+    from fastapi import FastAPI  # type: ignore[import-not-found, unused-ignore]
+
+    logging.getLogger("ag_ui_claude_sdk").setLevel(logging.WARNING)
+    adapter = ClaudeAgentAdapter(name="bench", options={"cli_path": cli, "env": env})
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Any) -> Any:
+        yield
+        await adapter.shutdown()
+
+    app = FastAPI(lifespan=lifespan)
+    add_claude_fastapi_endpoint(app=app, adapter=adapter, path="/agui")
+    _uvicorn(app)
 
 
 class _Server:
-    def __init__(self, cli: str, lines: int, rate: float) -> None:
+    """``python -m benchmarks.agui serve KIND CLI ENV`` as a child process."""
+
+    def __init__(self, kind: str, cli: str, env: dict[str, str]) -> None:
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "benchmarks.agui", "serve", cli, str(lines), str(rate)],
+            [sys.executable, "-m", "benchmarks.agui", "serve", kind, cli, json.dumps(env)],
             stdout=subprocess.PIPE,
             text=True,
-            cwd=Path(__file__).resolve().parents[1],
+            cwd=_ROOT,
         )
         assert self.proc.stdout is not None
-        self.url = f"http://127.0.0.1:{int(self.proc.stdout.readline())}"
+        line = self.proc.stdout.readline()
+        if not line.strip():
+            self.stop()
+            raise RuntimeError(f"the {kind} server did not start")
+        self.url = f"http://127.0.0.1:{int(line)}"
 
     def cpu(self) -> float:
+        return _cpu_seconds(self.proc.pid)
+
+    def cpu_split(self) -> tuple[float, float]:
+        """(user, system) CPU seconds so far."""
         with open(f"/proc/{self.proc.pid}/stat") as fh:
             fields = fh.read().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        tick = os.sysconf("SC_CLK_TCK")
+        return int(fields[11]) / tick, int(fields[12]) / tick
 
     def stop(self) -> None:
         self.proc.send_signal(signal.SIGTERM)
@@ -64,17 +182,32 @@ class _Server:
             self.proc.stdout.close()
 
 
-async def _run(client: Any, url: str, thread_id: str, latencies: list[int]) -> int:
-    """One AG-UI run on ``thread_id``; returns the frames received."""
-    body = {
+# -- the streaming client -------------------------------------------------------------------
+
+
+def _body(thread_id: str, text: str = "go") -> dict[str, Any]:
+    return {
         "threadId": thread_id,
         "runId": uuid.uuid4().hex,
-        "messages": [{"id": uuid.uuid4().hex, "role": "user", "content": "go"}],
+        "state": {},
+        "messages": [{"id": uuid.uuid4().hex, "role": "user", "content": text}],
+        "tools": [],
+        "context": [],
+        "forwardedProps": {},
     }
+
+
+async def _run(
+    client: Any,
+    url: str,
+    thread_id: str,
+    on_event: Callable[[dict[str, Any], int], None] | None = None,
+) -> tuple[int, str]:
+    """One AG-UI run on ``thread_id``: (frames received, the terminal event's type)."""
     frames = 0
     loads, now = json.loads, time.monotonic_ns
     buffer = b""
-    async with client.stream("POST", url + "/agui", json=body) as response:
+    async with client.stream("POST", url + "/agui", json=_body(thread_id)) as response:
         if response.status_code != 200:
             raise RuntimeError(f"the run failed: {response.status_code}")
         async for chunk in response.aiter_raw():
@@ -86,39 +219,143 @@ async def _run(client: Any, url: str, thread_id: str, latencies: list[int]) -> i
                     continue
                 frames += 1
                 event = loads(frame[6:])
-                if event["type"] == "TEXT_MESSAGE_CONTENT":
-                    # Deltas read together from the CLI arrive as one chunk: every stamp counts.
-                    for token in event["delta"].split():
-                        if token.startswith("t") and token[1:].isdigit():
-                            latencies.append(stamp - int(token[1:]))
-                elif event["type"] in ("RUN_FINISHED", "RUN_ERROR"):
-                    return frames
-    return frames
+                kind = event["type"]
+                if on_event is not None:
+                    on_event(event, stamp)
+                if kind in ("RUN_FINISHED", "RUN_ERROR"):
+                    return frames, kind
+    return frames, "EOF"
 
 
-async def _runs(url: str, runs: int) -> dict[str, Any]:
+def _stamps(latencies: list[int]) -> Callable[[dict[str, Any], int], None]:
+    def on_event(event: dict[str, Any], stamp: int) -> None:
+        if event["type"] == "TEXT_MESSAGE_CONTENT":
+            # Deltas read together from the CLI arrive as one frame: every stamp counts.
+            for token in event["delta"].split():
+                if token.startswith("t") and token[1:].isdigit():
+                    latencies.append(stamp - int(token[1:]))
+
+    return on_event
+
+
+class _LeanStream(asyncio.Protocol):
+    """One AG-UI run over a connection of its own, spoken with ``h11`` straight from the
+    socket's callbacks: an HTTP/1.1 streaming client that costs a fraction of httpx per
+    frame, so that 50 streams read in one process measure the server, not the client."""
+
+    def __init__(
+        self, request: bytes, host: str, on_event: Callable[[dict[str, Any], int], None] | None
+    ) -> None:
+        import h11
+
+        self.h11 = h11
+        self.conn = h11.Connection(our_role=h11.CLIENT)
+        self.request = h11.Request(
+            method="POST",
+            target="/agui",
+            headers=[
+                ("Host", host),
+                ("Content-Type", "application/json"),
+                ("Accept", "text/event-stream"),
+                ("Content-Length", str(len(request))),
+            ],
+        )
+        self.body = request
+        self.on_event = on_event
+        self.buffer = b""
+        self.frames = 0
+        self.done: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+        self.transport: asyncio.Transport | None = None
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.Transport)
+        self.transport = transport
+        send = self.conn.send
+        transport.write(send(self.request) + send(self.h11.Data(data=self.body)))
+        transport.write(send(self.h11.EndOfMessage()))
+
+    def data_received(self, data: bytes) -> None:
+        stamp = time.monotonic_ns()
+        h11 = self.h11
+        self.conn.receive_data(data)
+        while not self.done.done():
+            event = self.conn.next_event()
+            if event is h11.NEED_DATA or event is h11.PAUSED:
+                return
+            if isinstance(event, h11.Response) and event.status_code != 200:
+                self.done.set_exception(RuntimeError(f"the run failed: {event.status_code}"))
+            elif isinstance(event, h11.Data):
+                self._frames(bytes(event.data), stamp)
+            elif isinstance(event, h11.EndOfMessage | h11.ConnectionClosed):
+                self.done.set_result("EOF")
+
+    def _frames(self, chunk: bytes, stamp: int) -> None:
+        self.buffer += chunk
+        *complete, self.buffer = self.buffer.split(b"\n\n")
+        for frame in complete:
+            if not frame.startswith(b"data: "):
+                continue
+            self.frames += 1
+            event = json.loads(frame[6:])
+            if self.on_event is not None:
+                self.on_event(event, stamp)
+            if event["type"] in ("RUN_FINISHED", "RUN_ERROR") and not self.done.done():
+                self.done.set_result(event["type"])
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if not self.done.done():
+            self.done.set_result("EOF")
+
+
+async def _lean_run(
+    url: str, thread_id: str, on_event: Callable[[dict[str, Any], int], None] | None = None
+) -> tuple[int, str]:
+    """:func:`_run` with :class:`_LeanStream`: (frames received, the terminal event)."""
+    host, port = url.removeprefix("http://").split(":")
+    body = json.dumps(_body(thread_id)).encode()
+    loop = asyncio.get_running_loop()
+    transport, stream = await loop.create_connection(
+        lambda: _LeanStream(body, f"{host}:{port}", on_event), host, int(port)
+    )
+    try:
+        end = await stream.done
+    finally:
+        transport.close()
+    return stream.frames, end
+
+
+def _http_client(connections: int) -> Any:
     import httpx
 
-    limits = httpx.Limits(max_connections=runs + 10, max_keepalive_connections=runs + 10)
-    threads = [uuid.uuid4().hex for _ in range(runs)]
+    limits = httpx.Limits(max_connections=connections, max_keepalive_connections=connections)
+    return httpx.AsyncClient(timeout=600, limits=limits)
+
+
+async def _client_main(url: str, threads: list[str]) -> None:
+    """A latency client child: first runs, ``ready``, wait for ``go``, measured runs, JSON."""
     latencies: list[int] = []
-    async with httpx.AsyncClient(timeout=600, limits=limits) as client:
-        # A first run per thread starts its session (spawn + initialize): not measured.
-        await asyncio.gather(*(_run(client, url, t, []) for t in threads))
-        started = time.monotonic()
-        counts = await asyncio.gather(*(_run(client, url, t, latencies) for t in threads))
-        elapsed = time.monotonic() - started
-    values = sorted(x / 1e6 for x in latencies)
-    return {
-        "runs": runs,
-        "frames": sum(counts),
-        "frames_per_s": sum(counts) / elapsed,
-        "seconds": elapsed,
-        "latency_samples": len(values),
-        "p50_ms": percentile(values, 0.50),
-        "p99_ms": percentile(values, 0.99),
-        "max_ms": values[-1] if values else 0.0,
-    }
+    loop = asyncio.get_running_loop()
+    await asyncio.gather(*(_lean_run(url, t) for t in threads))
+    print("ready", flush=True)
+    await loop.run_in_executor(None, sys.stdin.readline)
+    cpu, started = time.process_time(), time.monotonic()
+    results = await asyncio.gather(*(_lean_run(url, t, _stamps(latencies)) for t in threads))
+    elapsed, cpu = time.monotonic() - started, time.process_time() - cpu
+    print(
+        json.dumps(
+            {
+                "frames": sum(frames for frames, _ in results),
+                "ends": [end for _, end in results],
+                "latencies": latencies,
+                "seconds": elapsed,
+                "cpu_s": cpu,
+            }
+        ),
+        flush=True,
+    )
+
+
+# -- latency --------------------------------------------------------------------------------
 
 
 def measure_agui(
@@ -127,39 +364,313 @@ def measure_agui(
     runs: int = 50,
     lines: int = 300,
     rate: float = 100.0,
+    clients: int = 2,
     log: Callable[[str], None] = print,
 ) -> dict[str, Any]:
     """Concurrent AG-UI runs through a real server process (see the module docs)."""
-    server = _Server(cli, lines, rate)
+    env = {"BENCH_MODE": "paced", "BENCH_LINES": str(lines), "BENCH_RATE": str(rate)}
+    server = _Server("bridge", cli, env)
+    children: list[subprocess.Popen[str]] = []
     try:
-        results: dict[str, Any] = {"lines_per_run": lines, "rate": rate}
-        log(f"agui: {runs} threads, a run each to start their sessions, then {runs} runs at once")
-        cpu = server.cpu()
-        results["concurrent"] = asyncio.run(_runs(server.url, runs))
-        results["concurrent"]["server_cpu_s"] = server.cpu() - cpu
-        return results
+        threads = [uuid.uuid4().hex for _ in range(runs)]
+        shares = [threads[i::clients] for i in range(clients) if threads[i::clients]]
+        log(
+            f"agui latency: {runs} threads in {len(shares)} client processes, a run each to "
+            f"start their sessions, then {runs} runs at once"
+        )
+        for share in shares:
+            children.append(
+                subprocess.Popen(
+                    [sys.executable, "-m", "benchmarks.agui", "client", server.url, *share],
+                    stdin=subprocess.PIPE,
+                    stdout=subprocess.PIPE,
+                    text=True,
+                    cwd=_ROOT,
+                )
+            )
+        for child in children:
+            assert child.stdout is not None
+            if child.stdout.readline().strip() != "ready":
+                raise RuntimeError("a latency client failed in its first runs")
+        user, system = server.cpu_split()
+        for child in children:
+            assert child.stdin is not None
+            child.stdin.write("go\n")
+            child.stdin.flush()
+        parts = []
+        for child in children:
+            assert child.stdout is not None
+            parts.append(json.loads(child.stdout.readline()))
+        user_after, system_after = server.cpu_split()
+        server_user, server_system = user_after - user, system_after - system
+        server_cpu = server_user + server_system
     finally:
+        for child in children:
+            if child.poll() is None:
+                child.kill()
+            child.wait()
+            for stream in (child.stdin, child.stdout):
+                if stream is not None:
+                    stream.close()
         server.stop()
+    values = sorted(x / 1e6 for part in parts for x in part["latencies"])
+    frames = sum(part["frames"] for part in parts)
+    seconds = max(part["seconds"] for part in parts)
+    ends = [end for part in parts for end in part["ends"]]
+    return {
+        "lines_per_run": lines,
+        "rate": rate,
+        "clients": len(parts),
+        "uvicorn": uvicorn_stack(os.environ.get("BENCH_UVICORN", "asyncio")),
+        "loadavg": " ".join(f"{x:.2f}" for x in os.getloadavg()),
+        "concurrent": {
+            "runs": runs,
+            "finished": ends.count("RUN_FINISHED"),
+            "frames": frames,
+            "frames_per_s": frames / seconds,
+            "seconds": seconds,
+            "latency_samples": len(values),
+            "p50_ms": percentile(values, 0.50),
+            "p99_ms": percentile(values, 0.99),
+            "p90_ms": percentile(values, 0.90),
+            "p95_ms": percentile(values, 0.95),
+            "p999_ms": percentile(values, 0.999),
+            "max_ms": values[-1] if values else 0.0,
+            "server_cpu_s": server_cpu,
+            "server_system_cpu_s": server_system,
+            "server_cpu_us_per_delta": server_cpu / max(1, len(values)) * 1e6,
+            "clients_cpu_s": sum(part["cpu_s"] for part in parts),
+        },
+    }
+
+
+# -- (g) throughput -------------------------------------------------------------------------
+
+
+def one_turn_corpus(lines: int | None = None, seed: int | None = None) -> tuple[Path, int]:
+    """The benchmark corpus as one CLI turn (no intermediate ``result`` lines), cached next
+    to it: (path, lines)."""
+    import msgspec
+
+    from .corpus import DEFAULT_LINES, DEFAULT_SEED, load_corpus
+
+    corpus = load_corpus(lines or DEFAULT_LINES, DEFAULT_SEED if seed is None else seed)
+    path = corpus.path.with_name(corpus.path.stem + "-one-turn.ndjson")
+    meta = path.with_suffix(".json")
+    if path.exists() and meta.exists():
+        return path, int(json.loads(meta.read_text())["lines"])
+
+    class _Kind(msgspec.Struct):
+        type: str
+
+    decode = msgspec.json.Decoder(_Kind).decode
+    kept = [line for line in corpus.lines if decode(line).type != "result"]
+    tmp = path.with_suffix(".tmp")
+    tmp.write_bytes(b"\n".join(kept) + b"\n")
+    tmp.replace(path)
+    meta.write_text(json.dumps({"lines": len(kept)}))
+    return path, len(kept)
+
+
+async def _timed_run(url: str, thread_id: str) -> dict[str, Any]:
+    text = 0
+    tools = 0
+
+    def on_event(event: dict[str, Any], stamp: int) -> None:
+        nonlocal text, tools
+        if event["type"] == "TEXT_MESSAGE_CONTENT":
+            text += len(event["delta"])
+        elif event["type"] == "TOOL_CALL_START":
+            tools += 1
+
+    async with _http_client(4) as client:
+        await _run(client, url, thread_id)  # starts the session: a one-delta reply
+        started = time.monotonic()
+        frames, end = await _run(client, url, thread_id, on_event)
+        elapsed = time.monotonic() - started
+    return {"seconds": elapsed, "frames": frames, "end": end, "text_chars": text, "tools": tools}
+
+
+def _sdk_available() -> bool:
+    try:
+        import ag_ui_claude_sdk  # type: ignore[import-not-found, unused-ignore]  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def measure_agui_throughput(
+    cli: str,
+    *,
+    lines: int | None = None,
+    repeats: int = 3,
+    log: Callable[[str], None] = print,
+) -> dict[str, Any]:
+    """(g) and ``ag-ui-claude-sdk`` on the same one-turn corpus, alternating (module docs)."""
+    path, count = one_turn_corpus(lines)
+    env = {"BENCH_MODE": "corpus", "BENCH_CORPUS": str(path), "BENCH_WARMUP": "1"}
+    kinds = ["bridge", *(["sdk"] if _sdk_available() else [])]
+    if len(kinds) == 1:
+        log("agui throughput: ag-ui-claude-sdk is not installed (pip install '.[bench]')")
+    servers: dict[str, _Server] = {}
+    runs: dict[str, list[dict[str, Any]]] = {kind: [] for kind in kinds}
+    try:
+        for kind in kinds:
+            servers[kind] = _Server(kind, cli, env)
+        for i in range(repeats):
+            for kind in kinds:
+                server = servers[kind]
+                cpu = server.cpu()
+                run = asyncio.run(_timed_run(server.url, uuid.uuid4().hex))
+                run["server_cpu_s"] = server.cpu() - cpu  # the warm-up run included
+                run["lines_per_s"] = count / run["seconds"]
+                runs[kind].append(run)
+            log(
+                f"  repeat {i + 1}/{repeats}: "
+                + " ".join(f"{k} {runs[k][-1]['lines_per_s']:,.0f} lines/s" for k in kinds)
+            )
+    finally:
+        for server in servers.values():
+            server.stop()
+    results: dict[str, Any] = {"lines": count, "repeats": repeats}
+    for kind in kinds:
+        results[kind] = {
+            "runs": runs[kind],
+            "lines_per_s": spread([r["lines_per_s"] for r in runs[kind]]),
+        }
+    if "sdk" in results:
+        bridge, sdk = results["bridge"]["lines_per_s"], results["sdk"]["lines_per_s"]
+        results["g/sdk"] = bridge["median"] / sdk["median"]
+        results["g/sdk_best"] = bridge["max"] / sdk["max"]
+    return results
+
+
+# -- memory of idle threads -----------------------------------------------------------------
+
+
+async def _memory_child(kind: str, cli: str, threads: int) -> dict[str, Any]:
+    """In a fresh interpreter: ``threads`` sessions after one paced reply each, through the
+    backend alone (``sessions``) or as AG-UI threads (``threads``); memory after that."""
+    import tracemalloc
+
+    import anyio
+
+    from adapter import LocalBackend, PermissionPolicy, SessionConfig, SessionSpec
+    from adapter.agui.events import decode_run_input
+    from adapter.agui.runs import AguiService
+    from adapter.agui.threads import ThreadStore
+    from adapter.events import Complete
+
+    config = SessionConfig(
+        cli_path=cli,
+        env={"BENCH_MODE": "paced", "BENCH_LINES": "300", "BENCH_RATE": "3000"},
+        policy=PermissionPolicy("autonomous"),
+        client_options={"close_grace": 2, "kill_after": 2},
+    )
+    shutdown = anyio.Event()
+
+    def measure() -> dict[str, Any]:
+        gc.collect()
+        current, _ = tracemalloc.get_traced_memory()
+        return {"rss": rss_bytes(), "traced": current}
+
+    tracemalloc.start()
+    async with LocalBackend(config, max_sessions=threads + 10) as backend:
+        service = AguiService(backend, ThreadStore(None), shutting_down=lambda: shutdown)
+        async with service.running():
+            before = measure()
+            for _ in range(threads):
+                if kind == "sessions":
+                    info = await backend.create(SessionSpec())
+                    async with backend.subscribe(info.id, after_seq=0) as stream:
+                        await backend.prompt(info.id, "go")
+                        while not any(type(e) is Complete for e in await stream.receive_batch()):
+                            pass
+                else:
+                    handle = await service.start_run(decode_run_input(_body(uuid.uuid4().hex)))
+                    async for _frame in handle.listen():
+                        pass
+            await anyio.sleep(1.5)  # the saver's last round and the monitors' batches
+            after = measure()
+            shutdown.set()
+    return {
+        "threads": threads,
+        "rss_bytes": after["rss"] - before["rss"],
+        "traced_bytes": after["traced"] - before["traced"],
+    }
+
+
+def measure_agui_memory(
+    cli: str, *, threads: int = 50, log: Callable[[str], None] = print
+) -> dict[str, Any]:
+    """An idle AG-UI thread's memory beyond its session (module docs)."""
+    results: dict[str, Any] = {"threads": threads}
+    for kind in ("sessions", "threads"):
+        log(f"agui memory: {threads} {kind} in a fresh interpreter")
+        out = subprocess.run(
+            [sys.executable, "-m", "benchmarks.agui", "memory-child", kind, cli, str(threads)],
+            capture_output=True,
+            text=True,
+            cwd=_ROOT,
+            check=True,
+            timeout=600,
+        )
+        results[kind] = json.loads(out.stdout.strip().splitlines()[-1])
+    for key in ("rss_bytes", "traced_bytes"):
+        extra = results["threads"][key] - results["sessions"][key]
+        results[f"per_thread_{key}"] = extra / threads
+    return results
+
+
+# -- command line ---------------------------------------------------------------------------
 
 
 def main(argv: list[str] | None = None) -> int:
     """``python -m benchmarks.agui``: print the figures as JSON."""
     args = list(sys.argv[1:] if argv is None else argv)
     if args[:1] == ["serve"]:
-        _serve(args[1], int(args[2]), float(args[3]))
+        serve = _serve_bridge if args[1] == "bridge" else _serve_sdk
+        serve(args[2], json.loads(args[3]))
+        return 0
+    if args[:1] == ["client"]:
+        asyncio.run(_client_main(args[1], args[2:]))
+        return 0
+    if args[:1] == ["memory-child"]:
+        import anyio
+
+        result = anyio.run(_memory_child, args[1], args[2], int(args[3]))
+        print(json.dumps(result), flush=True)
         return 0
     parser = argparse.ArgumentParser(prog="python -m benchmarks.agui")
-    parser.add_argument("--runs", type=int, default=50)
-    parser.add_argument("--lines", type=int, default=300)
-    parser.add_argument("--rate", type=float, default=100.0)
-    parsed = parser.parse_args(args)
-    results = measure_agui(
-        emitter_path(),
-        runs=parsed.runs,
-        lines=parsed.lines,
-        rate=parsed.rate,
-        log=lambda text: print(text, file=sys.stderr, flush=True),
+    parser.add_argument(
+        "what", nargs="?", default="latency", choices=("latency", "throughput", "memory")
     )
+    parser.add_argument("--runs", type=int, default=50)
+    parser.add_argument("--lines", type=int)
+    parser.add_argument("--rate", type=float, default=100.0)
+    parser.add_argument("--clients", type=int, default=2)
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--threads", type=int, default=50)
+    parsed = parser.parse_args(args)
+
+    def log(text: str) -> None:
+        print(text, file=sys.stderr, flush=True)
+
+    cli = emitter_path()
+    results: dict[str, Any]
+    if parsed.what == "latency":
+        results = measure_agui(
+            cli,
+            runs=parsed.runs,
+            lines=parsed.lines or 300,
+            rate=parsed.rate,
+            clients=parsed.clients,
+            log=log,
+        )
+    elif parsed.what == "throughput":
+        results = measure_agui_throughput(cli, lines=parsed.lines, repeats=parsed.repeats, log=log)
+    else:
+        results = measure_agui_memory(cli, threads=parsed.threads, log=log)
     print(json.dumps(results, indent=2))
     return 0
 

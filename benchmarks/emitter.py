@@ -18,6 +18,9 @@ on ``BENCH_MODE``:
             is ``BENCH_SIZE`` bytes (ASCII, or with ``BENCH_TEXT=unicode`` mostly ASCII with
             CJK and an emoji on every line), then the final ``result``.
 
+With ``BENCH_WARMUP=1`` (any mode) the first prompt only gets a one-delta ``paced`` reply:
+a server that starts its session on the first request can then be measured on the second.
+
 It exits on stdin EOF (after finishing any stream in progress), or quietly when stdout breaks.
 """
 
@@ -145,7 +148,11 @@ class Emitter:
 
     def on_prompt(self) -> None:
         self.prompts += 1
-        if self.mode == "corpus":
+        if self.prompts == 1 and os.environ.get("BENCH_WARMUP"):
+            # The first prompt starts the session (spawn, initialize): a short reply, so the
+            # measured stream is the next prompt's.
+            self.paced(1, 1000.0)
+        elif self.mode == "corpus":
             started = time.monotonic_ns()
             _write_all(self.corpus)
             _write_all(_final_result(f"bench-start={started}"))
