@@ -26,7 +26,17 @@ RESULTS = ROOT / "results"
 BENCHMARKS_MD = ROOT.parent / "BENCHMARKS.md"
 START_MARK = "<!-- results:start -->"
 END_MARK = "<!-- results:end -->"
-SECTIONS = ("throughput", "latency", "memory", "scale", "acp", "terminals", "ws", "history")
+SECTIONS = (
+    "throughput",
+    "latency",
+    "memory",
+    "scale",
+    "acp",
+    "terminals",
+    "ws",
+    "history",
+    "agui",
+)
 
 
 def _log(text: str) -> None:
@@ -171,6 +181,18 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         results["history"] = measure_history(
             files=100 if quick else 1000, big_mb=20 if quick else 200, log=_log
         )
+    if "agui" in sections:
+        from .agui import measure_agui, measure_agui_memory, measure_agui_throughput
+
+        results["agui"] = {
+            "throughput": measure_agui_throughput(
+                cli, lines=lines, repeats=args.repeats or (2 if quick else 3), log=_log
+            ),
+            "latency": measure_agui(
+                cli, runs=10 if quick else 50, lines=60 if quick else 300, log=_log
+            ),
+            "memory": measure_agui_memory(cli, threads=10 if quick else 50, log=_log),
+        }
     results["elapsed_s"] = time.time() - started
     results["loadavg_end"] = " ".join(f"{x:.2f}" for x in os.getloadavg())
     return results

@@ -171,7 +171,100 @@ def targets(results: dict[str, Any]) -> list[tuple[str, str, bool | None]]:
                 idle < 256 * 1024,
             )
         )
+    rows += _agui_targets(results)
     return rows
+
+
+def _agui_targets(results: dict[str, Any]) -> list[tuple[str, str, bool | None]]:
+    rows: list[tuple[str, str, bool | None]] = []
+    agui = results.get("agui")
+    if not agui:
+        return rows
+    g = agui.get("throughput")
+    if g:
+        median = g["bridge"]["lines_per_s"]["median"]
+        d = (results.get("throughput") or {}).get("d")
+        if d:
+            share = median / d["lines_per_s"]["median"]
+            rows.append(
+                ("(g) AG-UI over HTTP >= 50% of (d): (g)/(d)", f"{share:.0%}", share >= 0.5)
+            )
+        if "g/sdk" in g:
+            rows.append(
+                (
+                    "(g) >= 5x ag-ui-claude-sdk on the same emitter",
+                    f"{g['g/sdk']:.1f}x (best runs: {g['g/sdk_best']:.1f}x)",
+                    g["g/sdk"] >= 5,
+                )
+            )
+    lat = agui.get("latency")
+    if lat:
+        c = lat["concurrent"]
+        rows.append(
+            (
+                f"AG-UI text delta p99 < 5 ms with {c['runs']} concurrent runs",
+                f"{c['p99_ms']:.2f} ms",
+                c["p99_ms"] < 5.0,
+            )
+        )
+    mem = agui.get("memory")
+    if mem:
+        per = mem["per_thread_rss_bytes"]
+        rows.append(
+            (
+                "AG-UI memory per idle thread < 1 MiB beyond its session",
+                f"{per / 1024:.0f} KiB RSS, {mem['per_thread_traced_bytes'] / 1024:.0f} KiB traced",
+                per < 1 << 20 and mem["per_thread_traced_bytes"] < 1 << 20,
+            )
+        )
+    return rows
+
+
+def _agui_md(agui: dict[str, Any]) -> list[str]:
+    out = ["", "### AG-UI (`python -m benchmarks.agui`)"]
+    g = agui.get("throughput")
+    if g:
+        out += [
+            "",
+            f"(g) the corpus as one CLI turn ({g['lines']:,} lines) to an httpx streaming client, "
+            f"{g['repeats']} alternating repeats:",
+            "",
+            "| server | lines/s min | median | max | frames | text chars | tool calls |",
+            "|---|---:|---:|---:|---:|---:|---:|",
+        ]
+        for kind, label in (("bridge", "claudecode-bridge /agui"), ("sdk", "ag-ui-claude-sdk")):
+            if kind in g:
+                lps = g[kind]["lines_per_s"]
+                run = g[kind]["runs"][-1]
+                out.append(
+                    f"| {label} | {_n(lps['min'])} | {_n(lps['median'])} | {_n(lps['max'])} | "
+                    f"{_n(run['frames'])} | {_n(run['text_chars'])} | {run['tools']} |"
+                )
+    lat = agui.get("latency")
+    if lat:
+        c = lat["concurrent"]
+        out += [
+            "",
+            f"Latency, {c['runs']} runs at once ({lat['lines_per_run']} deltas each at "
+            f"{lat['rate']:.0f}/s, {lat['clients']} client processes, uvicorn "
+            f"{lat['uvicorn']['loop']} + {lat['uvicorn']['http']}):",
+            "",
+            "| samples | p50 ms | p90 ms | p99 ms | p99.9 ms | max ms | server CPU µs/delta | "
+            "clients CPU s |",
+            "|---:|---:|---:|---:|---:|---:|---:|---:|",
+            f"| {_n(c['latency_samples'])} | {c['p50_ms']:.2f} | {c['p90_ms']:.2f} | "
+            f"{c['p99_ms']:.2f} | {c['p999_ms']:.2f} | {c['max_ms']:.2f} | "
+            f"{c['server_cpu_us_per_delta']:.0f} | {c['clients_cpu_s']:.2f} |",
+        ]
+    mem = agui.get("memory")
+    if mem:
+        out += [
+            "",
+            f"Idle threads ({mem['threads']['threads']}, one run each, beyond their sessions): "
+            f"{mem['per_thread_rss_bytes'] / 1024:.0f} KiB RSS and "
+            f"{mem['per_thread_traced_bytes'] / 1024:.0f} KiB traced per thread.",
+        ]
+    return out
 
 
 def _ws_md(ws: dict[str, Any]) -> list[str]:
@@ -435,4 +528,6 @@ def markdown(results: dict[str, Any]) -> str:
         out += _ws_md(results["ws"])
     if results.get("history"):
         out += _history_md(results["history"])
+    if results.get("agui"):
+        out += _agui_md(results["agui"])
     return "\n".join(out) + "\n"
