@@ -125,7 +125,7 @@ def _serve_sdk(cli: str, env: dict[str, str]) -> None:
     import contextlib
     import logging
 
-    from ag_ui_claude_sdk import (  # type: ignore[import-not-found, unused-ignore]
+    from ag_ui_claude_sdk import (  # type: ignore[import-untyped, import-not-found, unused-ignore]
         ClaudeAgentAdapter,
         add_claude_fastapi_endpoint,
     )
@@ -492,11 +492,9 @@ async def _timed_run(url: str, thread_id: str) -> dict[str, Any]:
 
 
 def _sdk_available() -> bool:
-    try:
-        import ag_ui_claude_sdk  # type: ignore[import-not-found, unused-ignore]  # noqa: F401
-    except ImportError:
-        return False
-    return True
+    import importlib.util
+
+    return importlib.util.find_spec("ag_ui_claude_sdk") is not None
 
 
 def measure_agui_throughput(
