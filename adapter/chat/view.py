@@ -22,7 +22,12 @@ Rules:
 
 Ids are deterministic: the same events give the same entries whatever the batch split, so
 ``apply(all)`` equals any sequence of ``apply(part)`` and replaying the deltas onto an empty
-list (removed, then updated in place, then added at the end) rebuilds :attr:`entries`.
+list (removed, then updated in place, then added at the end) rebuilds :attr:`entries`. An
+entry that an event starts is named after the event's ``seq`` (``user:12``; stored events,
+which have none, count instead: ``user:h3``), a text or reasoning run after its message
+(``text:<message id>``, then ``text:<message id>:1`` ...), a tool entry after its call: so a
+page that folds live events onto a snapshot (``webui/static/chat.js``) names its entries as
+this view does.
 """
 
 from __future__ import annotations
@@ -148,6 +153,7 @@ class ChatView:
         self._open_reasoning: dict[str | None, str] = {}
         self._runs: dict[str, int] = {}
         self._events = 0
+        self._key = ""
         self.todos: tuple[TodoItem, ...] = ()
         self.usage = ChatUsage()
         self.context_window: ContextWindow | None = None
@@ -199,6 +205,9 @@ class ChatView:
             self._events += 1
             if event.seq:
                 self.last_seq = event.seq
+                self._key = str(event.seq)
+            else:
+                self._key = f"h{self._events}"
             handler = _HANDLERS.get(type(event))
             if handler is not None:
                 handler(self, event)
@@ -258,7 +267,7 @@ class ChatView:
         self._touched.pop(entry_id, None)
 
     def _next_id(self, kind: str) -> str:
-        return f"{kind}:{self._events}"
+        return f"{kind}:{self._key}"
 
     def _run_id(self, kind: str, message_id: str) -> str:
         key = f"{kind}:{message_id}"

@@ -217,6 +217,49 @@ def test_the_page_chat_model_folds_events_once(tmp_path: Path, browser: Any) -> 
         ] == got
 
 
+def test_slash_commands_stream_as_they_show_after_a_reload(tmp_path: Path, browser: Any) -> None:
+    """Prompts in the CLI's tags (a slash command, its output, an IDE selection, a system
+    reminder, an interruption) render live as they do from a snapshot after a reload: the
+    command with its output, the selection beside the prompt, no tags, nothing twice."""
+    body = script(*(text_turn(f"reply {i}") for i in range(5)))
+    prompts = [
+        "<command-name>/cost</command-name>\n<command-message>cost</command-message>\n"
+        "<command-args>--all</command-args>",
+        "<local-command-stdout>Total cost: \x1b[1m$0.01\x1b[22m</local-command-stdout>",
+        "<ide_selection>lines 1-3 of a.py</ide_selection>explain this"
+        "<system-reminder>do not show this</system-reminder>",
+        "/compact keep the plan",
+        "[Request interrupted by user]",
+    ]
+    with serve(tmp_path, fake_cli_command(body, tmp_path / "fake")) as url:
+        page = open_page(browser, url)
+        page.click("#new-session button[type=submit]")
+        until(page, "window.ccbState.current !== null")
+        current = page.evaluate("window.ccbState.current")
+        remote = Remote(url)
+        for i, text in enumerate(prompts):
+            remote.request({"type": "prompt", "session_id": current, "text": text})
+            page.wait_for_selector(f".msg.assistant:has-text('reply {i}')")
+        live = page.locator("#chat > *").all_inner_texts()
+        assert [f"reply {i}" for i in range(5)] == live[1::2]
+        # each prompt got a reply, so the output is an entry of its own (right after its
+        # command, it would be shown on it: the chat model tests cover that)
+        assert ["/cost --all", "Total cost: $0.01"] == live[0:3:2]
+        assert "explain this" in live[4] and "selection: lines 1-3 of a.py" in live[4]
+        assert "/compact keep the plan" == live[6]
+        assert "Interrupted" in live[8]
+        shown = "\n".join(live)
+        for tag in ("<command-", "<local-command", "<ide_", "<system-reminder", "do not show"):
+            assert tag not in shown
+        page.reload()
+        page.wait_for_selector(".conn.ok")
+        page.locator(f"#sessions li[data-session='{current}']").click()
+        page.wait_for_selector(".msg.assistant:has-text('reply 4')")
+        assert live == page.locator("#chat > *").all_inner_texts()
+        assert [] == page.errors
+        remote.conn.close()
+
+
 def test_sub_agent_work_is_nested_under_its_call(tmp_path: Path, browser: Any) -> None:
     """A recorded real-CLI run with a sub-agent (replayed by the fake CLI): the sub-agent's
     tool call is drawn inside the card of the Agent call that started it."""

@@ -1,6 +1,22 @@
 // The chat of one session: the server's snapshot (adapter.chat entries) folded forward with
-// the events that follow it. Mirrors adapter/chat/view.py for what the page shows; entries
-// are keyed by id so an event applied twice (a reconnect) changes nothing.
+// the events that follow it. Mirrors adapter/chat/view.py for what the page shows, ids
+// included (an entry an event starts is named after its seq, a text run after its message),
+// so live events and a snapshot taken later give the same entries; entries are keyed by id
+// so an event applied twice (a reconnect) changes nothing.
+
+import { parseUserText } from "./usertext.js";
+
+// The server's JSON leaves out fields at their default value; the live path compares them.
+function withDefaults(entry) {
+  switch (entry.kind) {
+    case "tool": return { status: "running", ...entry };
+    case "permission": return { state: "open", ...entry };
+    case "command": return { args: "", output: null, ...entry };
+    case "interrupt": return { text: "Interrupted", ...entry };
+    case "read_group": return { ...entry, reads: entry.reads.map((r) => ({ status: "running", ...r })) };
+    default: return entry;
+  }
+}
 
 export class Chat {
   constructor() {
@@ -17,7 +33,7 @@ export class Chat {
 
   static fromSnapshot(snap) {
     const chat = new Chat();
-    for (const entry of snap.entries || []) chat._add(entry);
+    for (const entry of snap.entries || []) chat._add(withDefaults(entry));
     chat.lastSeq = snap.last_seq || 0;
     chat.usage = snap.usage || chat.usage;
     chat.context = snap.context_window || null;
@@ -86,6 +102,29 @@ export class Chat {
     return changed;
   }
 
+  // A user message as adapter.chat shows it: a prompt, a slash command, a command's output
+  // (on the command just before it when that has none yet), an interruption, or nothing.
+  _user(ev) {
+    const parsed = parseUserText(ev.text || "");
+    const id = (kind) => kind + ":" + ev.seq;
+    switch (parsed.kind) {
+      case "text":
+        return [this._add({ kind: "user", id: id("user"), text: parsed.text, images: ev.images || 0, selections: parsed.selections })];
+      case "command":
+        return [this._add({ kind: "command", id: id("command"), name: parsed.name, args: parsed.args, output: null })];
+      case "command_output": {
+        let last = null;
+        for (const e of this.entries.values()) if (!e.parent_id) last = e;
+        if (last && last.kind === "command" && (last.output === null || last.output === undefined)) return [this._set({ ...last, output: parsed.text })];
+        return [this._add({ kind: "command", id: id("command"), name: "", args: "", output: parsed.text })];
+      }
+      case "interrupt":
+        return [this._add({ kind: "interrupt", id: id("interrupt"), text: "Interrupted" })];
+      default:
+        return ev.images ? [this._add({ kind: "user", id: id("user"), text: "", images: ev.images, selections: [] })] : [];
+    }
+  }
+
   // Apply one event; returns the ids of the entries it added, changed or removed ([] if none).
   apply(ev) {
     if (ev.seq && ev.seq <= this.lastSeq) return [];   // already shown
@@ -93,19 +132,19 @@ export class Chat {
     const parent = ev.parent_tool_call_id || null;
     const key = (k) => k + "|" + (parent || "");
     switch (ev.type) {
-      case "user_message": {
-        // A typed slash command shows as a command, as adapter.chat.usertext parses it.
-        const slash = /^\/([A-Za-z][\w:.-]*)(?:[ \t]+([\s\S]*))?$/.exec(ev.text.trim());
-        if (slash) return [this._add({ kind: "command", id: "command:" + ev.seq, name: slash[1], args: (slash[2] || "").trim() })];
-        return [this._add({ kind: "user", id: "user:" + ev.seq, text: ev.text, images: ev.images || 0 })];
-      }
+      case "user_message":
+        return this._user(ev);
       case "message_chunk":
       case "reasoning": {
         const kind = ev.type === "message_chunk" ? "text" : "reasoning";
         const openId = this.open.get(key(kind));
         const open = openId && this.entries.get(openId);
         if (open && open.message_id === ev.message_id) return [this._set({ ...open, text: open.text + ev.text })];
-        return [this._add({ kind, id: kind + ":" + ev.message_id + ":" + ev.seq, parent_id: parent, message_id: ev.message_id, text: ev.text })];
+        // As adapter.chat names runs: "text:<message>", then "text:<message>:1", ...
+        let runs = 0;
+        for (const e of this.entries.values()) if (e.kind === kind && e.message_id === ev.message_id) runs++;
+        const id = kind + ":" + ev.message_id + (runs ? ":" + runs : "");
+        return [this._add({ kind, id, parent_id: parent, message_id: ev.message_id, text: ev.text })];
       }
       case "tool_call": {
         if (ev.normalized && ev.normalized.kind === "manage_todos" && ev.normalized.operation === "write") this.todos = ev.normalized.items || [];
@@ -115,12 +154,12 @@ export class Chat {
       }
       case "tool_progress": {
         const [tool] = this._tool(ev.tool_call_id);
-        return tool && tool.status === "running" ? [this._set({ ...tool, elapsed_seconds: ev.elapsed_seconds })] : [];
+        return tool && tool.status === "running" ? [this._set({ ...tool, elapsed_seconds: ev.elapsed_seconds, progress: ev.message || null })] : [];
       }
       case "tool_update": {
-        const changed = this._closePermissions((p) => p.tool_call_id === ev.tool_call_id);
         const [tool, group] = this._tool(ev.tool_call_id);
-        if (group) return changed;
+        if (group) return [];   // a finished read already in a group: nothing changes
+        const changed = this._closePermissions((p) => p.tool_call_id === ev.tool_call_id);
         const fields = { title: ev.title, normalized: ev.normalized, status: ev.status };
         if (tool) changed.push(this._set({ ...tool, ...fields }));
         else changed.push(this._add({ kind: "tool", id: ev.tool_call_id, parent_id: parent, tool_name: ev.tool_name, ...fields }));
@@ -149,7 +188,11 @@ export class Chat {
       case "compact_boundary":
         return [this._add({ kind: "notice", id: "notice:" + ev.seq, text: "Conversation compacted" })];
       case "api_retry":
-        return [this._add({ kind: "notice", id: "notice:" + ev.seq, text: "Retrying the API call (attempt " + ev.attempt + ")" })];
+        return [this._add({ kind: "notice", id: "notice:" + ev.seq, text: "Retrying the API call (attempt " + ev.attempt + ")" + (ev.error ? ": " + ev.error : "") })];
+      case "task": {
+        const tool = ev.tool_call_id && this.entries.get(ev.tool_call_id);
+        return tool && tool.kind === "tool" ? [this._set({ ...tool, task_status: ev.status || ev.phase })] : [];
+      }
       case "rate_limit":
         return [this._add({ kind: "notice", id: "notice:" + ev.seq, text: "Rate limit: " + ev.status })];
       default:

@@ -123,7 +123,7 @@ export function renderEntry(e, actions, pending) {
       return box;
     }
     case "command":
-      return el("div", { class: "msg user command", "data-id": e.id, text: (e.name ? "/" + e.name + " " + (e.args || "") : "") + (e.output ? "\n" + e.output : "") });
+      return el("div", { class: "msg user command", "data-id": e.id, text: [e.name ? "/" + e.name + (e.args ? " " + e.args : "") : "", e.output || ""].filter(Boolean).join("\n") });
     case "text":
       return el("div", { class: "msg assistant", "data-id": e.id, text: e.text });
     case "reasoning":
