@@ -1,7 +1,7 @@
 """The NATS hop, measured: sessions in process against sessions on worker processes.
 
-``python -m benchmarks.cluster [--quick] [--only ws,backend,throughput,aggregate]``. Every
-run uses the paced emitter (``benchmarks/emitter.py``) as the CLI:
+``python -m benchmarks.cluster [--quick] [--only ws,backend,throughput,aggregate]
+[--sessions N]``. Every run uses the paced emitter (``benchmarks/emitter.py``) as the CLI:
 
 * **ws** (the hop as a user sees it): ``sessions`` sessions stream text deltas at ``rate``
   per second each, every delta stamped with ``CLOCK_MONOTONIC`` just before the emitter
@@ -200,9 +200,13 @@ async def _ws_open(url: str) -> _WsClient:
     return _WsClient(conn)
 
 
-async def _ws_stream(url: str, sessions: int) -> tuple[list[int], int, float]:
+async def _ws_stream(
+    url: str, sessions: int, pids: dict[str, int] | None = None
+) -> tuple[list[int], int, float, dict[str, float]]:
     """Like :func:`_stream`, through a server's WebSocket endpoint: one connection creates
-    the sessions and prompts them, one more per session subscribes and reads."""
+    the sessions and prompts them, one more per session subscribes and reads. The last item:
+    the CPU share of each process of ``pids`` from the prompts to the last ``complete``."""
+    pids = pids or {}
     control = await _ws_open(url)
     ids = [
         (await control.request({"type": "create_session"}))["session_id"] for _ in range(sessions)
@@ -231,6 +235,7 @@ async def _ws_stream(url: str, sessions: int) -> tuple[list[int], int, float]:
             elif event["type"] == "complete":
                 return
 
+    before = {role: _cpu_seconds(pid) for role, pid in pids.items()}
     start = time.monotonic()
     async with anyio.create_task_group() as tg:
         for reader, session_id in readers:
@@ -238,13 +243,14 @@ async def _ws_stream(url: str, sessions: int) -> tuple[list[int], int, float]:
         for session_id in ids:
             await control.request({"type": "prompt", "session_id": session_id, "text": "go"})
     wall = time.monotonic() - start
+    cpu = {role: (_cpu_seconds(pid) - before[role]) / wall for role, pid in pids.items()}
     for reader, _ in readers:
         await reader.conn.close()
     for session_id in ids:
         with contextlib.suppress(Exception):
             await control.request({"type": "close_session", "session_id": session_id})
     await control.conn.close()
-    return samples, counts[0], wall
+    return samples, counts[0], wall, cpu
 
 
 async def _stream(backend: Any, sessions: int) -> tuple[list[int], int, float]:
@@ -353,12 +359,7 @@ async def _measure(sizes: dict[str, int], only: tuple[str, ...], log: Any) -> di
                         if kind == "nats":
                             assert server.process is not None
                             pids["nats-server"] = server.process.pid
-                        before = {role: _cpu_seconds(pid) for role, pid in pids.items()}
-                        samples, _, wall = await _ws_stream(url, sessions)
-                        cpu = {
-                            role: (_cpu_seconds(pid) - before[role]) / wall
-                            for role, pid in pids.items()
-                        }
+                        samples, _, _, cpu = await _ws_stream(url, sessions, pids)
                     row = _latency_row(kind, sessions, samples)
                     row["cpu_share"] = cpu
                     out["ws"].append(row)
@@ -486,13 +487,18 @@ def main() -> None:
         default=",".join(SECTIONS),
         help=f"comma-separated sections to run (default: all of {','.join(SECTIONS)})",
     )
+    parser.add_argument("--sessions", type=int, help="latency sessions (default: 50, quick 10)")
     args = parser.parse_args()
     only = tuple(name.strip() for name in args.only.split(",") if name.strip())
     unknown = set(only) - set(SECTIONS)
     if unknown:
         parser.error(f"unknown section(s): {', '.join(sorted(unknown))}")
     load = os.getloadavg()
-    result = measure_cluster(size="quick" if args.quick else "full", only=only)
+    size = "quick" if args.quick else "full"
+    if args.sessions:
+        SIZES["custom"] = {**SIZES[size], "sessions": args.sessions}
+        size = "custom"
+    result = measure_cluster(size=size, only=only)
     after = os.getloadavg()
     print(f"\nload average at start: {load[0]:.2f} (1 min), at the end: {after[0]:.2f}\n")
     print(markdown(result))
