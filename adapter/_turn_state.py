@@ -146,12 +146,12 @@ class SeenIds:
         A few C-level set operations for a whole batch instead of a Python call per line
         (the CLI's lines all have distinct uuids, except after a replay).
         """
-        nones = uuids.count(None)
         fresh = set(map(hash, uuids))
-        if nones:
-            fresh.discard(_NONE_HASH)
-        if len(fresh) + nones != len(uuids):
-            return False  # a uuid repeats within the batch
+        if len(fresh) != len(uuids):  # a uuid repeats, or several lines have none
+            nones = uuids.count(None)
+            if nones < 2 or len(fresh) + nones - 1 != len(uuids):
+                return False
+        fresh.discard(_NONE_HASH)
         return self._hashes.add_fresh(fresh)
 
     def __contains__(self, uuid: object) -> bool:
