@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Sequence
 from contextlib import AbstractAsyncContextManager
+from pathlib import Path
 from typing import Any, Literal, Protocol, TypeAlias, runtime_checkable
 
 import msgspec
@@ -34,6 +35,7 @@ __all__ = (
     "EventStream",
     "FRONTEND_TOOL_SERVER",
     "FrontendToolBackend",
+    "HistoryBackend",
     "SessionBackend",
     "SessionInfo",
     "SessionKind",
@@ -200,6 +202,22 @@ class SessionBackend(Protocol):
 
 #: The MCP server name frontend tools are offered under: Claude sees ``mcp__frontend__<name>``.
 FRONTEND_TOOL_SERVER = "frontend"
+
+
+@runtime_checkable
+class HistoryBackend(Protocol):
+    """An optional capability of a :class:`SessionBackend`: where its stored sessions are.
+
+    ``history_dir`` is laid out like the CLI's configuration directory
+    (``projects/<project>/<CLI session id>.jsonl``); front ends list, load and resume stored
+    sessions from there instead of this machine's own CLI directory. A cluster gateway
+    keeps its copy of the transcripts the workers mirror there.
+    """
+
+    @property
+    def history_dir(self) -> Path:
+        """The directory (``projects/`` under it)."""
+        ...
 
 
 @runtime_checkable

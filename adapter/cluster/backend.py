@@ -10,9 +10,12 @@ like the workers do (:mod:`adapter.cluster.recovery`).
 from __future__ import annotations
 
 import contextlib
+import shutil
+import tempfile
 import uuid
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
+from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Self
 
@@ -31,6 +34,7 @@ from .eventlog import ClusterEventStream, ensure_event_stream
 from .placement import place_session
 from .recovery import recover_lost_session
 from .registry import Registry
+from .transcripts import TranscriptCache, ensure_transcript_stream
 from .wire import (
     AnswerPermission,
     Close,
@@ -126,6 +130,8 @@ class ClusterBackend:
         config: the deployment's names and limits (the same as the workers').
         resume_lost: resume sessions of dead workers on other workers.
         subscriber_buffer: events a subscriber may have waiting before it is dropped.
+        history: keep a local copy of the transcripts the workers mirror, so front ends
+            list, load and resume the cluster's stored sessions (:attr:`history_dir`).
     """
 
     def __init__(
@@ -135,8 +141,15 @@ class ClusterBackend:
         *,
         resume_lost: bool = True,
         subscriber_buffer: int = 10_000,
+        history: bool = True,
     ) -> None:
         self.config = config or ClusterConfig()
+        # Known from the start (front ends read it when their routes are made), created
+        # private when the backend starts, removed when it stops.
+        self._history_dir = (
+            Path(tempfile.gettempdir()) / f"bridge-history-{uuid.uuid4().hex}" if history else None
+        )
+        self._history: TranscriptCache | None = None
         self._settings = nats if isinstance(nats, NatsSettings) else None
         self._nc: Any = None if isinstance(nats, NatsSettings) else nats
         self.resume_lost = resume_lost
@@ -165,6 +178,13 @@ class ClusterBackend:
             self._connected = True
             self._js = self._nc.jetstream(timeout=self.config.request_timeout)
             await ensure_event_stream(self._js, self.config)
+            if self._history_dir is not None:
+                await ensure_transcript_stream(self._js, self.config)
+                self._history_dir.mkdir(mode=0o700)
+                stack.callback(shutil.rmtree, self._history_dir, ignore_errors=True)
+                self._history = TranscriptCache(self._js, self.config, self._history_dir)
+                await self._history.start()
+                stack.push_async_callback(self._history.close)
             self.registry = Registry(self._js, self.config, on_session=self._watchers.publish)
             await self.registry.open()
             tg = await stack.enter_async_context(anyio.create_task_group())
@@ -208,6 +228,20 @@ class ClusterBackend:
             self.registry.reconnected()
         self._connected = True
         _log.info("cluster.nats_reconnected")
+
+    @property
+    def history_dir(self) -> Path:
+        """Where the copy of the cluster's stored sessions is (``projects/<project>/<CLI
+        session id>.jsonl``, like the CLI's own directory; see
+        :class:`~adapter.HistoryBackend`).
+
+        Raises:
+            AttributeError: made with ``history=False`` (so it is no
+                :class:`~adapter.HistoryBackend`).
+        """
+        if self._history_dir is None:
+            raise AttributeError("this ClusterBackend keeps no history (history=False)")
+        return self._history_dir
 
     @property
     def ready(self) -> bool:

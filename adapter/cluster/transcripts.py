@@ -18,11 +18,13 @@ chunk on the subject, so the old worker, should it come back, mirrors nothing mo
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import anyio
+import msgspec
 
 from claudecode._log import get_logger
 
@@ -36,6 +38,8 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = (
     "OFFSET_HEADER",
+    "PROJECT_HEADER",
+    "TranscriptCache",
     "TranscriptMirror",
     "ensure_transcript_stream",
     "fence_transcript",
@@ -48,6 +52,9 @@ _log = get_logger("claudecode.adapter.cluster.transcripts")
 
 #: The byte offset of a transcript chunk in its file.
 OFFSET_HEADER = "Bridge-Offset"
+#: The CLI's project directory of the file (the slug of the session's working directory).
+PROJECT_HEADER = "Bridge-Project"
+_PROJECT = re.compile(r"^[A-Za-z0-9_-][A-Za-z0-9_.-]{0,254}$")
 
 
 async def ensure_transcript_stream(js: JetStreamContext, config: ClusterConfig) -> None:
@@ -168,6 +175,7 @@ class TranscriptMirror:
                 {
                     MSG_ID_HEADER: f"{self.cli_session_id}:{self.offset}",
                     OFFSET_HEADER: str(self.offset),
+                    PROJECT_HEADER: self._path.parent.name,
                 },
                 self._subject_seq,
             )
@@ -281,6 +289,108 @@ async def restore_transcript(
     path = await anyio.to_thread.run_sync(_write, root, cwd, cli_session_id, chunks)
     _log.info("cluster.transcript_restored", cli_session_id=cli_session_id, bytes=expected)
     return path
+
+
+class TranscriptCache:
+    """A private local copy of every mirrored CLI transcript, laid out like the CLI's own
+    config directory (``<root>/projects/<project>/<CLI session id>.jsonl``) and kept current
+    by one ordered consumer on the transcripts stream.
+
+    A gateway lists, loads and resumes stored sessions from it
+    (:class:`~adapter.chat.HistoryIndex` over ``root``), so a gateway with no CLI files of its
+    own shows the whole cluster's history. Files are private (0600 in a 0700 directory);
+    chunks are appended at their offset (repeats and fence markers skipped; a session whose
+    mirror has a hole is not extended past it).
+    """
+
+    def __init__(self, js: JetStreamContext, config: ClusterConfig, root: Path) -> None:
+        self._js = js
+        self._config = config
+        self.root = root
+        self._sizes: dict[str, int] = {}
+        self._paths: dict[str, Path] = {}
+        self._sub: Any = None
+
+    async def start(self) -> None:
+        """Create ``root`` (private) and start following the stream from its beginning."""
+        from nats.js import api
+
+        (self.root / "projects").mkdir(mode=0o700, parents=True, exist_ok=True)
+        self._sub = await self._js.subscribe(
+            self._config.transcript_subjects,
+            stream=self._config.transcript_stream,
+            cb=self._on_chunk,
+            ordered_consumer=True,
+            config=api.ConsumerConfig(deliver_policy=api.DeliverPolicy.ALL),
+            idle_heartbeat=2.0,
+        )
+
+    async def close(self) -> None:
+        """Stop following (the files stay)."""
+        sub, self._sub = self._sub, None
+        if sub is not None:
+            try:
+                await sub.unsubscribe()
+            except Exception as exc:  # the connection may be gone already
+                _log.debug("cluster.unsubscribe_failed", error=repr(exc))
+
+    async def _on_chunk(self, msg: Any) -> None:
+        cli_session_id = msg.subject.rsplit(".", 1)[-1]
+        data = msg.data or b""
+        headers = msg.headers or {}
+        try:
+            offset = int(headers.get(OFFSET_HEADER, "-1"))
+        except ValueError:
+            offset = -1
+        if not valid_token(cli_session_id) or offset < 0:
+            _log.warning("cluster.malformed_transcript_chunk", subject=msg.subject)
+            return
+        size = self._sizes.get(cli_session_id, 0)
+        if size < 0 or not data or offset < size:
+            return  # stopped at a hole, a fence marker, or a repeat
+        if offset > size:
+            _log.warning(
+                "cluster.transcript_hole", cli_session_id=cli_session_id, at=size, next=offset
+            )
+            self._sizes[cli_session_id] = -1  # the copy stays as it is
+            return
+        path = self._paths.get(cli_session_id)
+        if path is None:
+            project = _project_of(headers.get(PROJECT_HEADER), data)
+            directory = self.root / "projects" / project
+            directory.mkdir(mode=0o700, exist_ok=True)
+            path = self._paths[cli_session_id] = directory / f"{cli_session_id}.jsonl"
+        try:
+            _append(path, data)
+        except OSError as exc:
+            _log.warning("cluster.transcript_cache_failed", path=str(path), error=repr(exc))
+            return
+        self._sizes[cli_session_id] = size + len(data)
+
+
+def _project_of(header: str | None, data: bytes) -> str:
+    """The project directory of a transcript: the mirror's header, else the slug of the
+    ``cwd`` its first lines record (chunks mirrored before the header existed)."""
+    if header and _PROJECT.match(header) and header not in (".", ".."):
+        return header
+    for line in data.split(b"\n", 20)[:20]:
+        try:
+            cwd = msgspec.json.decode(line, type=_CwdLine).cwd
+        except (msgspec.DecodeError, msgspec.ValidationError):
+            continue
+        if cwd:
+            return project_slug(cwd)[:255]
+    return "unknown"
+
+
+class _CwdLine(msgspec.Struct):
+    cwd: str | None = None
+
+
+def _append(path: Path, data: bytes) -> None:
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    with os.fdopen(fd, "ab") as file:
+        file.write(data)
 
 
 def _read(path: Path, offset: int, size: int) -> bytes:

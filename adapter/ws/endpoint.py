@@ -38,7 +38,13 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 from claudecode import ClaudeCodeError, UsageError
 from claudecode._log import get_logger
 
-from ..backend import BackendUnavailableError, SessionBackend, SessionInfo, SessionSpec
+from ..backend import (
+    BackendUnavailableError,
+    HistoryBackend,
+    SessionBackend,
+    SessionInfo,
+    SessionSpec,
+)
 from ..chat.history import (
     HistoryIndex,
     HistoryNotFoundError,
@@ -588,8 +594,12 @@ class WebSocketConnection:
 def ws_routes(ctx: ServerContext, *, max_queue: int = DEFAULT_MAX_QUEUE) -> list[BaseRoute]:
     """The ``/ws`` route (a route provider for :func:`~adapter.server.create_app`)."""
     views = SessionViews(ctx.backend)
-    # The CLI keeps transcripts where its own environment says (HOME / CLAUDE_CONFIG_DIR).
-    history = HistoryIndex(config_dir({**os.environ, **ctx.settings.session_defaults.env}))
+    # The CLI keeps transcripts where its own environment says (HOME / CLAUDE_CONFIG_DIR);
+    # a backend whose sessions run elsewhere (a cluster gateway) says where its copy is.
+    if isinstance(ctx.backend, HistoryBackend):
+        history = HistoryIndex(ctx.backend.history_dir)
+    else:
+        history = HistoryIndex(config_dir({**os.environ, **ctx.settings.session_defaults.env}))
     ctx.lifespan_hooks.append(views.running)
     ctx.endpoints.append(("WebSocket", "/ws"))
 

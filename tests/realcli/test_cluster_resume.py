@@ -92,6 +92,34 @@ def worker(
         proc.wait()
 
 
+@contextlib.contextmanager
+def serve_gateway(
+    url: str, config: ClusterConfig, home: Path, tmp_path: Path
+) -> Iterator[subprocess.Popen[bytes]]:
+    """A `serve --nats` gateway process with ``home`` as its HOME."""
+    with open(tmp_path / "gateway.log", "wb") as log:
+        proc = subprocess.Popen(
+            [
+                sys.executable, "-m", "adapter", "serve", "--port", "0", "--nats", url,
+                "--nats-prefix", config.prefix, "--state-dir", str(tmp_path / "state"), "-v",
+            ],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=log,
+            env={**os.environ, "HOME": str(home)},
+            start_new_session=True,
+            preexec_fn=die_with_parent(signal.SIGTERM),
+        )  # fmt: skip
+    try:
+        yield proc
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+        assert proc.stdout is not None
+        proc.stdout.close()
+
+
 async def until_complete(events: Any) -> list[Event]:
     seen: list[Event] = []
     with anyio.fail_after(WAIT):
@@ -272,3 +300,96 @@ async def test_a_fork_is_mirrored_and_resumes_elsewhere(
     history = json.dumps(last.body["messages"])
     for text in ("first prompt", "first answer", "fork prompt", "forked answer"):
         assert text in history
+
+
+async def test_a_gateway_lists_loads_and_resumes_the_clusters_history(
+    cli_command: str, cli_env: CLIEnv, fake_api: FakeAnthropicAPI, tmp_path: Path
+) -> None:
+    """A `serve --nats` gateway with no CLI files of its own (an empty HOME) lists the
+    session a worker's CLI stored — from the transcripts mirror — over the WebSocket's
+    `list_history`, shows its conversation when it is resumed, and the resumed session
+    runs on the worker with the earlier turn visible to the model."""
+    from websockets.asyncio.client import connect
+
+    fake_api.add_main(text_turn("The first answer."), text_turn("Resumed answer."))
+    config = ClusterConfig(prefix=f"h{uuid.uuid4().hex[:8]}")
+    home, gateway_home = tmp_path / "home-w", tmp_path / "home-gateway"
+    home.mkdir()
+    gateway_home.mkdir()
+    env = {**cli_env(HOME=str(home)), "PYTHONUNBUFFERED": "1"}
+    cwd = str(cli_env.cwd)
+    with (
+        LocalNatsServer(tmp_path / "nats") as server,
+        worker("w1", server.url, config, cli_command, env, tmp_path / "w1.log", "--cwd", cwd),
+        serve_gateway(server.url, config, gateway_home, tmp_path) as gateway,
+    ):
+        assert gateway.stdout is not None
+        line = gateway.stdout.readline().decode()
+        assert "serving on http://127.0.0.1:" in line, (tmp_path / "gateway.log").read_text()
+        url = line.split("serving on ", 1)[1].split()[0].replace("http://", "ws://") + "/ws"
+        with anyio.fail_after(WAIT):
+            async with connect(url, max_size=None) as ws:
+                n = 0
+
+                async def request(**frame: Any) -> dict[str, Any]:
+                    nonlocal n
+                    n += 1
+                    await ws.send(json.dumps({**frame, "request_id": n}))
+                    while True:
+                        got: dict[str, Any] = json.loads(await ws.recv())
+                        if got.get("request_id") == n:
+                            return got
+
+                async def turn(session_id: str, text: str) -> list[dict[str, Any]]:
+                    ack = await request(type="prompt", session_id=session_id, text=text)
+                    assert "ack" == ack["type"], ack
+                    events = []
+                    while True:
+                        got = json.loads(await ws.recv())
+                        if got["type"] == "event" and got["session_id"] == session_id:
+                            events.append(got["event"])
+                            if got["event"]["type"] == "complete":
+                                return events
+
+                while True:  # until the gateway knows the worker
+                    ack = await request(type="create_session")
+                    if ack["type"] == "ack":
+                        break
+                    await anyio.sleep(0.2)
+                sid = ack["session_id"]
+                cli_id = ack["session"]["cli_session_id"]
+                await request(type="subscribe", session_id=sid, since_seq=0)
+                await turn(sid, "remember the word teapot")
+                assert "ack" == (await request(type="close_session", session_id=sid))["type"]
+
+                while True:  # the mirror reaches the gateway's copy
+                    listed = await request(type="list_history", cwd=cwd)
+                    assert "history" == listed["type"], listed
+                    if listed["sessions"]:
+                        break
+                    await anyio.sleep(0.2)
+                [stored] = listed["sessions"]
+                assert (cli_id, "remember the word teapot") == (
+                    stored["session_id"],
+                    stored["title"],
+                )
+                everywhere = await request(type="list_history")
+                assert [cli_id] == [s["session_id"] for s in everywhere["sessions"]]
+
+                ack = await request(type="create_session", resume=cli_id, cwd=cwd)
+                assert "ack" == ack["type"], ack
+                resumed = ack["session_id"]
+                await ws.send(json.dumps({"type": "subscribe", "session_id": resumed}))
+                while True:
+                    snap = json.loads(await ws.recv())
+                    if snap["type"] == "snapshot" and snap["session_id"] == resumed:
+                        break
+                assert ["remember the word teapot", "The first answer."] == [
+                    e["text"] for e in snap["chat"]["entries"] if e["kind"] in ("user", "text")
+                ]
+                events = await turn(resumed, "what was the word?")
+                [status] = [e for e in events if e["type"] == "session_status"]
+                assert ("resumed", cli_id) == (status["status"], status["cli_session_id"])
+    assert "teapot" in str(fake_api.main_requests()[-1].body), "the CLI sent the old turns"
+    # The gateway had no CLI files: what it listed came from the mirror.
+    assert not (gateway_home / ".claude").exists()
