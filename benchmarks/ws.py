@@ -457,14 +457,18 @@ def measure_ws(
 def _peak(
     code: str, setup: str = "from adapter.chat import list_sessions, load_events"
 ) -> dict[str, Any]:
-    """Run ``code`` in a fresh interpreter after ``setup``; its wall time and peak RSS."""
+    """Run ``code`` in a fresh interpreter after ``setup``; its wall time and peak RSS.
+
+    The peak is the child's own ``VmHWM``: ``ru_maxrss`` survives ``exec``, so a child of a
+    big benchmark process would report its parent's peak."""
     wrapper = (
-        "import resource, time, json\n"
+        "import time, json\n"
         f"{setup}\n"
         "t, c = time.perf_counter(), time.process_time()\n"
         f"{code}\n"
-        "print(json.dumps({'seconds': time.perf_counter() - t, 'cpu_s': time.process_time() - c, "
-        "'peak_rss': resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024}))\n"
+        "w, cpu = time.perf_counter() - t, time.process_time() - c\n"
+        "hwm = [l for l in open('/proc/self/status') if l.startswith('VmHWM:')][0]\n"
+        "print(json.dumps({'seconds': w, 'cpu_s': cpu, 'peak_rss': int(hwm.split()[1]) * 1024}))\n"
     )
     out = subprocess.run(
         [sys.executable, "-c", wrapper],

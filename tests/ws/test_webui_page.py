@@ -260,6 +260,49 @@ def test_slash_commands_stream_as_they_show_after_a_reload(tmp_path: Path, brows
         remote.conn.close()
 
 
+def test_resume_from_history_then_go_on(tmp_path: Path, browser: Any) -> None:
+    """The history panel lists a transcript the real CLI wrote; Resume shows its stored
+    conversation, a new prompt adds to it (the stored entries and the live ones keep apart,
+    nothing replaced), and a reload shows the same."""
+    stored = Path(__file__).resolve().parents[1] / "fixtures" / "history" / "projects"
+    source = next((stored / "-work-demo").glob("*.jsonl"))
+    work = tmp_path / "work"
+    work.mkdir()
+    config = tmp_path / "claude-config"
+    project = config / "projects" / "-work-demo"
+    project.mkdir(parents=True)
+    recorded_cwd = "/tmp/pytest-of-root/pytest-3/test_history_files_are_written0/cli/work"
+    text = source.read_text()
+    assert recorded_cwd in text
+    (project / source.name).write_text(text.replace(recorded_cwd, str(work)))
+    cli = fake_cli_command(script(text_turn("fresh reply")), tmp_path / "fake")
+    defaults = SessionConfig(
+        cli_path=cli, cwd=work, env={"CLAUDE_CONFIG_DIR": str(config)}, policy=PermissionPolicy()
+    )
+    with running(create_app(settings=ServerSettings(session_defaults=defaults))) as url:
+        page = open_page(browser, url)
+        page.click("#history-box summary")
+        page.locator("#history li", has_text="say hello").locator("button").click()
+        page.wait_for_selector(".msg.assistant:has-text('All done.')")
+        before = page.locator("#chat > *").all_inner_texts()
+        assert ["say hello", "do the work"] == page.locator(".msg.user").all_inner_texts()
+        page.fill("#prompt", "and now this")
+        page.press("#prompt", "Enter")
+        page.wait_for_selector(".msg.assistant:has-text('fresh reply')")
+        after = page.locator("#chat > *").all_inner_texts()
+        assert before == after[: len(before)]
+        assert ["say hello", "do the work", "and now this"] == page.locator(
+            ".msg.user"
+        ).all_inner_texts()
+        current = page.evaluate("window.ccbState.current")
+        page.reload()
+        page.wait_for_selector(".conn.ok")
+        page.locator(f"#sessions li[data-session='{current}']").click()
+        page.wait_for_selector(".msg.assistant:has-text('fresh reply')")
+        assert after == page.locator("#chat > *").all_inner_texts()
+        assert [] == page.errors
+
+
 def test_sub_agent_work_is_nested_under_its_call(tmp_path: Path, browser: Any) -> None:
     """A recorded real-CLI run with a sub-agent (replayed by the fake CLI): the sub-agent's
     tool call is drawn inside the card of the Agent call that started it."""
