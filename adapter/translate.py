@@ -83,6 +83,7 @@ from typing import Any, Final
 
 from claudecode._log import get_logger
 from claudecode.content import (
+    LARGE_TEXT_BYTES,
     ServerToolUseBlock,
     TextBlock,
     ThinkingBlock,
@@ -556,7 +557,10 @@ class Translator(StreamEvents):
         if not results:
             return []
         structured: Any = None
-        if len(results) == 1:
+        # A huge structured result (the CLI repeats a tool's whole output there) would cost
+        # several times its size as Python strings; the block's text, of which the payload
+        # keeps only the head (a LargeText at that size), stands for it.
+        if len(results) == 1 and len(msg.tool_use_result) <= LARGE_TEXT_BYTES:
             try:
                 structured = msg.tool_use_result_value()
             except Exception:
