@@ -7,8 +7,13 @@ spawn it and drive Claude Code sessions over ACP's JSON-RPC. The pieces:
 * :mod:`adapter.acp.translate` — adapter events as ACP ``session/update`` payloads, tool
   kinds, permission options, stop reasons, without I/O;
 * :mod:`adapter.acp.params` — the methods' params, MCP servers and prompt content;
-* :mod:`adapter.acp.agent` — the agent over a :class:`~adapter.backend.SessionBackend`
-  (``session/load`` replays the CLI's stored transcript via :mod:`adapter.chat.history`);
+* :mod:`adapter.acp.peer` — the JSON-RPC peer: a task per request, errors instead of stack
+  traces, our own requests to the editor matched with their responses;
+* :mod:`adapter.acp.sessions` — the open sessions, followed from the backend to the editor
+  (``session/update``, permission round trips, cancel, close);
+* :mod:`adapter.acp.agent` — the agent's methods over a
+  :class:`~adapter.backend.SessionBackend` (``session/load`` replays the CLI's stored
+  transcript via :mod:`adapter.chat.history`);
 * :mod:`adapter.acp.command` — the stdio command.
 
 (The PyPI package ``agent-client-protocol`` imports as top-level ``acp``; this subpackage is

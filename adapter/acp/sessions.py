@@ -1,0 +1,262 @@
+"""The ACP agent's open sessions, each followed from the backend to the editor.
+
+Per session, one task follows the backend's event stream from ``seq`` 1 and turns events into
+``session/update`` notifications (:mod:`adapter.acp.translate`); permission requests become
+``session/request_permission`` calls to the editor, whose answers go back to the session; a
+``complete`` event ends the running ``session/prompt`` with its stop reason. Cancelling a
+turn withdraws its open permission requests and interrupts the CLI; closing a session (or the
+agent) closes it in the backend.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from dataclasses import dataclass, field
+from typing import Any
+
+import anyio
+
+from claudecode import ClaudeCodeError, UsageError
+
+from ..backend import SessionBackend, SessionSpec
+from ..events import (
+    Complete,
+    ErrorEvent,
+    Event,
+    ModeChanged,
+    PermissionCancelled,
+    PermissionRequest,
+)
+from ..fanout import SubscriberDropped
+from ..manager import UnknownSessionError
+from ..policies import PermissionDecision
+from ..session import UnknownPermissionError
+from .jsonrpc import RESOURCE_NOT_FOUND, JsonRpcError, encode_notification
+from .peer import JsonRpcPeer, Outgoing
+from .translate import UpdateTranslator, decision_for_option, permission_request_params
+
+__all__ = ("AcpSession", "SessionRelay", "Turn")
+
+
+@dataclass
+class Turn:
+    """The running ``session/prompt`` of a session."""
+
+    done: anyio.Event = field(default_factory=anyio.Event)
+    cancelled: bool = False
+    result: Complete | None = None
+    error: str | None = None
+
+
+@dataclass
+class AcpSession:
+    """One open session as the editor sees it."""
+
+    id: str
+    cwd: str
+    mode: str
+    model: str | None
+    translator: UpdateTranslator
+    turn: Turn | None = None
+    #: pending_id -> our request id to the editor
+    asking: dict[str, int] = field(default_factory=dict)
+    rejected_tools: set[str] = field(default_factory=set)
+    scope: anyio.CancelScope | None = None
+    last_error: str | None = None
+
+
+class SessionRelay:
+    """The open sessions of one editor connection (``peer``) over ``backend``."""
+
+    def __init__(self, backend: SessionBackend, peer: JsonRpcPeer, *, cancel_grace: float) -> None:
+        self.backend = backend
+        self.sessions: dict[str, AcpSession] = {}
+        self._peer = peer
+        self._cancel_grace = cancel_grace
+
+    def get(self, session_id: str) -> AcpSession:
+        """The open session ``session_id``; a ``Resource not found`` error otherwise."""
+        session = self.sessions.get(session_id)
+        if session is None:
+            raise JsonRpcError(RESOURCE_NOT_FOUND, f"Resource not found: session {session_id}")
+        return session
+
+    async def start(self, spec: SessionSpec, session_id: str) -> AcpSession:
+        """Create the session in the backend and hold it open (not followed yet)."""
+        info = await self.backend.create(spec, session_id=session_id)
+        session = AcpSession(
+            id=session_id,
+            cwd=spec.cwd or "",
+            mode=info.permission_mode or "default",
+            model=info.model,
+            translator=UpdateTranslator(cwd=spec.cwd),
+        )
+        self.sessions[session_id] = session
+        return session
+
+    def follow(self, session: AcpSession) -> None:
+        """Start relaying the session's events to the editor."""
+        self._peer.start_soon(self._pump, session, name=f"acp session {session.id}")
+
+    async def notify_updates(self, session_id: str, updates: list[dict[str, Any]]) -> None:
+        """Send ``session/update`` notifications (one write for all of them)."""
+        if updates:
+            await self._peer.send(
+                b"".join(
+                    encode_notification("session/update", {"sessionId": session_id, "update": u})
+                    for u in updates
+                )
+            )
+
+    async def end(self, session: AcpSession) -> None:
+        """Forget the session, end its prompt and close it in the backend."""
+        self.sessions.pop(session.id, None)
+        if session.turn is not None:
+            session.turn.error = "the session was closed"
+            session.turn.done.set()
+        with contextlib.suppress(UsageError, ClaudeCodeError):
+            await self.backend.close(session.id)
+        if session.scope is not None:
+            session.scope.cancel()
+
+    async def end_all(self) -> None:
+        """:meth:`end` every open session."""
+        for session in list(self.sessions.values()):
+            await self.end(session)
+
+    async def cancel(self, session: AcpSession) -> None:
+        """Cancel the running turn: the prompt answers ``cancelled``."""
+        turn = session.turn
+        if turn is None or turn.cancelled:
+            return
+        turn.cancelled = True
+        # The editor answers its open permission requests `cancelled` itself; the CLI must
+        # not wait for those answers.
+        for pending_id, request_id in list(session.asking.items()):
+            session.asking.pop(pending_id, None)
+            self._peer.withdraw(request_id)
+            await self._peer.send(
+                encode_notification("$/cancel_request", {"requestId": request_id})
+            )
+            with contextlib.suppress(UsageError, ClaudeCodeError):
+                await self.backend.answer_permission(
+                    session.id, pending_id, decision_for_option(None)
+                )
+        with contextlib.suppress(UsageError, ClaudeCodeError):
+            await self.backend.interrupt(session.id)
+        self._peer.start_soon(self._cancel_guard, turn, name="acp cancel guard")
+
+    async def _cancel_guard(self, turn: Turn) -> None:
+        # If the CLI never ends the interrupted turn, the prompt still answers `cancelled`.
+        await anyio.sleep(self._cancel_grace)
+        turn.done.set()
+
+    async def _pump(self, session: AcpSession) -> None:
+        with anyio.CancelScope() as scope:
+            session.scope = scope
+            after = 0
+            while True:
+                try:
+                    async with self.backend.subscribe(session.id, after_seq=after) as events:
+                        while True:
+                            batch = await events.receive_batch()
+                            after = batch[-1].seq
+                            await self._on_events(session, batch)
+                except SubscriberDropped as exc:
+                    after = exc.last_seq
+                    continue
+                except (anyio.EndOfStream, UnknownSessionError):
+                    pass
+                break
+        if session.turn is not None:
+            session.turn.error = session.last_error or "the session ended"
+            session.turn.done.set()
+        if self.sessions.get(session.id) is session:  # not a later session of the same id
+            del self.sessions[session.id]
+
+    async def _on_events(self, session: AcpSession, batch: list[Event]) -> None:
+        updates: list[dict[str, Any]] = []
+        ended: Complete | None = None
+        for event in batch:
+            updates += session.translator.updates(event)
+            if isinstance(event, PermissionRequest):
+                await self.notify_updates(session.id, updates)
+                updates = []
+                await self._ask(session, event)
+            elif isinstance(event, PermissionCancelled):
+                request_id = session.asking.pop(event.pending_id, None)
+                if request_id is not None:
+                    self._peer.withdraw(request_id)
+                    await self._peer.send(
+                        encode_notification("$/cancel_request", {"requestId": request_id})
+                    )
+            elif isinstance(event, ModeChanged):
+                session.mode = event.mode
+            elif isinstance(event, ErrorEvent):
+                session.last_error = event.message
+            elif isinstance(event, Complete):
+                ended = event
+        await self.notify_updates(session.id, updates)
+        turn = session.turn
+        if ended is not None and turn is not None:
+            turn.result = ended
+            turn.error = session.last_error if ended.is_error else None
+            session.last_error = None
+            turn.done.set()
+
+    async def _ask(self, session: AcpSession, event: PermissionRequest) -> None:
+        if event.tool_name in session.rejected_tools:
+            await self._answer(
+                session, event, PermissionDecision("deny", "The user always rejects this tool.")
+            )
+            return
+        params = permission_request_params(session.id, event, session.cwd or None)
+        request_id, out = await self._peer.call("session/request_permission", params)
+        session.asking[event.pending_id] = request_id
+        self._peer.start_soon(
+            self._await_answer, session, event, request_id, out, name="acp permission"
+        )
+
+    async def _await_answer(
+        self, session: AcpSession, event: PermissionRequest, request_id: int, out: Outgoing
+    ) -> None:
+        await out.done.wait()
+        if session.asking.pop(event.pending_id, None) is None:
+            return  # withdrawn (the CLI cancelled it, or the turn was cancelled)
+        option_id: str | None = None
+        response = out.response
+        if response is not None and response.error is None and isinstance(response.result, dict):
+            outcome = response.result.get("outcome")
+            if isinstance(outcome, dict) and outcome.get("outcome") == "selected":
+                selected = outcome.get("optionId")
+                option_id = selected if isinstance(selected, str) else ""
+        updated = event.input
+        meta = (
+            response.result.get("_meta") if response and isinstance(response.result, dict) else None
+        )
+        if isinstance(meta, dict):
+            mine = meta.get("claudeCode")
+            if isinstance(mine, dict) and isinstance(mine.get("updatedInput"), dict):
+                updated = mine["updatedInput"]
+        decision = decision_for_option(option_id, updated_input=updated)
+        if option_id is None and (response is None or response.error is not None):
+            decision = PermissionDecision("deny", "The editor could not answer the request.")
+        elif option_id is None:
+            # `cancelled`: the editor cancelled the turn (it should also send session/cancel;
+            # either way the prompt answers `cancelled`).
+            await self._answer(session, event, decision)
+            await self.cancel(session)
+            return
+        if option_id == "reject_always":
+            session.rejected_tools.add(event.tool_name)
+        await self._answer(session, event, decision)
+
+    async def _answer(
+        self, session: AcpSession, event: PermissionRequest, decision: PermissionDecision
+    ) -> None:
+        with contextlib.suppress(UnknownPermissionError, UsageError, ClaudeCodeError):
+            await self.backend.answer_permission(session.id, event.pending_id, decision)
+            if decision.behavior != "deny" and event.tool_call_id:
+                await self.notify_updates(
+                    session.id, session.translator.running(event.tool_call_id)
+                )
