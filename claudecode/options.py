@@ -1,21 +1,22 @@
-"""Session options and the one place where CLI flags are spelled.
+"""Session options: everything a session needs, checked when built.
 
-:class:`ClaudeCodeOptions` holds everything a session needs: what to put on the CLI's
-command line, how to run the process, and the client's own limits and timeouts.
-:meth:`ClaudeCodeOptions.to_argv` turns it into the argument list (never a shell string).
+:class:`ClaudeCodeOptions` holds what to put on the CLI's command line, how to run the
+process, and the client's own limits and timeouts. :meth:`ClaudeCodeOptions.to_argv` turns it
+into the argument list (never a shell string; the flags are spelled in
+:mod:`claudecode._cli_args`); the checks made at construction are in
+:mod:`claudecode._option_rules`.
 """
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Literal, NotRequired, TypeAlias, TypedDict
 
-from . import _option_check as check
+from ._cli_args import BASE_FLAGS, EFFORT_LEVELS, PERMISSION_MODES, SETTING_SOURCES, build_argv
 from ._framing import DEFAULT_MAX_LINE_BYTES
+from ._option_rules import validate_options
 from .errors import UsageError
 
 __all__ = (
@@ -30,21 +31,6 @@ __all__ = (
     "ThinkingConfig",
     "ToolsPreset",
 )
-
-#: Flags every session needs: stream-json both ways. Permission prompts over stdio
-#: (``--permission-prompt-tool stdio``) are added only when someone will answer them.
-BASE_FLAGS: tuple[str, ...] = (
-    "-p",
-    "--input-format",
-    "stream-json",
-    "--output-format",
-    "stream-json",
-    "--verbose",
-)
-
-PERMISSION_MODES = ("default", "acceptEdits", "plan", "bypassPermissions", "dontAsk", "auto")
-EFFORT_LEVELS = ("low", "medium", "high", "xhigh", "max")
-SETTING_SOURCES = ("user", "project", "local")
 
 
 class SystemPromptPreset(TypedDict):
@@ -251,7 +237,7 @@ class ClaudeCodeOptions:
     stderr_tail_lines: int = 50
 
     def __post_init__(self) -> None:
-        _validate(self)
+        validate_options(self)
 
     def prompt_tool(self, *, has_callback: bool) -> str | None:
         """The ``--permission-prompt-tool`` value, given whether a callback answers."""
@@ -279,77 +265,12 @@ class ClaudeCodeOptions:
         Values that could start with ``-`` are passed as ``--flag=value``, so they can
         never be read as another flag.
         """
-        argv = [executable, *BASE_FLAGS]
-        prompt_tool = self.prompt_tool(has_callback=permission_callback)
-        if prompt_tool is not None:
-            argv += ["--permission-prompt-tool", prompt_tool]
-        for flag, on in (
-            ("--include-partial-messages", self.include_partial_messages),
-            ("--include-hook-events", self.include_hook_events),
-            ("--replay-user-messages", self.replay_user_messages),
-            ("--continue", self.continue_conversation),
-            ("--fork-session", self.fork_session),
-            ("--strict-mcp-config", self.strict_mcp_config),
-        ):
-            if on:
-                argv.append(flag)
-        for flag, value in (
-            ("--resume", self.resume),
-            ("--resume-session-at", self.resume_session_at),
-            ("--resume-drops-turn", self.resume_drops_turn),
-            ("--session-id", self.session_id),
-        ):
-            if value is not None:
-                argv.append(f"{flag}={value}")
-        append: object = self.append_system_prompt
-        system = self.system_prompt
-        if isinstance(system, str):
-            argv += ["--system-prompt", system]
-        elif system is not None and system["type"] == "file":
-            argv += ["--system-prompt-file", os.fspath(system["path"])]
-        elif system is not None and system["type"] == "custom":
-            argv += ["--system-prompt", system["prompt"]]
-        elif system is not None:
-            append = system.get("append", append)
-        pairs: list[tuple[str, object | None]] = [
-            ("--model", self.model),
-            ("--fallback-model", self.fallback_model),
-            ("--permission-mode", self.permission_mode),
-            ("--append-system-prompt", append),
-            ("--max-turns", self.max_turns),
-            ("--max-budget-usd", self.max_budget_usd),
-            ("--task-budget", self.task_budget),
-            ("--effort", self.effort),
-            ("--settings", self._settings_arg()),
-        ]
-        pairs += self._thinking_args()
-        for flag, arg in pairs:
-            if arg is not None:
-                argv += [flag, str(arg)]
-        if self.tools is not None:
-            tools = self.tools
-            argv += ["--tools", "default" if isinstance(tools, Mapping) else ",".join(tools)]
-        if self.betas:
-            argv += ["--betas", ",".join(self.betas)]
-        if self.output_format is not None:
-            argv += ["--json-schema", json.dumps(self.output_format["schema"])]
-        mcp = self._mcp_config_arg(sdk_mcp_servers)
-        if mcp is not None:
-            argv += ["--mcp-config", mcp]
-        allowed = self.effective_allowed_tools()
-        if allowed:
-            argv += ["--allowedTools", ",".join(allowed)]
-        if self.disallowed_tools:
-            argv += ["--disallowedTools", ",".join(self.disallowed_tools)]
-        sources = self.effective_setting_sources()
-        if sources is not None:
-            argv.append(f"--setting-sources={','.join(sources)}")
-        for plugin in self.plugins:
-            argv += ["--plugin-dir", os.fspath(plugin["path"])]
-        for directory in self.add_dirs:
-            argv += ["--add-dir", os.fspath(directory)]
-        argv += self._extra_args()
-        return argv
+        return build_argv(
+            self,
+            executable,
+            sdk_mcp_servers=sdk_mcp_servers,
+            permission_callback=permission_callback,
+        )
 
     def initialize_fields(self) -> dict[str, Any]:
         """What these options add to the ``initialize`` request (agents, skills, ...)."""
@@ -383,76 +304,6 @@ class ClaudeCodeOptions:
             return list(self.setting_sources)
         return ["user", "project"] if self.skills is not None else None
 
-    def _thinking_args(self) -> list[tuple[str, object | None]]:
-        thinking: Mapping[str, Any] | None = self.thinking
-        if thinking is None:
-            return [("--max-thinking-tokens", self.max_thinking_tokens)]
-        kind = thinking["type"]
-        args: list[tuple[str, object | None]] = []
-        if kind == "enabled":
-            args.append(("--max-thinking-tokens", thinking["budget_tokens"]))
-        else:
-            args.append(("--thinking", kind))
-        if kind != "disabled" and "display" in thinking:
-            args.append(("--thinking-display", thinking["display"]))
-        return args
-
-    def _settings_arg(self) -> str | None:
-        if self.sandbox is None:
-            return self.settings
-        merged: dict[str, Any] = {}
-        if self.settings is not None:
-            text = self.settings.strip()
-            if not (text.startswith("{") and text.endswith("}")):
-                # A file path, read as the CLI would: relative to its working directory.
-                path = Path(os.fspath(self.cwd or "")) / text
-                try:
-                    text = path.read_text(encoding="utf-8-sig")
-                except OSError as exc:
-                    raise UsageError(f"cannot read settings {path}: {exc}") from exc
-            try:
-                merged = dict(json.loads(text))
-            except (ValueError, TypeError) as exc:
-                raise UsageError(f"settings is not a JSON object: {exc}") from exc
-        merged["sandbox"] = dict(self.sandbox)
-        return json.dumps(merged)
-
-    def _extra_args(self) -> list[str]:
-        extra = self.extra_args
-        if not isinstance(extra, Mapping):
-            return list(extra)
-        out: list[str] = []
-        for flag, value in extra.items():
-            if value is None:
-                out.append(f"--{flag}")
-            elif value.startswith("-"):
-                out.append(f"--{flag}={value}")  # so the value is never read as a flag
-            else:
-                out += [f"--{flag}", value]
-        return out
-
-    def _mcp_config_arg(self, sdk_servers: Sequence[str]) -> str | None:
-        config = self.mcp_config
-        if not sdk_servers:
-            if config is None or isinstance(config, str):
-                return config
-            if isinstance(config, Mapping):
-                return json.dumps(dict(config))
-            return os.fspath(config)
-        merged: dict[str, Any] = {}
-        if isinstance(config, Mapping):
-            merged = dict(config.get("mcpServers", config))
-        elif config is not None:
-            text = os.fspath(config)
-            if text.lstrip().startswith("{"):
-                merged = dict(json.loads(text).get("mcpServers", {}))
-            else:
-                with open(text, encoding="utf-8") as fh:
-                    merged = dict(json.load(fh).get("mcpServers", {}))
-        for name in sdk_servers:
-            merged[name] = {"type": "sdk", "name": name}
-        return json.dumps({"mcpServers": merged})
-
     def build_env(self, extra: Mapping[str, str] | None = None) -> dict[str, str]:
         """The child's environment: inherited (or empty) + ``env`` + ``extra``, less CLAUDECODE."""
         env = dict(os.environ) if self.inherit_env else {}
@@ -464,150 +315,3 @@ class ClaudeCodeOptions:
         if self.enable_file_checkpointing:
             env["CLAUDE_CODE_ENABLE_SDK_FILE_CHECKPOINTING"] = "true"
         return env
-
-
-_SYSTEM_PROMPT_KINDS = ("preset", "file", "custom")
-_THINKING_KINDS = ("adaptive", "enabled", "disabled")
-
-
-def _validate(opts: ClaudeCodeOptions) -> None:
-    """Check every field's type and shape; raise :class:`UsageError` naming the field."""
-    for name in ("cli_path", "cwd"):
-        check.check_path(name, getattr(opts, name))
-    for name in (
-        "user",
-        "model",
-        "fallback_model",
-        "permission_prompt_tool_name",
-        "resume",
-        "resume_session_at",
-        "resume_drops_turn",
-        "session_id",
-        "append_system_prompt",
-        "settings",
-    ):
-        check.check_str(name, getattr(opts, name))
-    for name in (
-        "inherit_env",
-        "include_partial_messages",
-        "include_hook_events",
-        "replay_user_messages",
-        "continue_conversation",
-        "fork_session",
-        "forward_subagent_text",
-        "enable_file_checkpointing",
-        "verbatim_prompts",
-        "strict_mcp_config",
-        "initialize",
-    ):
-        check.check_bool(name, getattr(opts, name))
-    check.check_callable("stderr", opts.stderr)
-    env = check.check_mapping("env", opts.env)
-    for key, value in env.items():
-        if not isinstance(key, str) or not isinstance(value, str):
-            raise UsageError(f"env must map strings to strings, not {key!r}: {value!r:.80}")
-    check.check_choice("permission_mode", opts.permission_mode, PERMISSION_MODES)
-    check.check_choice("effort", opts.effort, EFFORT_LEVELS)
-    for name in ("max_turns", "max_thinking_tokens", "task_budget"):
-        check.check_number(name, getattr(opts, name), integer=True, minimum=0)
-    check.check_number("max_budget_usd", opts.max_budget_usd, minimum=0)
-    for name in ("spawn_timeout", "control_timeout", "close_grace", "kill_after"):
-        check.check_number(name, getattr(opts, name), minimum=0, optional=False)
-    check.check_number("permission_timeout", opts.permission_timeout, minimum=0)
-    for name in ("max_line_bytes", "message_buffer", "stderr_tail_lines"):
-        check.check_number(name, getattr(opts, name), integer=True, minimum=1, optional=False)
-    for name in ("allowed_tools", "disallowed_tools", "betas"):
-        check.check_str_list(name, getattr(opts, name))
-    for directory in _as_list("add_dirs", opts.add_dirs):
-        check.check_path("each item of add_dirs", directory, optional=False)
-    if opts.mcp_config is not None and not isinstance(opts.mcp_config, Mapping):
-        check.check_path("mcp_config", opts.mcp_config)
-    _validate_system_prompt(opts)
-    _validate_tools_and_skills(opts)
-    _validate_thinking(opts.thinking)
-    if opts.output_format is not None:
-        fmt = check.check_mapping("output_format", opts.output_format, required={"type": str})
-        if fmt["type"] != "json_schema":
-            raise UsageError(f"output_format type must be 'json_schema', not {fmt['type']!r}")
-        check.check_mapping("output_format", fmt, required={"schema": Mapping})
-    if opts.setting_sources is not None:
-        check.check_str_list("setting_sources", opts.setting_sources)
-        for source in opts.setting_sources:
-            check.check_choice("each setting source", source, SETTING_SOURCES)
-    if opts.sandbox is not None:
-        check.check_mapping("sandbox", opts.sandbox)
-    for plugin in _as_list("plugins", opts.plugins):
-        check.check_mapping("each plugin", plugin, required={"type": str, "path": (str, Path)})
-        if plugin["type"] != "local":
-            raise UsageError(f"plugin type must be 'local', not {plugin['type']!r}")
-    if opts.agents is not None:
-        for name, agent in check.check_mapping("agents", opts.agents).items():
-            check.check_str("each agent name", name, optional=False)
-            check.check_mapping(
-                f"agents[{name!r}]", agent, required={"description": str, "prompt": str}
-            )
-    extra = opts.extra_args
-    if isinstance(extra, Mapping):
-        for flag, value in extra.items():
-            check.check_str("each extra_args flag", flag, optional=False)
-            check.check_str(f"extra_args[{flag!r}]", value)
-    else:
-        check.check_str_list("extra_args", extra)
-
-
-def _as_list(name: str, value: object) -> Sequence[Any]:
-    if isinstance(value, str | bytes | Mapping) or not isinstance(value, Sequence):
-        raise UsageError(f"{name} must be a list, not {type(value).__name__}")
-    return value
-
-
-def _validate_system_prompt(opts: ClaudeCodeOptions) -> None:
-    system = opts.system_prompt
-    if system is None or isinstance(system, str):
-        return
-    check.check_mapping("system_prompt", system, required={"type": str})
-    kind = system["type"]
-    check.check_choice("system_prompt type", kind, _SYSTEM_PROMPT_KINDS)
-    if kind == "preset":
-        if system.get("preset", "claude_code") != "claude_code":
-            raise UsageError(f"system_prompt preset must be 'claude_code': {system!r:.80}")
-        if "append" in system:
-            check.check_str("system_prompt append", system["append"], optional=False)
-            if opts.append_system_prompt is not None:
-                raise UsageError("give append_system_prompt or a preset's append, not both")
-    elif kind == "file":
-        check.check_mapping("system_prompt", system, required={"path": (str, Path)})
-    else:
-        check.check_mapping("system_prompt", system, required={"prompt": str})
-
-
-def _validate_tools_and_skills(opts: ClaudeCodeOptions) -> None:
-    tools = opts.tools
-    if isinstance(tools, Mapping):
-        if tools.get("type") != "preset" or tools.get("preset") != "claude_code":
-            raise UsageError(
-                f'tools must be a list or {{"type": "preset", "preset": "claude_code"}}: '
-                f"{tools!r:.80}"
-            )
-    elif tools is not None:
-        check.check_str_list("tools", tools)
-    skills = opts.skills
-    if skills is None or skills == "all":
-        return
-    if isinstance(skills, str):
-        raise UsageError(f'skills must be "all" or a list of names; did you mean [{skills!r}]?')
-    check.check_str_list("skills", skills)
-    for name in skills:
-        if not name.strip() or name != name.strip() or any(c in name for c in "(),"):
-            raise UsageError(f"invalid skill name {name!r}")
-
-
-def _validate_thinking(thinking: object) -> None:
-    if thinking is None:
-        return
-    config = check.check_mapping("thinking", thinking, required={"type": str})
-    check.check_choice("thinking type", config["type"], _THINKING_KINDS)
-    if config["type"] == "enabled":
-        check.check_mapping("thinking", config, required={"budget_tokens": int})
-    if "display" in config:
-        check.check_str("thinking display", config["display"], optional=False)
