@@ -306,6 +306,52 @@ def test_two_clients_one_approval(tmp_path: Path) -> None:
             b.close()
 
 
+def test_events_go_only_to_the_subscribers_of_their_session(tmp_path: Path) -> None:
+    """Two sessions, a client on each: each gets its own session's events and none of the
+    other's (both still see both sessions' state changes), and a session whose only client
+    left runs its turn to the end."""
+    with serve(tmp_path, script(text_turn("reply"), text_turn("again"))) as url:
+        a, b = connect(url), connect(url)
+        try:
+            one, two = create(a), create(a)
+            a.request({"type": "subscribe", "session_id": one, "since_seq": 0})
+            b.request({"type": "subscribe", "session_id": two, "since_seq": 0})
+            b.request({"type": "prompt", "session_id": two, "text": "two"})
+            until_complete(b, two)
+            a.request({"type": "prompt", "session_id": one, "text": "one"})
+            until_complete(a, one)
+            assert {one} == {f["session_id"] for f in a.seen if f["type"] == "event"}
+            assert {two} == {f["session_id"] for f in b.seen if f["type"] == "event"}
+            changed = {f["session"]["id"] for f in a.seen if f["type"] == "session_changed"}
+            assert two in changed, "state changes of every session reach every client"
+            b.request({"type": "unsubscribe", "session_id": two})
+            last = max(f["seq"] for f in b.seen if f["type"] == "event")
+            since = len(a.seen)
+            a.request({"type": "prompt", "session_id": two, "text": "nobody watching"})
+            a.saw(
+                lambda f: (
+                    f["type"] == "session_changed"
+                    and f["session"]["id"] == two
+                    and f["session"]["state"] == "idle"
+                    and f["session"]["last_seq"] > last
+                ),
+                since,
+            )
+            assert {one} == {f["session_id"] for f in a.seen if f["type"] == "event"}
+            late = connect(url)
+            rest = late.request({"type": "subscribe", "session_id": two, "since_seq": 0})
+            assert "ack" == rest["type"]
+            events = events_of(until_complete(late, two), two)
+            events += events_of(until_complete(late, two), two)
+            assert 2 == [e["type"] for e in events].count("complete")
+            text = "".join(e["text"] for e in events if e["type"] == "message_chunk")
+            assert "replyagain" == text
+            late.close()
+        finally:
+            a.close()
+            b.close()
+
+
 def test_reconnect_with_since_seq_loses_and_repeats_nothing(tmp_path: Path) -> None:
     body = script(text_turn("one two three four five six", chunk=2), text_turn("more"))
     with serve(tmp_path, body) as url:
