@@ -314,8 +314,7 @@ class AguiService:
             # One round saves the threads dirty now; those that change meanwhile wait for
             # the next round (draining until nothing is dirty never ends while runs stream).
             dirty, self._dirty = self._dirty, {}
-            for thread in dirty.values():
-                await self._save(thread)
+            await self._save(*dirty.values())
             await anyio.sleep(_SAVE_INTERVAL)
 
     def _request_save(self, thread: _Thread) -> None:
@@ -350,14 +349,21 @@ class AguiService:
         self._threads[thread_id] = thread
         return thread
 
-    async def _save(self, thread: _Thread) -> None:
-        record = dataclasses.replace(thread.record, messages=thread.log.messages())
-        thread.log.clear_dirty()
-        thread.last_saved = time.monotonic()
+    async def _save(self, *threads: _Thread) -> None:
+        """Save the threads in one transaction (their messages are encoded before the first
+        wait, so the logs' own dicts are passed, not copies)."""
+        records = []
+        now = time.monotonic()
+        for thread in threads:
+            messages = thread.log.messages(copy_=False)
+            records.append(dataclasses.replace(thread.record, messages=messages))
+            thread.log.clear_dirty()
+            thread.last_saved = now
         try:
-            await self.store.save(record)
+            await self.store.save_many(records)
         except Exception as exc:  # a full disk must not kill the run
-            _log.warning("agui.save_failed", thread_id=thread.thread_id, error=repr(exc))
+            ids = [thread.thread_id for thread in threads]
+            _log.warning("agui.save_failed", thread_ids=ids, error=repr(exc))
 
     # -- runs ------------------------------------------------------------------------------
 

@@ -41,15 +41,17 @@ class MessageLog:
         for message in messages or ():
             self.add(message)
 
-    def messages(self) -> list[dict[str, Any]]:
-        """A copy of the messages, oldest first."""
+    def messages(self, *, copy_: bool = True) -> list[dict[str, Any]]:
+        """The messages, oldest first: a deep copy, or with ``copy_=False`` the log's own
+        dicts (to encode at once, before the log changes again)."""
         for message_id, parts in self._parts.items():
             if len(parts) > 1:
                 parts[:] = ["".join(parts)]
             message = self._messages.get(message_id)
             if message is not None:
                 message["content"] = parts[0] if parts else ""
-        return copy.deepcopy(list(self._messages.values()))
+        current = list(self._messages.values())
+        return copy.deepcopy(current) if copy_ else current
 
     def __len__(self) -> int:
         return len(self._messages)

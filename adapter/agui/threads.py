@@ -96,18 +96,29 @@ class ThreadStore:
 
     async def save(self, record: ThreadRecord) -> None:
         """Insert or update the record."""
-        record.updated_at = time.time()
-        payload = json.dumps(record.messages, ensure_ascii=False)
-        await self._call(
-            self._save, record.thread_id, record.cli_session_id, payload, record.updated_at
-        )
+        await self.save_many([record])
 
-    def _save(self, thread_id: str, cli_session_id: str | None, messages: str, when: float) -> None:
-        self._db.execute(
+    async def save_many(self, records: list[ThreadRecord]) -> None:
+        """Insert or update the records, in one transaction.
+
+        The messages are encoded before this first waits: a caller may pass live lists
+        that change as soon as it runs again.
+        """
+        when = time.time()
+        rows = []
+        for record in records:
+            record.updated_at = when
+            payload = json.dumps(record.messages, ensure_ascii=False)
+            rows.append((record.thread_id, record.cli_session_id, payload, when))
+        if rows:
+            await self._call(self._save, rows)
+
+    def _save(self, rows: list[tuple[str, str | None, str, float]]) -> None:
+        self._db.executemany(
             "INSERT INTO threads (thread_id, cli_session_id, messages, updated_at) "
             "VALUES (?, ?, ?, ?) ON CONFLICT(thread_id) DO UPDATE SET "
             "cli_session_id = excluded.cli_session_id, messages = excluded.messages, "
             "updated_at = excluded.updated_at",
-            (thread_id, cli_session_id, messages, when),
+            rows,
         )
         self._db.commit()

@@ -27,9 +27,9 @@ class CountingStore(ThreadStore):
         super().__init__(path)
         self.saves: list[tuple[str, int]] = []
 
-    async def save(self, record: ThreadRecord) -> None:
-        self.saves.append((record.thread_id, len(record.messages)))
-        await super().save(record)
+    async def save_many(self, records: list[ThreadRecord]) -> None:
+        self.saves += [(record.thread_id, len(record.messages)) for record in records]
+        await super().save_many(records)
 
 
 def _run_input(thread_id: str) -> Any:
