@@ -105,6 +105,7 @@ def _uvicorn(app: Any) -> None:
         loop=stack["loop"],
         http=stack["http"],
     )
+    gc.freeze()  # as ``claudecode-bridge serve`` does before it serves (both servers alike)
     uvicorn.Server(config).run(sockets=[sock])
 
 
