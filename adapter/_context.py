@@ -67,10 +67,17 @@ class ContextTracker:
         self._message_id: str | None = None
         self._counts: dict[str, int] | None = None
         self._last: tuple[int, int] | None = None
+        self._size: int | None = None  # ``size`` until the model or a table changes
 
     @property
     def size(self) -> int:
         """The window of the current model: learned, else guessed from its name, else default."""
+        size = self._size
+        if size is None:
+            size = self._size = self._find_size()
+        return size
+
+    def _find_size(self) -> int:
         for table in (self._learned, self._hinted):
             if self._model:
                 for key, window in table.items():
@@ -82,9 +89,10 @@ class ContextTracker:
 
     def use_model(self, model: str | None) -> None:
         """The model in use now; a name like ``...[1m]`` hints at a one-million-token window."""
-        if not model:
+        if not model or model == self._model:
             return
         self._model = model
+        self._size = None
         if model.strip().lower().endswith("[1m]"):
             self._hinted[model_base(model)] = _ONE_MILLION
 
@@ -120,6 +128,7 @@ class ContextTracker:
             window = usage.context_window
             if isinstance(window, int) and window > 0 and model_base(key):
                 self._learned[model_base(key)] = window
+                self._size = None
 
     def snapshot(self) -> ContextWindow | None:
         """The current :class:`ContextWindow`; ``None`` if unknown or unchanged since the last."""

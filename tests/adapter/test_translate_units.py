@@ -639,3 +639,22 @@ def test_close_between_turns() -> None:
     """No open turn: only the error, or nothing."""
     assert [] == Translator().close()
     assert [ErrorEvent(message="gone", kind="cli_exited")] == Translator().close("gone")
+
+
+def test_context_tracker_size_follows_model_and_learned_sizes() -> None:
+    """The window size is remembered, and recomputed when the model or a learned size
+    changes (a 1M hint from the name, a size from a result's modelUsage)."""
+    from adapter._context import ContextTracker
+    from claudecode.messages import ModelUsage
+
+    tracker = ContextTracker(200_000)
+    tracker.use_model("claude-opus-4-8")
+    assert tracker.size == 200_000
+    tracker.use_model("claude-opus-4-8[1m]")
+    assert tracker.size == 1_000_000
+    tracker.use_model("claude-haiku-4-5")
+    assert tracker.size == 200_000
+    tracker.learn_sizes({"claude-haiku-4-5": ModelUsage(context_window=64_000)})
+    assert tracker.size == 64_000
+    tracker.use_model("claude-opus-4-8")
+    assert tracker.size == 1_000_000
