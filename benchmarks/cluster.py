@@ -5,11 +5,13 @@
 
 * **ws** (the hop as a user sees it): ``sessions`` sessions stream text deltas at ``rate``
   per second each, every delta stamped with ``CLOCK_MONOTONIC`` just before the emitter
-  writes it; one WebSocket client per session in this process stamps it when it reads the
-  ``event`` frame. ``local``: a ``claudecode-bridge serve`` process (``LocalBackend``) runs
-  the sessions. ``nats``: ``claudecode-bridge serve --nats`` (a gateway) in front of one
-  ``claudecode-bridge worker`` process, a local ``nats-server`` in between. Same client,
-  same emitter, same run: the difference is the hop.
+  writes it; one WebSocket connection per session in this process prompts its session (all
+  at once) and stamps each delta when it reads the ``event`` frame. ``local``: a
+  ``claudecode-bridge serve`` process (``LocalBackend``) runs the sessions. ``nats``:
+  ``claudecode-bridge serve --nats`` (a gateway) in front of one ``claudecode-bridge
+  worker`` process, a local ``nats-server`` in between. Same client, same emitter, same
+  run: the difference is the hop. Also reported: the steady state, the deltas written once
+  every session was prompted (50 sessions starting at once delay the first deltas of both).
 * **backend latency**: the same sessions, read by a subscriber of the backend in this
   process (no WebSocket, no server process). ``local``: :class:`~adapter.LocalBackend` in
   this process (pipe, decode, translation, hub). ``nats``: one ``claudecode-bridge worker``
@@ -166,6 +168,14 @@ def _server(
         _stop(procs)
 
 
+def _machine_cpu() -> tuple[int, int]:
+    """(busy, total) jiffies of the whole machine so far (Linux ``/proc/stat``)."""
+    with open("/proc/stat") as fh:
+        fields = [int(x) for x in fh.readline().split()[1:]]
+    idle = fields[3] + (fields[4] if len(fields) > 4 else 0)  # idle + iowait
+    return sum(fields) - idle, sum(fields)
+
+
 def _cpu_seconds(pid: int) -> float:
     """User + system CPU seconds of one process so far (Linux ``/proc``)."""
     with open(f"/proc/{pid}/stat") as fh:
@@ -202,10 +212,14 @@ async def _ws_open(url: str) -> _WsClient:
 
 async def _ws_stream(
     url: str, sessions: int, pids: dict[str, int] | None = None
-) -> tuple[list[int], int, float, dict[str, float]]:
+) -> tuple[list[int], int, float, dict[str, float], float, list[int]]:
     """Like :func:`_stream`, through a server's WebSocket endpoint: one connection creates
-    the sessions and prompts them, one more per session subscribes and reads. The last item:
-    the CPU share of each process of ``pids`` from the prompts to the last ``complete``."""
+    the sessions, one more per session subscribes, then prompts its session (all at once,
+    so the sessions stream together) and reads. Besides the samples, the deltas and the wall
+    time: the CPU share of each process of ``pids`` from the prompts to the last
+    ``complete``, with ``machine``, the cores busy on the whole machine meanwhile; and the
+    seconds until the last prompt was acknowledged (how far apart the sessions started); and
+    the samples of the deltas written after that (the steady state)."""
     pids = pids or {}
     control = await _ws_open(url)
     ids = [
@@ -218,13 +232,21 @@ async def _ws_stream(
         readers.append((reader, session_id))
     samples: list[int] = []
     counts = [0]
+    acked = [0.0]
 
     async def consume(reader: _WsClient, session_id: str) -> None:
         loads, now = json.loads, time.monotonic_ns
+        prompt = {"type": "prompt", "session_id": session_id, "text": "go", "request_id": "go"}
+        await reader.conn.send(json.dumps(prompt))
         while True:
             raw = await reader.conn.recv()
             stamp = now()
             frame = loads(raw)
+            if frame.get("request_id") == "go":
+                if frame.get("type") != "ack":
+                    raise RuntimeError(f"prompt: {frame}")
+                acked[0] = max(acked[0], time.monotonic())
+                continue
             if frame.get("type") != "event" or frame.get("session_id") != session_id:
                 continue
             event = frame["event"]
@@ -232,25 +254,34 @@ async def _ws_stream(
                 stamps = _stamps(event["text"])
                 counts[0] += len(stamps)
                 samples.extend(stamp - s for s in stamps)
+                written.extend(stamps)
             elif event["type"] == "complete":
                 return
 
+    written: list[int] = []
     before = {role: _cpu_seconds(pid) for role, pid in pids.items()}
+    machine = _machine_cpu()
     start = time.monotonic()
     async with anyio.create_task_group() as tg:
         for reader, session_id in readers:
             tg.start_soon(consume, reader, session_id)
-        for session_id in ids:
-            await control.request({"type": "prompt", "session_id": session_id, "text": "go"})
     wall = time.monotonic() - start
     cpu = {role: (_cpu_seconds(pid) - before[role]) / wall for role, pid in pids.items()}
+    busy, total = (now - then for now, then in zip(_machine_cpu(), machine, strict=True))
+    # Every process on the machine (emitters, nats-server, this client, anything else), in
+    # cores: how close the machine was to saturation while the deltas streamed.
+    cpu["machine"] = busy / total * (os.cpu_count() or 1) if total else 0.0
     for reader, _ in readers:
         await reader.conn.close()
     for session_id in ids:
         with contextlib.suppress(Exception):
             await control.request({"type": "close_session", "session_id": session_id})
     await control.conn.close()
-    return samples, counts[0], wall, cpu
+    # Steady state: the deltas written once every session had been prompted (the starts of
+    # 50 sessions at once hold up the first deltas of every path alike).
+    settled = int(acked[0] * 1e9)
+    steady = [lat for lat, at in zip(samples, written, strict=True) if at >= settled]
+    return samples, counts[0], wall, cpu, max(0.0, acked[0] - start), steady
 
 
 async def _stream(backend: Any, sessions: int) -> tuple[list[int], int, float]:
@@ -359,24 +390,38 @@ async def _measure(sizes: dict[str, int], only: tuple[str, ...], log: Any) -> di
                         if kind == "nats":
                             assert server.process is not None
                             pids["nats-server"] = server.process.pid
-                        samples, _, _, cpu = await _ws_stream(url, sessions, pids)
+                        samples, _, _, cpu, prompting, steady = await _ws_stream(
+                            url, sessions, pids
+                        )
                     row = _latency_row(kind, sessions, samples)
                     row["cpu_share"] = cpu
+                    row["prompting_s"] = prompting
+                    row["steady"] = _latency_row(kind, sessions, steady)
                     out["ws"].append(row)
                     log(
                         f"  websocket {kind:5} x{sessions}: p50 {row['p50_ms']:.2f} ms  "
                         f"p99 {row['p99_ms']:.2f} ms  max {row['max_ms']:.2f} ms "
-                        f"(n={row['samples']}); CPU "
+                        f"(n={row['samples']}; prompted within {prompting * 1e3:.0f} ms); CPU "
                         + ", ".join(f"{role} {share:.0%}" for role, share in cpu.items())
+                    )
+                    steady = row["steady"]
+                    log(
+                        f"    steady state: p50 {steady['p50_ms']:.2f} ms  p99 "
+                        f"{steady['p99_ms']:.2f} ms  max {steady['max_ms']:.2f} ms "
+                        f"(n={steady['samples']})"
                     )
                 local, nats = out["ws"]
                 out["ws_added"] = {
                     "p50_ms": nats["p50_ms"] - local["p50_ms"],
                     "p99_ms": nats["p99_ms"] - local["p99_ms"],
+                    "steady_p50_ms": nats["steady"]["p50_ms"] - local["steady"]["p50_ms"],
+                    "steady_p99_ms": nats["steady"]["p99_ms"] - local["steady"]["p99_ms"],
                 }
+                added = out["ws_added"]
                 log(
-                    f"  websocket added by NATS: p50 {out['ws_added']['p50_ms']:+.2f} ms, "
-                    f"p99 {out['ws_added']['p99_ms']:+.2f} ms"
+                    f"  websocket added by NATS: p50 {added['p50_ms']:+.2f} ms, "
+                    f"p99 {added['p99_ms']:+.2f} ms; steady state p50 "
+                    f"{added['steady_p50_ms']:+.2f} ms, p99 {added['steady_p99_ms']:+.2f} ms"
                 )
             if "backend" in only:
                 for kind in ("local", "nats"):
@@ -412,7 +457,7 @@ async def _measure(sizes: dict[str, int], only: tuple[str, ...], log: Any) -> di
 
 #: Run sizes: the full run, ``--quick``, and a smoke run for the test suite.
 SIZES = {
-    "full": {"sessions": 50, "paced_lines": 100, "busy_lines": 20000, "aggregate_sessions": 6},
+    "full": {"sessions": 50, "paced_lines": 300, "busy_lines": 20000, "aggregate_sessions": 6},
     "quick": {"sessions": 10, "paced_lines": 30, "busy_lines": 4000, "aggregate_sessions": 3},
     "smoke": {"sessions": 2, "paced_lines": 5, "busy_lines": 200, "aggregate_sessions": 3},
 }
@@ -454,8 +499,13 @@ def markdown(result: dict[str, Any]) -> str:
     if result["ws"]:
         added = result["ws_added"]
         lines += ["Emitter -> WebSocket client:", "", *_latency_table(result["ws"]), ""]
+        steady = [row["steady"] for row in result["ws"]]
+        lines += ["The same, deltas written after the last prompt was acknowledged:", ""]
+        lines += [*_latency_table(steady), ""]
         lines += [
-            f"Added by the NATS hop: p50 {added['p50_ms']:+.2f} ms, p99 {added['p99_ms']:+.2f} ms.",
+            f"Added by the NATS hop: p50 {added['p50_ms']:+.2f} ms, p99 {added['p99_ms']:+.2f} ms;"
+            f" steady state p50 {added['steady_p50_ms']:+.2f} ms, "
+            f"p99 {added['steady_p99_ms']:+.2f} ms.",
             "",
         ]
     if result["latency"]:

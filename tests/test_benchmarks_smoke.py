@@ -125,7 +125,8 @@ def test_cluster_figures_smoke() -> None:
     result = measure_cluster(size="smoke", log=lambda *_: None)
     assert ["local", "nats"] == [row["backend"] for row in result["ws"]]
     assert all(row["samples"] == 2 * 5 for row in result["ws"])
-    assert set(result["ws_added"]) == {"p50_ms", "p99_ms"}
+    assert set(result["ws_added"]) == {"p50_ms", "p99_ms", "steady_p50_ms", "steady_p99_ms"}
+    assert all(row["steady"]["samples"] <= row["samples"] for row in result["ws"])
     assert [2, 2] == [row["sessions"] for row in result["latency"]]
     assert all(row["samples"] == 2 * 5 for row in result["latency"])
     assert [200, 200] == [row["deltas"] for row in result["throughput"]]
