@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
@@ -62,3 +62,30 @@ def browser() -> Iterator[Any]:
             yield b
         finally:
             b.close()
+
+
+@pytest.fixture
+def bench_results() -> Callable[..., dict[str, Any]]:
+    """Results as ``python -m benchmarks`` writes them, made of the given sections on a
+    made-up machine: what the benchmark smoke tests render with ``benchmarks.report``."""
+
+    def results(command: str = "python -m benchmarks", **sections: Any) -> dict[str, Any]:
+        return {
+            "started": "now",
+            "command": command,
+            "elapsed_s": 0.0,
+            "loadavg_start": "0",
+            "loadavg_end": "0",
+            "machine": {
+                "nproc": 2,
+                "cpu": "cpu",
+                "memory_gib": 1,
+                "os": "Linux",
+                "python": "3.11",
+                "implementation": "CPython",
+                "packages": {},
+            },
+            **sections,
+        }
+
+    return results

@@ -7,7 +7,9 @@ asserted: only that the figures come out, positive, and that every line was deco
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -34,7 +36,7 @@ def test_corpus_is_deterministic_and_typed(tmp_path: Path) -> None:
     assert end.result == "bench-start=123"
 
 
-def test_figures_a_and_b(tmp_path: Path) -> None:
+def test_figures_a_and_b(tmp_path: Path, bench_results: Callable[..., dict[str, Any]]) -> None:
     corpus = load_corpus(300, seed=1, cache_dir=tmp_path)
     a = bench_msgspec(corpus.lines)
     b, messages = bench_protocol(corpus.data, chunk=4096)
@@ -43,34 +45,19 @@ def test_figures_a_and_b(tmp_path: Path) -> None:
     figures = {key: _figures(corpus, [seconds]) for key, seconds in (("a", a), ("b", b))}
     for figure in figures.values():
         assert figure["lines_per_s"]["median"] > 0 and figure["mb_per_s"]["median"] > 0
-    results = {
-        "started": "now",
-        "command": "python -m benchmarks",
-        "elapsed_s": 0.0,
-        "loadavg_start": "0",
-        "loadavg_end": "0",
-        "machine": {
-            "nproc": 2,
-            "cpu": "cpu",
-            "memory_gib": 1,
-            "os": "Linux",
-            "python": "3.11",
-            "implementation": "CPython",
-            "packages": {},
-        },
-        "throughput": {
-            "repeats": 1,
-            "backend": "asyncio",
-            "corpus": {"lines": len(corpus.lines), "bytes": corpus.nbytes, "turns": corpus.turns},
-            "ratios": {"b/a": a / b},
-            **{k: {"name": k, **v} for k, v in figures.items()},
-        },
+    throughput = {
+        "repeats": 1,
+        "backend": "asyncio",
+        "corpus": {"lines": len(corpus.lines), "bytes": corpus.nbytes, "turns": corpus.turns},
+        "ratios": {"b/a": a / b},
+        **{k: {"name": k, **v} for k, v in figures.items()},
     }
+    results = bench_results(throughput=throughput)
     table = markdown(results)
     assert "| (a) |" in table and "| (b) |" in table
 
 
-def test_history_benchmark_and_ws_report() -> None:
+def test_history_benchmark_and_ws_report(bench_results: Callable[..., dict[str, Any]]) -> None:
     """The history figures come out (tiny sizes), and the WebSocket section renders."""
     from benchmarks.report import markdown, targets
     from benchmarks.ws import measure_history
@@ -93,24 +80,7 @@ def test_history_benchmark_and_ws_report() -> None:
             "per_connection_bytes": 1024,
         },
     }
-    results = {
-        "started": "now",
-        "command": "python -m benchmarks",
-        "elapsed_s": 0.0,
-        "loadavg_start": "0",
-        "loadavg_end": "0",
-        "machine": {
-            "nproc": 2,
-            "cpu": "cpu",
-            "memory_gib": 1,
-            "os": "Linux",
-            "python": "3.11",
-            "implementation": "CPython",
-            "packages": {},
-        },
-        "ws": ws,
-        "history": history,
-    }
+    results = bench_results(ws=ws, history=history)
     text = markdown(results)
     assert "### WebSocket" in text and "### Session history" in text
     assert [True, True] == [ok for _, _, ok in targets(results)]

@@ -3,7 +3,9 @@ reports; no timing is asserted."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -17,7 +19,9 @@ from .driver import node_client
 pytestmark = [pytest.mark.node, pytest.mark.slow]
 
 
-def test_figure_h_runs_and_reports(tmp_path: Path) -> None:
+def test_figure_h_runs_and_reports(
+    tmp_path: Path, bench_results: Callable[..., dict[str, Any]]
+) -> None:
     node_client()  # skips (fails under CI) without node and the ACP client
     assert client_available()
     corpus = load_corpus(400, seed=2, cache_dir=tmp_path)
@@ -25,23 +29,5 @@ def test_figure_h_runs_and_reports(tmp_path: Path) -> None:
     assert result["h"]["updates"] > 0
     assert result["h"]["lines_per_s"]["median"] > 0 and result["ratio"] > 0
     result["corpus_lines"] = len(corpus.lines)
-    report = markdown(
-        {
-            "started": "now",
-            "command": "python -m benchmarks --only acp",
-            "elapsed_s": 0.0,
-            "loadavg_start": "0",
-            "loadavg_end": "0",
-            "machine": {
-                "nproc": 2,
-                "cpu": "cpu",
-                "memory_gib": 1,
-                "os": "Linux",
-                "python": "3.11",
-                "implementation": "CPython",
-                "packages": {},
-            },
-            "acp": result,
-        }
-    )
+    report = markdown(bench_results("python -m benchmarks --only acp", acp=result))
     assert "(h) >= 50% of (d)" in report and "### (h) The ACP agent" in report

@@ -6,7 +6,9 @@ byte reached the viewer, and that the report renders them.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
@@ -23,7 +25,9 @@ from benchmarks.terminals import (
 pytestmark = [pytest.mark.pty, pytest.mark.server, pytest.mark.slow]
 
 
-def test_terminal_figures_come_out(tmp_path: Path) -> None:
+def test_terminal_figures_come_out(
+    tmp_path: Path, bench_results: Callable[..., dict[str, Any]]
+) -> None:
     path = _make_file(tmp_path, 300_000)
     size = path.stat().st_size
     raw, raw_bytes = anyio.run(_raw_pty_rate, path)
@@ -37,32 +41,17 @@ def test_terminal_figures_come_out(tmp_path: Path) -> None:
     assert echo["busy_bytes"] > 0
     memory = anyio.run(_idle_memory, 3)
     assert memory["per_terminal"] > 0
-    results = {
-        "started": "now",
-        "command": "smoke",
-        "elapsed_s": 1.0,
-        "loadavg_start": "0",
-        "loadavg_end": "0",
-        "machine": {
-            "nproc": 2,
-            "cpu": "cpu",
-            "memory_gib": 1,
-            "os": "os",
-            "implementation": "CPython",
-            "python": "3",
-            "packages": {},
+    terminals = {
+        "file_bytes": size,
+        "throughput": {
+            "raw": {"bytes_per_s": raw, "bytes": raw_bytes},
+            "raw_after": {"bytes_per_s": raw},
+            "screen_off": {"bytes_per_s": rates[False][0], "share_of_raw": 0.5},
+            "screen_on": {"bytes_per_s": rates[True][0], "share_of_raw": 0.4},
         },
-        "terminals": {
-            "file_bytes": size,
-            "throughput": {
-                "raw": {"bytes_per_s": raw, "bytes": raw_bytes},
-                "raw_after": {"bytes_per_s": raw},
-                "screen_off": {"bytes_per_s": rates[False][0], "share_of_raw": 0.5},
-                "screen_on": {"bytes_per_s": rates[True][0], "share_of_raw": 0.4},
-            },
-            "echo": {"screen_off": echo, "screen_on": echo},
-            "memory": memory,
-        },
+        "echo": {"screen_off": echo, "screen_on": echo},
+        "memory": memory,
     }
+    results = bench_results("python -m benchmarks --only terminals", terminals=terminals)
     table = markdown(results)
     assert "Terminal sessions" in table and "keystroke echo" in table
