@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -23,33 +24,56 @@ pytestmark = [pytest.mark.realcli, pytest.mark.node, pytest.mark.slow]
 
 BETA_TO_GAMMA = {"old_string": "beta", "new_string": "gamma"}
 NO_SUCH_SESSION = "00000000-0000-4000-8000-000000000000"
+INITIALIZE: dict[str, Any] = {"op": "initialize"}
+END: dict[str, Any] = {"op": "end"}  # the client closes stdin
 
 
-def agent_argv(cli_command: str, *args: str) -> list[str]:
-    return [sys.executable, "-m", "adapter", "acp", "--cli", cli_command, *args]
+@dataclass
+class Acp:
+    """Runs ``claudecode-bridge acp`` on the real CLI, driven by the official client."""
+
+    cli_command: str
+    cli_env: CLIEnv
+    tmp_path: Path
+
+    @property
+    def cwd(self) -> str:
+        """The project directory the sessions run in."""
+        return str(self.cli_env.cwd)
+
+    def run(self, *steps: dict[str, Any]) -> dict[str, Any]:
+        """One agent process through ``steps``; the client's report."""
+        env = self.cli_env()
+        env["PYTHONUNBUFFERED"] = "1"
+        return drive(
+            [sys.executable, "-m", "adapter", "acp", "--cli", self.cli_command],
+            list(steps),
+            self.tmp_path / f"acp-{len(list(self.tmp_path.glob('acp-*')))}",
+            env=env,
+            cwd=self.cli_env.cwd,
+        )
+
+    def in_session(self, *steps: dict[str, Any]) -> dict[str, Any]:
+        """``initialize``, a new session ``a`` in the project, ``steps``, then the client
+        closes stdin: the results start with those of initialize and session/new."""
+        return self.run(INITIALIZE, self.new("a"), *steps, END)
+
+    def new(self, name: str) -> dict[str, Any]:
+        """session/new in the project, called ``name`` in the report."""
+        return {"op": "new", "name": name, "cwd": self.cwd}
 
 
-def run(
-    cli_command: str,
-    cli_env: CLIEnv,
-    tmp_path: Path,
-    steps: list[dict[str, Any]],
-    *args: str,
-) -> dict[str, Any]:
-    env = cli_env()
-    env["PYTHONUNBUFFERED"] = "1"
-    return drive(
-        agent_argv(cli_command, *args),
-        steps,
-        tmp_path / f"acp-{len(list(tmp_path.glob('acp-*')))}",
-        env=env,
-        cwd=cli_env.cwd,
-    )
+@pytest.fixture
+def acp(cli_command: str, cli_env: CLIEnv, tmp_path: Path) -> Acp:
+    return Acp(cli_command, cli_env, tmp_path)
 
 
-def test_text_prompt_and_permissions(
-    cli_command: str, cli_env: CLIEnv, fake_api: FakeAnthropicAPI, tmp_path: Path
-) -> None:
+def prompt(text: Any, session: str = "a", **extra: Any) -> dict[str, Any]:
+    """A session/prompt step (``extra``: the client's answers, when to cancel)."""
+    return {"op": "prompt", "session": session, "prompt": text, **extra}
+
+
+def test_text_prompt_and_permissions(acp: Acp, cli_env: CLIEnv, fake_api: FakeAnthropicAPI) -> None:
     """initialize, session/new, a text turn; a Bash call allowed, one rejected; an Edit
     that arrives as a diff; the client closing stdin ends the agent cleanly."""
     notes = cli_env.cwd / "notes.txt"
@@ -58,32 +82,15 @@ def test_text_prompt_and_permissions(
         text_turn("Hello from the bridge.", chunk=5),
         tool_turn("Bash", {"command": "touch allowed.txt", "description": "make a file"}),
         tool_turn("Bash", {"command": "touch rejected.txt", "description": "another file"}),
-        Turn(
-            blocks=[
-                ToolUse(
-                    "Edit", {"file_path": str(notes), "old_string": "beta", "new_string": "gamma"}
-                )
-            ]
-        ),
+        Turn(blocks=[ToolUse("Edit", {"file_path": str(notes), **BETA_TO_GAMMA})]),
         Turn(blocks=[Text("All done.")]),
     )
-    cwd = str(cli_env.cwd)
-    report = run(
-        cli_command,
-        cli_env,
-        tmp_path,
-        [
-            {"op": "initialize"},
-            {"op": "new", "name": "a", "cwd": cwd},
-            {"op": "prompt", "session": "a", "prompt": "say hello"},
-            {
-                "op": "prompt",
-                "session": "a",
-                "prompt": "make two files and edit notes",
-                "permissions": ["allow_once", "reject_once", "allow_once"],
-            },
-            {"op": "end"},
-        ],
+    report = acp.in_session(
+        prompt("say hello"),
+        prompt(
+            "make two files and edit notes",
+            permissions=["allow_once", "reject_once", "allow_once"],
+        ),
     )
     init, new, first, second = report["results"]
     assert 1 == init["protocolVersion"]
@@ -121,7 +128,7 @@ def test_text_prompt_and_permissions(
 
 
 def test_cancel_mid_turn_and_a_pending_permission(
-    cli_command: str, cli_env: CLIEnv, fake_api: FakeAnthropicAPI, tmp_path: Path
+    acp: Acp, cli_env: CLIEnv, fake_api: FakeAnthropicAPI
 ) -> None:
     """session/cancel while a permission request is open: the client answers it `cancelled`,
     the prompt ends `cancelled`, the command never runs; the next prompt works."""
@@ -129,19 +136,7 @@ def test_cancel_mid_turn_and_a_pending_permission(
         tool_turn("Bash", {"command": "touch never.txt", "description": "make a file"}),
         text_turn("Still here."),
     )
-    cwd = str(cli_env.cwd)
-    report = run(
-        cli_command,
-        cli_env,
-        tmp_path,
-        [
-            {"op": "initialize"},
-            {"op": "new", "name": "a", "cwd": cwd},
-            {"op": "prompt", "session": "a", "prompt": "make a file", "permissions": ["cancel"]},
-            {"op": "prompt", "session": "a", "prompt": "are you there?"},
-            {"op": "end"},
-        ],
-    )
+    report = acp.in_session(prompt("make a file", permissions=["cancel"]), prompt("are you there?"))
     _, _, cancelled, after = report["results"]
     assert "cancelled" == cancelled["stopReason"], report["results"]
     assert "end_turn" == after["stopReason"], report["results"]
@@ -150,23 +145,13 @@ def test_cancel_mid_turn_and_a_pending_permission(
     assert 0 == report["exit"]["code"]
 
 
-def test_cancel_while_streaming(
-    cli_command: str, cli_env: CLIEnv, fake_api: FakeAnthropicAPI, tmp_path: Path
-) -> None:
+def test_cancel_while_streaming(acp: Acp, fake_api: FakeAnthropicAPI) -> None:
     """session/cancel while the answer streams: the prompt answers `cancelled`."""
     fake_api.add_main(
         Turn(blocks=[Text("This answer streams slowly. " * 20)], chunk=4, delay=0.05),
         text_turn("Short."),
     )
-    cwd = str(cli_env.cwd)
-    steps: list[dict[str, Any]] = [
-        {"op": "initialize"},
-        {"op": "new", "name": "a", "cwd": cwd},
-        {"op": "prompt", "session": "a", "prompt": "a long story", "cancelOn": "first_chunk"},
-        {"op": "prompt", "session": "a", "prompt": "short please"},
-        {"op": "end"},
-    ]
-    report = run(cli_command, cli_env, tmp_path, steps)
+    report = acp.in_session(prompt("a long story", cancelOn="first_chunk"), prompt("short please"))
     _, _, cancelled, after = report["results"]
     assert "cancelled" == cancelled["stopReason"], report["results"]
     assert "end_turn" == after["stopReason"]
@@ -174,7 +159,7 @@ def test_cancel_while_streaming(
 
 
 def test_load_a_past_session_and_two_sessions_in_one_agent(
-    cli_command: str, cli_env: CLIEnv, fake_api: FakeAnthropicAPI, tmp_path: Path
+    acp: Acp, cli_env: CLIEnv, fake_api: FakeAnthropicAPI
 ) -> None:
     """A session from one agent process is loaded in a second one: its history is replayed as
     session/update notifications (user, agent text, the tool call) and it goes on with its
@@ -183,23 +168,8 @@ def test_load_a_past_session_and_two_sessions_in_one_agent(
         tool_turn("Bash", {"command": "echo remembered", "description": "say it"}),
         text_turn("The word is remembered."),
     )
-    cwd = str(cli_env.cwd)
-    first = run(
-        cli_command,
-        cli_env,
-        tmp_path,
-        [
-            {"op": "initialize"},
-            {"op": "new", "name": "a", "cwd": cwd},
-            {
-                "op": "prompt",
-                "session": "a",
-                "prompt": "remember a word",
-                "permissions": ["allow_once"],
-            },
-            {"op": "end"},
-        ],
-    )
+    cwd = acp.cwd
+    first = acp.in_session(prompt("remember a word", permissions=["allow_once"]))
     assert "end_turn" == first["results"][2]["stopReason"], first["results"]
     session_id = first["sessions"]["a"]
     history = list((cli_env.home / ".claude" / "projects").glob(f"*/{session_id}.jsonl"))
@@ -207,24 +177,16 @@ def test_load_a_past_session_and_two_sessions_in_one_agent(
 
     before = len(fake_api.main_requests())
     fake_api.add_main(text_turn("Yes: remembered."), text_turn("A new session."))
-    second = run(
-        cli_command,
-        cli_env,
-        tmp_path,
-        [
-            {"op": "initialize"},
-            {"op": "list", "cwd": cwd},
-            {"op": "load", "name": "old", "sessionId": session_id, "cwd": cwd},
-            {"op": "new", "name": "b", "cwd": cwd},
-            {
-                "op": "parallel",
-                "steps": [
-                    {"op": "prompt", "session": "old", "prompt": "what was the word?"},
-                    {"op": "prompt", "session": "b", "prompt": "hello"},
-                ],
-            },
-            {"op": "end"},
-        ],
+    second = acp.run(
+        INITIALIZE,
+        {"op": "list", "cwd": cwd},
+        {"op": "load", "name": "old", "sessionId": session_id, "cwd": cwd},
+        acp.new("b"),
+        {
+            "op": "parallel",
+            "steps": [prompt("what was the word?", session="old"), prompt("hello", session="b")],
+        },
+        END,
     )
     _, listed, loaded, _, both = second["results"]
     [stored] = [s for s in listed["sessions"] if s["sessionId"] == session_id]
@@ -248,32 +210,16 @@ def test_load_a_past_session_and_two_sessions_in_one_agent(
     assert 0 == second["exit"]["code"]
 
 
-def test_unknown_session_and_bad_params_get_errors(
-    cli_command: str, cli_env: CLIEnv, fake_api: FakeAnthropicAPI, tmp_path: Path
-) -> None:
+def test_unknown_session_and_bad_params_get_errors(acp: Acp, fake_api: FakeAnthropicAPI) -> None:
     """A bad mode: -32602, a good one is applied by the CLI (current_mode_update); loading a
     session that has no history: -32002; the agent keeps serving and exits 0 when stdin
     closes."""
     fake_api.add_main(text_turn("fine"))
-    cwd = str(cli_env.cwd)
-    report = run(
-        cli_command,
-        cli_env,
-        tmp_path,
-        [
-            {"op": "initialize"},
-            {"op": "new", "name": "a", "cwd": cwd},
-            {"op": "set_mode", "session": "a", "modeId": "nonsense"},
-            {"op": "set_mode", "session": "a", "modeId": "acceptEdits"},
-            {
-                "op": "load",
-                "name": "x",
-                "sessionId": "00000000-0000-4000-8000-000000000000",
-                "cwd": cwd,
-            },
-            {"op": "prompt", "session": "a", "prompt": "still fine?"},
-            {"op": "end"},
-        ],
+    report = acp.in_session(
+        {"op": "set_mode", "session": "a", "modeId": "nonsense"},
+        {"op": "set_mode", "session": "a", "modeId": "acceptEdits"},
+        {"op": "load", "name": "x", "sessionId": NO_SUCH_SESSION, "cwd": acp.cwd},
+        prompt("still fine?"),
     )
     _, _, bad_mode, mode, missing, ok = report["results"]
     assert -32602 == bad_mode["error"]["code"]
@@ -293,14 +239,14 @@ _PNG = (
 
 
 def test_prompt_content_reaches_the_model(
-    cli_command: str, cli_env: CLIEnv, fake_api: FakeAnthropicAPI, tmp_path: Path
+    acp: Acp, cli_env: CLIEnv, fake_api: FakeAnthropicAPI
 ) -> None:
     """An image, an embedded (unsaved) buffer and a file link in one prompt: the model gets
     the image block, the buffer's text and the @-mention."""
     fake_api.add_main(text_turn("I see it."))
-    cwd = str(cli_env.cwd)
+    cwd = acp.cwd
     (cli_env.cwd / "main.py").write_text("print('on disk')\n")
-    prompt = [
+    content = [
         {"type": "text", "text": "What is in these?"},
         {"type": "image", "mimeType": "image/png", "data": _PNG},
         {
@@ -309,17 +255,7 @@ def test_prompt_content_reaches_the_model(
         },
         {"type": "resource_link", "uri": f"file://{cwd}/main.py", "name": "main.py"},
     ]
-    report = run(
-        cli_command,
-        cli_env,
-        tmp_path,
-        [
-            {"op": "initialize"},
-            {"op": "new", "name": "a", "cwd": cwd},
-            {"op": "prompt", "session": "a", "prompt": prompt},
-            {"op": "end"},
-        ],
-    )
+    report = acp.in_session(prompt(content))
     assert {"stopReason": "end_turn"} == report["results"][2], report["results"]
     [request] = fake_api.main_requests()
     blocks = [
