@@ -27,7 +27,7 @@ import collections
 import contextlib
 import os
 import secrets
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from typing import TYPE_CHECKING, Any, Final
 
 import anyio
@@ -99,6 +99,12 @@ if TYPE_CHECKING:
 __all__ = ("DEFAULT_MAX_QUEUE", "WebSocketConnection", "ws_routes")
 
 _log = get_logger("claudecode.adapter.ws")
+
+#: While sessions change state in a burst, a connection's ``session_changed`` frames go out
+#: in rounds at least this far apart (see ``WebSocketConnection._forward_changes``).
+STATUS_ROUND_SECONDS: Final = 0.01
+#: A watch-stream read that took longer than this waited for its change.
+_WAITED = 0.0005
 
 #: Outgoing frames a client may have waiting before it is disconnected as too slow.
 DEFAULT_MAX_QUEUE: Final = 4096
@@ -387,11 +393,31 @@ class WebSocketConnection:
         try:
             async with self.backend.watch() as changes:
                 self.send(SessionList(sessions=await self._sessions()))
-                async for info in changes:
-                    await self._emit(_status_text(info))
+                await self._forward_changes(changes)
         finally:
             if remove is not None:
                 remove()
+
+    async def _forward_changes(self, changes: AsyncIterator[SessionInfo]) -> None:
+        """``session_changed`` frames, in rounds at least :data:`STATUS_ROUND_SECONDS`
+        apart while changes come in a burst (many sessions starting or ending together):
+        the watch stream keeps one pending change per session, so what piles up meanwhile
+        goes out as one frame per session in one wake-up. A change after a quiet spell goes
+        out at once."""
+        due = 0.0
+        while True:
+            before = anyio.current_time()
+            try:
+                info = await changes.__anext__()
+            except StopAsyncIteration:
+                return
+            now = anyio.current_time()
+            if now - before > _WAITED:  # it had to wait for this change: a new round
+                if now < due:
+                    await anyio.sleep(due - now)
+                    now = anyio.current_time()
+                due = now + STATUS_ROUND_SECONDS
+            await self._emit(_status_text(info))
 
     async def _sessions(self) -> list[SessionInfo]:
         """The chat sessions, then the terminal sessions (``kind="terminal"``)."""
