@@ -50,6 +50,8 @@ def _permanent(exc: BaseException) -> str | None:
         return f"NATS refused the credentials ({text.removeprefix('nats: ').strip()})"
     if isinstance(exc, ssl.SSLCertVerificationError):
         return f"TLS: the NATS server's certificate is not trusted ({exc.verify_message})"
+    if isinstance(exc, ssl.SSLEOFError | ssl.SSLZeroReturnError):
+        return None  # the connection went away mid-handshake (a server restarting): retry
     if isinstance(exc, ssl.SSLError):
         return f"TLS handshake with NATS failed ({exc.reason or exc})"
     return None
