@@ -147,6 +147,15 @@ class EventPublisher:
         # one (the session was declared lost and moved) is refused (adapter.cluster.fencing).
         self._subject_seq: int | None = None
 
+    async def prime(self) -> None:
+        """Read where the session's subject stands now, before anything is published: the
+        first publish then expects it, so a worker that is cut off before its first publish
+        and comes back after the session moved is refused like any other stale writer.
+        (Without it the first publish reads it then.)"""
+        self._subject_seq = (
+            await last_subject_seq(self._js, self._config.event_stream, self._subject)
+        )[0]
+
     async def run(self, session: EventSource) -> None:
         """Publish everything the session emits until its events end; then the end marker."""
         after = 0

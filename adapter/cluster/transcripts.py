@@ -118,6 +118,14 @@ class TranscriptMirror:
         # another worker is refused (adapter.cluster.fencing).
         self._subject_seq = 0
 
+    async def prime(self) -> None:
+        """Read how much of the file the stream holds now (and its newest chunk), before
+        the session can move: a mirror cut off before its first chunk is then refused like
+        any other stale writer. (Without it the first :meth:`flush` reads it then.)"""
+        self.offset, self._subject_seq = await _mirrored(
+            self._js, self._config, self.cli_session_id
+        )
+
     async def run(self) -> None:
         """Mirror until cancelled (then call :meth:`flush` for the last lines).
 

@@ -97,6 +97,8 @@ class _Hosted:
         #: The revision of this worker's last write of the session's record (None: none
         #: yet); later writes are conditional on it.
         self.revision: int | None = None
+        self.publisher: EventPublisher | None = None
+        self.mirror: TranscriptMirror | None = None
         #: Cancelled when the session moved to another worker (this one is fenced off).
         self.scope = anyio.CancelScope()
         self.fenced = False
@@ -382,6 +384,20 @@ class ClusterWorker:
                 self.config.command_subject(session_id), cb=enqueue
             )
             await self._nc.flush()
+            # The writers learn where the session's subjects stand before the record makes
+            # the session known (and so can be declared lost): fencing needs their start.
+            hosted.publisher = EventPublisher(
+                self._js,
+                self.config,
+                session_id,
+                first_seq=hosted.offset + 1,
+                # hosted.changed is replaced after each wake-up: set the current one.
+                on_published=lambda: hosted.changed.set(),
+            )
+            await hosted.publisher.prime()
+            hosted.mirror = self._mirror(hosted)
+            if hosted.mirror is not None:
+                await hosted.mirror.prime()
             record = self._record(hosted)
             assert self.registry is not None
             hosted.revision = await self.registry.put(record)
@@ -410,19 +426,12 @@ class ClusterWorker:
 
     async def _host(self, hosted: _Hosted) -> None:
         session = hosted.session
-        publisher = EventPublisher(
-            self._js,
-            self.config,
-            session.id,
-            first_seq=hosted.offset + 1,
-            # hosted.changed is replaced after each wake-up: set the current one.
-            on_published=lambda: hosted.changed.set(),
-        )
+        publisher, mirror = hosted.publisher, hosted.mirror
+        assert publisher is not None
         try:
             with hosted.scope:
                 async with anyio.create_task_group() as tg:
                     tg.start_soon(self._run_commands, hosted)
-                    mirror = self._mirror(hosted)
                     async with anyio.create_task_group() as syncing:
                         syncing.start_soon(self._fenced, hosted, self._sync_record, hosted)
                         if mirror is not None:

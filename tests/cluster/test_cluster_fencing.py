@@ -195,6 +195,10 @@ async def test_a_worker_cut_off_from_nats_is_fenced_when_it_returns(tmp_path: Pa
                 info = await gateway.create(SessionSpec(labels={"pin": "a"}))
                 assert "wa" == info.owner and info.cli_session_id
                 cli_id = info.cli_session_id
+                # A second, idle session on A whose CLI writes its file only while A is cut
+                # off: A's mirror never published for it, yet it is refused afterwards too.
+                idle = await gateway.create(SessionSpec(labels={"pin": "a"}))
+                assert "wa" == idle.owner and idle.cli_session_id
                 # The CLI's conversation file on worker A (the fake CLI writes none itself).
                 project = homes["wa"] / "projects" / project_slug(str(work))
                 project.mkdir(parents=True)
@@ -225,13 +229,22 @@ async def test_a_worker_cut_off_from_nats_is_fenced_when_it_returns(tmp_path: Pa
                                 if now.owner == "wb" and now.status != "lost":
                                     break
                                 await anyio.sleep(0.05)
-                        # A's CLI writes on while A is cut off.
+                        # A's CLIs write on while A is cut off.
                         with transcript.open("ab") as file:
                             file.write(b'{"type":"assistant","stale":true}\n')
+                        with anyio.fail_after(HANG_GUARD):
+                            while True:
+                                moved = await gateway.info(idle.id)
+                                if moved.owner == "wb" and moved.status != "lost":
+                                    break
+                                await anyio.sleep(0.05)
+                        (project / f"{idle.cli_session_id}.jsonl").write_bytes(
+                            b'{"type":"user","stale":true}\n'
+                        )
 
                         await link.heal()
                         # A comes back: its heartbeat is seen again, and it drops the session.
-                        await eventually(lambda: info.id not in wa.session_ids)
+                        await eventually(lambda: not {info.id, idle.id} & set(wa.session_ids))
                         await eventually(lambda: "wa" in registry.workers)
                         assert any(
                             e["event"] == "cluster.session_fenced" and e["session_id"] == info.id
@@ -254,6 +267,7 @@ async def test_a_worker_cut_off_from_nats_is_fenced_when_it_returns(tmp_path: Pa
                 assert ranges[-1][1] == seqs[-1]
                 # The transcript holds nothing A's CLI wrote while A was cut off.
                 assert b"stale" not in await mirrored_bytes(gateway._js, config, cli_id)
+                assert b"" == await mirrored_bytes(gateway._js, config, idle.cli_session_id)
                 # The record is B's.
                 final = await gateway.info(info.id)
                 assert "wb" == final.owner and final.status != "lost"
