@@ -29,6 +29,7 @@ from typing import Any, Self
 
 import anyio
 import anyio.abc
+import anyio.lowlevel
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 from . import control as ctl
@@ -285,13 +286,15 @@ class Session(InboundControl, ControlRequests):
                 if data and not self._got_output.is_set():
                     self._got_output.set()
                 messages = protocol.receive_data(data)
-                if messages:
-                    batch = self._route(messages)
-                    if batch:
-                        if sink is not None:
-                            sink(batch)
-                        else:
-                            await send.send(batch)
+                batch = self._route(messages) if messages else messages
+                if batch and sink is None:
+                    await send.send(batch)  # yields to the consumer (a checkpoint)
+                else:
+                    if batch and sink is not None:
+                        sink(batch)
+                    # Once per read: the transport returns at once while the CLI's output
+                    # keeps coming, and a CLI writing without pause must not starve others.
+                    await anyio.lowlevel.checkpoint()
                 if not data:
                     break
         except (anyio.BrokenResourceError, anyio.ClosedResourceError):

@@ -24,7 +24,6 @@ from collections.abc import Callable, Mapping, Sequence
 
 import anyio
 import anyio.abc
-import anyio.lowlevel
 
 from ._log import get_logger
 from ._private_args import redact_argv
@@ -50,7 +49,10 @@ class Transport(ABC):
 
     @abstractmethod
     async def receive(self) -> bytes:
-        """Return the next chunk of output, or ``b""`` at end of output."""
+        """Return the next chunk of output, or ``b""`` at end of output.
+
+        It may return without yielding to other tasks while output is buffered: a caller
+        that loops on it yields once per chunk (the session's reader does)."""
 
     @abstractmethod
     async def close_input(self) -> None:
@@ -210,9 +212,8 @@ class SubprocessTransport(Transport):
                 continue
             except OSError:
                 return b""
-            # The pipe had data without waiting: still let other tasks run between reads,
-            # or a CLI writing without pause would starve them.
-            await anyio.lowlevel.checkpoint()
+            # No checkpoint when the pipe had data (each costs an event-loop turn, ~14% of
+            # the client's time at full speed): the caller yields once per read.
             return data
 
     def _close_stdout(self) -> None:
