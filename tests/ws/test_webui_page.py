@@ -146,6 +146,26 @@ def test_a_missing_cli_is_a_clear_error(tmp_path: Path, browser: Any) -> None:
         assert [] == page.errors
 
 
+def test_a_session_whose_cli_dies_is_a_clear_error(tmp_path: Path, browser: Any) -> None:
+    """The CLI exits in the middle of a turn: the session's badge says errored, a banner
+    says why, and the composer is disabled; the connection itself stays up."""
+    body = {**script(text_turn("this reply is cut short")), "crash_after_type": "assistant"}
+    with serve(tmp_path, fake_cli_command(body, tmp_path / "fake")) as url:
+        page = open_page(browser, url)
+        page.click("#new-session button[type=submit]")
+        until(page, "window.ccbState.current !== null")
+        current = page.evaluate("window.ccbState.current")
+        page.fill("#prompt", "hello")
+        page.press("#prompt", "Enter")
+        page.locator(f"#sessions li[data-session='{current}'] .badge.errored").wait_for()
+        banner = page.locator("#banner.error")
+        banner.wait_for()
+        assert "This session failed" in banner.inner_text()
+        assert page.locator("#composer button").is_disabled()
+        assert "connected" == page.inner_text("#conn")
+        assert [] == page.errors
+
+
 def test_page_headers_and_token(tmp_path: Path) -> None:
     work = tmp_path / "work"
     work.mkdir()
