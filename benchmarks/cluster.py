@@ -341,15 +341,36 @@ async def _cluster(
     from adapter.cluster import ClusterBackend, ClusterConfig, NatsSettings
 
     config = ClusterConfig(prefix=f"bench{uuid.uuid4().hex[:6]}")
-    with _workers(url, config.prefix, workers, cli, env, directory):
+    with _workers(url, config.prefix, workers, cli, env, directory) as procs:
         async with ClusterBackend(NatsSettings(servers=[url]), config) as backend:
             registry = backend._require()
-            with anyio.fail_after(60):
+            with anyio.move_on_after(60):
                 while True:
-                    if len(registry.workers) >= workers:
+                    # Done, or a worker died (no use waiting for it).
+                    if len(registry.workers) >= workers or any(p.poll() is not None for p in procs):
                         break
                     await anyio.sleep(0.05)
+            if len(registry.workers) < workers:
+                raise RuntimeError(_workers_missing(procs, registry.workers, directory))
             yield backend
+
+
+def _workers_missing(
+    procs: list[subprocess.Popen[bytes]], seen: Any, directory: Path, lines: int = 30
+) -> str:
+    """Why workers never registered: each missing one's exit status and the tail of its log
+    (the logs live in a temporary directory that is gone once the run fails)."""
+    report = [f"only {sorted(seen)} of {len(procs)} workers registered (waited up to 60 s)"]
+    for n, proc in enumerate(procs):
+        if f"bench-{n}" in seen:
+            continue
+        status = proc.poll()
+        tail = (directory / f"worker-{n}.log").read_text(errors="replace").splitlines()[-lines:]
+        report.append(
+            f"--- bench-{n} ({'running' if status is None else f'exited {status}'}), log tail:"
+        )
+        report.extend(tail)
+    return "\n".join(report)
 
 
 def _backend(
