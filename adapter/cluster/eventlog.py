@@ -27,6 +27,7 @@ from claudecode._log import get_logger
 
 from ..events import ErrorEvent, Event
 from ..fanout import SubscriberDropped
+from ._streams import ensure_stream
 from .config import ClusterConfig
 from .fencing import FencedError, conditional_publish, last_subject_seq
 from .wire import END_HEADER, MSG_ID_HEADER, SEQ_HEADER, WireError, decode_batch, encode_batch
@@ -61,7 +62,6 @@ _log = get_logger("claudecode.adapter.cluster.events")
 async def ensure_event_stream(js: JetStreamContext, config: ClusterConfig) -> None:
     """Create the event stream (or update its limits)."""
     from nats.js import api
-    from nats.js.errors import BadRequestError
 
     stream = api.StreamConfig(
         name=config.event_stream,
@@ -76,10 +76,7 @@ async def ensure_event_stream(js: JetStreamContext, config: ClusterConfig) -> No
         duplicate_window=120.0,
         allow_direct=True,
     )
-    try:
-        await js.add_stream(stream)
-    except BadRequestError:
-        await js.update_stream(stream)
+    await ensure_stream(js, stream)
 
 
 def _batch_range(headers: dict[str, str] | None) -> tuple[int, int] | None:

@@ -29,6 +29,7 @@ import msgspec
 from claudecode._log import get_logger
 
 from ..chat.history import config_dir, project_slug
+from ._streams import ensure_stream
 from .config import ClusterConfig, valid_token
 from .fencing import FencedError, conditional_publish
 from .wire import MSG_ID_HEADER
@@ -60,7 +61,6 @@ _PROJECT = re.compile(r"^[A-Za-z0-9_-][A-Za-z0-9_.-]{0,254}$")
 async def ensure_transcript_stream(js: JetStreamContext, config: ClusterConfig) -> None:
     """Create the transcripts stream (or update its limits)."""
     from nats.js import api
-    from nats.js.errors import BadRequestError
 
     stream = api.StreamConfig(
         name=config.transcript_stream,
@@ -73,10 +73,7 @@ async def ensure_transcript_stream(js: JetStreamContext, config: ClusterConfig) 
         num_replicas=config.replicas,
         duplicate_window=120.0,
     )
-    try:
-        await js.add_stream(stream)
-    except BadRequestError:
-        await js.update_stream(stream)
+    await ensure_stream(js, stream)
 
 
 def find_transcript(config_root: Path, cli_session_id: str) -> Path | None:
