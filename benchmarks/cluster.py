@@ -132,17 +132,16 @@ def _wait_for_line(path: Path, text: str, proc: subprocess.Popen[bytes], timeout
 
 @contextlib.contextmanager
 def _server(
-    kind: str, url: str, cli: str, env: dict[str, str], directory: Path
+    kind: str, url: str, cli: str, env: dict[str, str], directory: Path, prefix: str
 ) -> Iterator[tuple[str, dict[str, int]]]:
     """A real ``claudecode-bridge serve`` process; yields its WebSocket URL and the pids of
     the bridge processes by role. ``local`` runs the sessions itself; ``nats`` is a gateway
-    in front of one worker process."""
+    in front of one worker process, on subjects and streams named after ``prefix``."""
     pids: dict[str, int] = {}
     procs: list[subprocess.Popen[bytes]] = []
     try:
         serve = ["serve", "--port", "0", "--max-sessions", "500"]
         if kind == "nats":
-            prefix = f"bench{uuid.uuid4().hex[:6]}"
             log = directory / "ws-worker.log"
             worker = _start(
                 ["worker", "--nats", url, "--nats-prefix", prefix, "--id", "bench-ws", "--cli",
@@ -341,18 +340,43 @@ async def _cluster(
     from adapter.cluster import ClusterBackend, ClusterConfig, NatsSettings
 
     config = ClusterConfig(prefix=f"bench{uuid.uuid4().hex[:6]}")
-    with _workers(url, config.prefix, workers, cli, env, directory) as procs:
-        async with ClusterBackend(NatsSettings(servers=[url]), config) as backend:
-            registry = backend._require()
-            with anyio.move_on_after(60):
-                while True:
-                    # Done, or a worker died (no use waiting for it).
-                    if len(registry.workers) >= workers or any(p.poll() is not None for p in procs):
-                        break
-                    await anyio.sleep(0.05)
-            if len(registry.workers) < workers:
-                raise RuntimeError(_workers_missing(procs, registry.workers, directory))
-            yield backend
+    try:
+        with _workers(url, config.prefix, workers, cli, env, directory) as procs:
+            async with ClusterBackend(NatsSettings(servers=[url]), config) as backend:
+                registry = backend._require()
+                with anyio.move_on_after(60):
+                    while True:
+                        # Done, or a worker died (no use waiting for it).
+                        if len(registry.workers) >= workers or any(
+                            p.poll() is not None for p in procs
+                        ):
+                            break
+                        await anyio.sleep(0.05)
+                if len(registry.workers) < workers:
+                    raise RuntimeError(_workers_missing(procs, registry.workers, directory))
+                yield backend
+    finally:
+        with anyio.move_on_after(30, shield=True):
+            await _drop_streams(url, config.prefix)
+
+
+async def _drop_streams(url: str, prefix: str) -> None:
+    """Delete a finished run's event and transcript streams. Each prefix reserves their
+    ``max_bytes`` (9 GiB) in the JetStream store, which nats-server caps at 75% of the free
+    disk: the sections' reservations together need not fit on one server, one at a time do."""
+    from nats.js.errors import NotFoundError
+
+    from adapter.cluster import ClusterConfig, NatsSettings
+
+    config = ClusterConfig(prefix=prefix)
+    nc = await NatsSettings(servers=[url]).connect()
+    try:
+        js = nc.jetstream()
+        for name in (config.event_stream, config.transcript_stream):
+            with contextlib.suppress(NotFoundError):
+                await js.delete_stream(name)
+    finally:
+        await nc.close()
 
 
 def _workers_missing(
@@ -407,13 +431,16 @@ async def _measure(sizes: dict[str, int], only: tuple[str, ...], log: Any) -> di
             env = _env(paced_lines, 100.0)
             if "ws" in only:
                 for kind in ("local", "nats"):
-                    with _server(kind, server.url, cli, env, directory) as (url, pids):
+                    prefix = f"bench{uuid.uuid4().hex[:6]}"
+                    with _server(kind, server.url, cli, env, directory, prefix) as (url, pids):
                         if kind == "nats":
                             assert server.process is not None
                             pids["nats-server"] = server.process.pid
                         samples, _, _, cpu, prompting, steady = await _ws_stream(
                             url, sessions, pids
                         )
+                    if kind == "nats":
+                        await _drop_streams(server.url, prefix)
                     row = _latency_row(kind, sessions, samples)
                     row["cpu_share"] = cpu
                     row["prompting_s"] = prompting
