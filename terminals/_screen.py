@@ -27,7 +27,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pyte
-from pyte.screens import Char
+from pyte.screens import Char, wcwidth
 
 __all__ = ("TerminalScreen",)
 
@@ -109,6 +109,22 @@ def _attrs(char: Char) -> tuple[Any, ...]:
 _PLAIN = _attrs(Char(" "))
 
 
+def _row_text(line: Any, columns: int) -> str:
+    """A row as text, as pyte's ``Screen.display`` shows it: a wide character once, its right
+    half skipped. Where a program overwrote only the left half, the right half is left
+    behind empty: a blank here (pyte's ``display`` raises ``IndexError`` on it)."""
+    chars: list[str] = []
+    wide = False
+    for x in range(columns):
+        if wide:
+            wide = False
+            continue
+        data = line[x].data or " "
+        wide = wcwidth(data[0]) == 2
+        chars.append(data)
+    return "".join(chars)
+
+
 def _render_line(line: Any, columns: int) -> str:
     # Drop trailing blank cells in the default style: they cost bytes and change nothing.
     last = columns - 1
@@ -119,15 +135,22 @@ def _render_line(line: Any, columns: int) -> str:
         last -= 1
     parts: list[str] = []
     current = _PLAIN
+    wide = False
     for x in range(last + 1):
         cell = line[x]
-        if cell.data == "":  # the right half of a wide character
+        data = cell.data
+        if data == "" and wide:  # the right half of a wide character
+            wide = False
             continue
+        # An empty cell after anything else is a half whose wide character was overwritten:
+        # a blank, or what follows would be drawn a column to the left.
+        data = data or " "
+        wide = wcwidth(data[0]) == 2
         attrs = _attrs(cell)
         if attrs != current:
             parts.append(_sgr(cell))
             current = attrs
-        parts.append(cell.data)
+        parts.append(data)
     if current != _PLAIN:
         parts.append("\x1b[0m")
     return "".join(parts)
@@ -287,7 +310,8 @@ class TerminalScreen:
         ``parsed_only``: as far as output has been parsed, without parsing what is queued."""
         if not parsed_only:
             self.flush()
-        return list(self._screen.display)
+        screen = self._screen
+        return [_row_text(screen.buffer[y], screen.columns) for y in range(screen.lines)]
 
     def text(self) -> str:
         """The visible screen as text, trailing blanks removed."""

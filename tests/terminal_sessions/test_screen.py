@@ -5,8 +5,9 @@ from __future__ import annotations
 import re
 
 import pyte
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
+from pyte.screens import wcwidth
 
 from terminals import TerminalScreen
 
@@ -51,12 +52,35 @@ _pieces = st.one_of(
 
 
 def _cells(screen: pyte.Screen) -> list[list[tuple[object, ...]]]:
-    return [
-        [tuple(screen.buffer[y][x]) for x in range(screen.columns)] for y in range(screen.lines)
-    ]
+    """Every cell; the empty right half of a wide character whose left half was overwritten
+    counts as the blank a terminal shows there."""
+    rows = []
+    for y in range(screen.lines):
+        row: list[tuple[object, ...]] = []
+        for x in range(screen.columns):
+            cell = tuple(screen.buffer[y][x])
+            if cell[0] == "" and not (x and wcwidth(str(row[-1][0])[:1] or " ") == 2):
+                cell = (" ", *cell[1:])
+            row.append(cell)
+        rows.append(row)
+    return rows
+
+
+def _display(screen: pyte.Screen) -> list[str]:
+    """pyte's ``display`` (which raises on such an orphaned half), from :func:`_cells`."""
+    lines = []
+    for row in _cells(screen):
+        text, skip = [], False
+        for cell in row:
+            if not skip:
+                text.append(str(cell[0]))
+            skip = not skip and wcwidth(str(cell[0])[:1] or " ") == 2
+        lines.append("".join(text))
+    return lines
 
 
 @given(st.lists(_pieces, max_size=60), st.integers(min_value=1, max_value=64))
+@example(pieces=["中文", "X", "\x1b[H", "000"], chunk=1)  # half a wide character overwritten
 def test_render_reproduces_text_attributes_cursor_and_modes(pieces: list[str], chunk: int) -> None:
     data = "".join(pieces).encode()
     screen = TerminalScreen(COLS, ROWS, scrollback=0)
@@ -64,7 +88,7 @@ def test_render_reproduces_text_attributes_cursor_and_modes(pieces: list[str], c
         screen.feed(data[i : i + chunk])
     expected = pyte.Screen(COLS, ROWS)
     pyte.ByteStream(expected).feed(data)
-    assert expected.display == screen.lines()
+    assert _display(expected) == screen.lines()
 
     replayed = pyte.Screen(COLS, ROWS)
     pyte.ByteStream(replayed).feed(screen.render())
@@ -137,3 +161,14 @@ def test_any_bytes_leave_a_usable_screen(chunks: list[bytes]) -> None:
     replayed = pyte.Screen(COLS, ROWS)
     pyte.ByteStream(replayed).feed(screen.render())
     assert "still-here" in "\n".join(replayed.display)
+
+
+def test_overwriting_half_a_wide_character_leaves_a_blank() -> None:
+    """The right half left behind is a blank in the text and in what a viewer is sent (pyte's
+    own ``display`` raises on it, which took the session's screen task down)."""
+    screen = TerminalScreen(10, 2)
+    screen.feed("中文X\x1b[H000".encode())
+    assert "000 X" == screen.lines()[0].rstrip()
+    replayed = pyte.Screen(10, 2)
+    pyte.ByteStream(replayed).feed(screen.render())
+    assert "000 X" == replayed.display[0].rstrip()

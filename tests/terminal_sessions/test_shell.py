@@ -291,3 +291,22 @@ async def test_last_activity_follows_output_input_and_the_end(tmp_path: Path) ->
         final = await terminals.stop("q")
         assert final.last_activity > after_input
         assert final.last_activity == as_session_info(final).last_activity
+
+
+async def test_overwriting_half_a_wide_character_keeps_the_session(tmp_path: Path) -> None:
+    """A program that writes over the left half of a wide character (CJK, emoji) leaves the
+    right half behind; reading that screen used to raise in the screen task and take the
+    manager's task group, and every session in it, down."""
+    wide = python_agent(
+        "wide",
+        "import sys, time\n"
+        "sys.stdout.write('\\u4e2d\\u6587X\\x1b[H000\\r\\n')\n"
+        "print('after', flush=True)\n"
+        "time.sleep(1000)\n",
+    )
+    async with TerminalManager(env=shell_env(tmp_path), agents={"wide": wide}) as terminals:
+        await terminals.start("w", "wide", cwd=str(tmp_path))
+        await wait_for_text(terminals, "w", "after")
+        await wait_until(lambda: terminals.get("w").state == "idle", what="the screen task")
+        assert "000 X" == terminals.screen_lines("w")[0].rstrip()
+        assert terminals.get("w").active
