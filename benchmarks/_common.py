@@ -159,6 +159,7 @@ def serve_paced(
     import uvicorn
 
     from adapter import PermissionPolicy, SessionConfig
+    from adapter.serve import tune_collector
     from adapter.server import ServerSettings, create_app
 
     env = {"BENCH_MODE": "paced", "BENCH_LINES": str(lines), "BENCH_RATE": str(rate)}
@@ -176,4 +177,5 @@ def serve_paced(
         sock.listen(backlog)
     print(sock.getsockname()[1], flush=True)
     config = uvicorn.Config(app, lifespan="on", log_config=None, log_level="warning")
+    tune_collector()  # as ``claudecode-bridge serve`` does before it serves
     uvicorn.Server(config).run(sockets=[sock])

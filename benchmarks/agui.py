@@ -92,6 +92,8 @@ def _uvicorn(app: Any) -> None:
 
     import uvicorn
 
+    from adapter.serve import tune_collector
+
     stack = uvicorn_stack(os.environ.get("BENCH_UVICORN", "asyncio"))
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.bind(("127.0.0.1", 0))
@@ -105,7 +107,7 @@ def _uvicorn(app: Any) -> None:
         loop=stack["loop"],
         http=stack["http"],
     )
-    gc.freeze()  # as ``claudecode-bridge serve`` does before it serves (both servers alike)
+    tune_collector()  # as ``claudecode-bridge serve`` does before it serves (both servers alike)
     uvicorn.Server(config).run(sockets=[sock])
 
 
