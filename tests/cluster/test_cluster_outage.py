@@ -11,14 +11,8 @@ and started again (same port, same store).
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
-import signal
-import subprocess
-import sys
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -27,38 +21,14 @@ import httpx
 import pytest
 from websockets.asyncio.client import ClientConnection, connect
 
-from adapter.cluster import LocalNatsServer, die_with_parent
+from adapter.cluster import LocalNatsServer
 from claudecode.testing import fake_cli_command, script, text_turn
+
+from ._processes import child, send
 
 pytestmark = [pytest.mark.anyio, pytest.mark.nats, pytest.mark.slow, pytest.mark.server]
 
 WAIT = 180
-
-
-@contextlib.contextmanager
-def child(log: Path, *args: str) -> Iterator[subprocess.Popen[bytes]]:
-    with open(log, "wb") as out:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "adapter", *args],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=out,
-            start_new_session=True,
-            # Gone with this process even when it dies without running its cleanup.
-            preexec_fn=die_with_parent(signal.SIGTERM),
-        )
-    try:
-        yield proc
-    finally:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait()
-        assert proc.stdout is not None
-        proc.stdout.close()
-
-
-async def send(ws: ClientConnection, **frame: Any) -> None:
-    await ws.send(json.dumps(frame))
 
 
 async def frame_of(ws: ClientConnection) -> dict[str, Any]:

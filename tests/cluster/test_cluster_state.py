@@ -10,18 +10,19 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from test_cluster_backend import (
+
+from adapter.backend import SessionSpec
+from adapter.cluster import LocalNatsServer
+from adapter.cluster import worker as cluster_worker
+from claudecode.testing import script, text_turn
+
+from .test_cluster_backend import (
     fast_config,
     running,
     until_complete,
     wait_state,
     worker_defaults,
 )
-
-from adapter.backend import SessionSpec
-from adapter.cluster import LocalNatsServer
-from adapter.cluster import worker as cluster_worker
-from claudecode.testing import script, text_turn
 
 pytestmark = [pytest.mark.anyio, pytest.mark.nats]
 

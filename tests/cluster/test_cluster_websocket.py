@@ -6,14 +6,9 @@ the other gateway in the middle of a turn with `since_seq` sees no gap and no re
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
-import signal
 import subprocess
-import sys
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -21,34 +16,14 @@ import anyio
 import pytest
 from websockets.asyncio.client import ClientConnection, connect
 
-from adapter.cluster import ClusterConfig, LocalNatsServer, die_with_parent
+from adapter.cluster import ClusterConfig, LocalNatsServer
 from claudecode.testing import fake_cli_command, script, text_turn, tool_turn
+
+from ._processes import child, send
 
 pytestmark = [pytest.mark.anyio, pytest.mark.nats, pytest.mark.slow, pytest.mark.server]
 
 WAIT = 180
-
-
-@contextlib.contextmanager
-def child(log: Path, *args: str) -> Iterator[subprocess.Popen[bytes]]:
-    with open(log, "wb") as out:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "adapter", *args],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=out,
-            start_new_session=True,
-            # Gone with this process even when it dies without running its cleanup.
-            preexec_fn=die_with_parent(signal.SIGTERM),
-        )
-    try:
-        yield proc
-    finally:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait()
-        assert proc.stdout is not None
-        proc.stdout.close()
 
 
 def gateway_url(proc: subprocess.Popen[bytes]) -> str:
@@ -56,10 +31,6 @@ def gateway_url(proc: subprocess.Popen[bytes]) -> str:
     line = proc.stdout.readline().decode()
     assert "serving on http://127.0.0.1:" in line, line
     return line.split("serving on ", 1)[1].split()[0].replace("http://", "ws://") + "/ws"
-
-
-async def send(ws: ClientConnection, **frame: Any) -> None:
-    await ws.send(json.dumps(frame))
 
 
 async def recv(ws: ClientConnection) -> dict[str, Any]:

@@ -1,0 +1,51 @@
+"""Bridge processes for the cluster tests: ``python -m adapter ...`` children and WebSocket
+frames sent to them."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from websockets.asyncio.client import ClientConnection
+
+from adapter.cluster import die_with_parent
+
+
+@contextlib.contextmanager
+def child(
+    log: Path, *args: str, env: dict[str, str] | None = None
+) -> Iterator[subprocess.Popen[bytes]]:
+    """``python -m adapter ARGS`` in its own process group, stdout piped (a gateway prints its
+    URL there), stderr to ``log``, ``env`` added to this process's environment; killed with
+    its group at exit."""
+    with open(log, "wb") as out:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "adapter", *args],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=out,
+            env=None if env is None else {**os.environ, **env},
+            start_new_session=True,
+            # Gone with this process even when it dies without running its cleanup.
+            preexec_fn=die_with_parent(signal.SIGTERM),
+        )
+    try:
+        yield proc
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+        assert proc.stdout is not None
+        proc.stdout.close()
+
+
+async def send(ws: ClientConnection, **frame: Any) -> None:
+    """One JSON frame to a bridge WebSocket."""
+    await ws.send(json.dumps(frame))
