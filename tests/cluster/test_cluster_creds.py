@@ -26,19 +26,18 @@ from typing import Any
 import anyio
 import pytest
 
-from adapter.backend import SessionSpec
 from adapter.cluster import (
     ClusterBackend,
     ClusterConfig,
-    ClusterWorker,
     LocalNatsServer,
     NatsConnectError,
     NatsSettings,
     die_with_parent,
 )
 from adapter.config import SessionConfig
-from adapter.events import Complete, MessageChunk
 from claudecode.testing import fake_cli_command, script, text_turn
+
+from ._turns import one_turn_text
 
 pytestmark = [pytest.mark.anyio, pytest.mark.nats]
 
@@ -184,25 +183,7 @@ async def test_the_cluster_with_a_credentials_file(tmp_path: Path) -> None:
         settings = NatsSettings(servers=[server.url], creds=str(trust.good))
         defaults = SessionConfig(cli_path=cli, cwd=tmp_path)
         with anyio.fail_after(HANG_GUARD):
-            async with (
-                ClusterWorker(settings, config, defaults, idle_timeout=None),
-                ClusterBackend(settings, config) as backend,
-            ):
-                while True:
-                    if backend._require().workers:
-                        break
-                    await anyio.sleep(0.05)
-                info = await backend.create(SessionSpec())
-                text = ""
-                async with backend.subscribe(info.id, after_seq=0) as events:
-                    await backend.prompt(info.id, "hello")
-                    async for event in events:
-                        if isinstance(event, MessageChunk):
-                            text += event.text
-                        if isinstance(event, Complete):
-                            break
-                assert "with creds" == text
-                await backend.close(info.id)
+            assert "with creds" == await one_turn_text(settings, config, defaults)
 
 
 @pytest.mark.parametrize("which", ["unknown_account", "wrong_seed", "none"])

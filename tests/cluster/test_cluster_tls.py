@@ -13,18 +13,16 @@ from pathlib import Path
 import anyio
 import pytest
 
-from adapter.backend import SessionSpec
 from adapter.cluster import (
-    ClusterBackend,
     ClusterConfig,
-    ClusterWorker,
     LocalNatsServer,
     NatsConnectError,
     NatsSettings,
 )
 from adapter.config import SessionConfig
-from adapter.events import Complete, MessageChunk
 from claudecode.testing import fake_cli_command, script, text_turn
+
+from ._turns import one_turn_text
 
 pytestmark = [pytest.mark.anyio, pytest.mark.nats]
 
@@ -74,25 +72,7 @@ async def test_the_cluster_over_tls_with_client_certificates(tmp_path: Path) -> 
         )
         defaults = SessionConfig(cli_path=cli, cwd=tmp_path)
         with anyio.fail_after(HANG_GUARD):
-            async with (
-                ClusterWorker(settings, config, defaults, idle_timeout=None),
-                ClusterBackend(settings, config) as backend,
-            ):
-                while True:
-                    if backend._require().workers:
-                        break
-                    await anyio.sleep(0.05)
-                info = await backend.create(SessionSpec())
-                async with backend.subscribe(info.id, after_seq=0) as events:
-                    await backend.prompt(info.id, "hello")
-                    text = ""
-                    async for event in events:
-                        if isinstance(event, MessageChunk):
-                            text += event.text
-                        if isinstance(event, Complete):
-                            break
-                assert "over tls" == text
-                await backend.close(info.id)
+            assert "over tls" == await one_turn_text(settings, config, defaults)
 
 
 async def test_a_server_certificate_from_an_unknown_ca_fails_at_start(tmp_path: Path) -> None:
