@@ -45,6 +45,13 @@ def anyio_backend() -> str:
     return "asyncio"
 
 
+def worker_env(cli_env: CLIEnv, home: Path) -> dict[str, str]:
+    """The environment of a worker whose CLI keeps its files in ``home`` (created here):
+    nothing shared on disk between workers."""
+    home.mkdir()
+    return {**cli_env(HOME=str(home)), "PYTHONUNBUFFERED": "1"}
+
+
 @contextlib.contextmanager
 def worker(
     name: str,
@@ -136,9 +143,7 @@ async def test_a_killed_workers_session_resumes_elsewhere_from_the_mirror(
     fake_api.add_main(text_turn("first answer"), text_turn("second answer"))
     config = ClusterConfig(prefix=f"r{uuid.uuid4().hex[:8]}")
     homes = {name: tmp_path / f"home-{name}" for name in ("wa", "wb")}
-    for home in homes.values():
-        home.mkdir()
-    env_a, env_b = ({**cli_env(HOME=str(homes[n])), "PYTHONUNBUFFERED": "1"} for n in ("wa", "wb"))
+    env_a, env_b = (worker_env(cli_env, homes[name]) for name in ("wa", "wb"))
     cwd = str(cli_env.cwd)
     with (
         LocalNatsServer(tmp_path / "nats") as server,
@@ -225,9 +230,7 @@ async def test_a_fork_is_mirrored_and_resumes_elsewhere(
     )
     config = ClusterConfig(prefix=f"f{uuid.uuid4().hex[:8]}")
     homes = {name: tmp_path / f"home-{name}" for name in ("wa", "wb")}
-    for home in homes.values():
-        home.mkdir()
-    env_a, env_b = ({**cli_env(HOME=str(homes[n])), "PYTHONUNBUFFERED": "1"} for n in ("wa", "wb"))
+    env_a, env_b = (worker_env(cli_env, homes[name]) for name in ("wa", "wb"))
     cwd = str(cli_env.cwd)
     with (
         LocalNatsServer(tmp_path / "nats") as server,
@@ -313,10 +316,9 @@ async def test_a_gateway_lists_loads_and_resumes_the_clusters_history(
 
     fake_api.add_main(text_turn("The first answer."), text_turn("Resumed answer."))
     config = ClusterConfig(prefix=f"h{uuid.uuid4().hex[:8]}")
-    home, gateway_home = tmp_path / "home-w", tmp_path / "home-gateway"
-    home.mkdir()
+    gateway_home = tmp_path / "home-gateway"
     gateway_home.mkdir()
-    env = {**cli_env(HOME=str(home)), "PYTHONUNBUFFERED": "1"}
+    env = worker_env(cli_env, tmp_path / "home-w")
     cwd = str(cli_env.cwd)
     with (
         LocalNatsServer(tmp_path / "nats") as server,
