@@ -49,3 +49,28 @@ def child(
 async def send(ws: ClientConnection, **frame: Any) -> None:
     """One JSON frame to a bridge WebSocket."""
     await ws.send(json.dumps(frame))
+
+
+async def follow_frame(
+    ws: ClientConnection, frame: dict[str, Any], last: dict[str, int], done: set[str]
+) -> None:
+    """Check one server frame of sessions that ask for approvals: a snapshot sets where the
+    session's events continue (``last``), every event must be the next ``seq``, a permission
+    request is allowed, a ``complete`` adds the session to ``done``."""
+    session_id = frame.get("session_id", "")
+    if frame["type"] == "snapshot":
+        last.setdefault(session_id, frame["chat"]["last_seq"])
+    elif frame["type"] == "event":
+        assert last[session_id] + 1 == frame["seq"], (session_id, frame, last)
+        last[session_id] = frame["seq"]
+        event = frame["event"]
+        if event["type"] == "permission_request":
+            await send(
+                ws,
+                type="permission_response",
+                session_id=session_id,
+                pending_id=event["pending_id"],
+                decision="allow",
+            )
+        elif event["type"] == "complete":
+            done.add(session_id)

@@ -32,6 +32,8 @@ from adapter.session import UnknownPermissionError
 from claudecode import ControlRequestError, UsageError
 from claudecode.testing import fake_cli_command, script, text_turn, tool_turn
 
+from ._waits import eventually
+
 pytestmark = [pytest.mark.anyio, pytest.mark.nats]
 
 HANG_GUARD = 60
@@ -69,14 +71,6 @@ async def running(
         backend = await stack.enter_async_context(ClusterBackend(settings, config))
         await eventually(lambda: len(backend._require().workers) >= len(started))
         yield backend, started
-
-
-async def eventually(check: Any) -> None:
-    with anyio.fail_after(HANG_GUARD):
-        while True:
-            if check():
-                return
-            await anyio.sleep(0.05)
 
 
 async def until_complete(events: Any) -> list[Event]:

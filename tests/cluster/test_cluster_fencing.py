@@ -33,6 +33,8 @@ from adapter.config import SessionConfig
 from adapter.events import Complete, ErrorEvent, Event, MessageChunk
 from claudecode.testing import fake_cli_command, script, text_turn
 
+from ._waits import eventually
+
 pytestmark = [pytest.mark.anyio, pytest.mark.nats, pytest.mark.slow]
 
 HANG_GUARD = 120
@@ -102,14 +104,6 @@ class SeverableLink:
                     pass
                 finally:
                     self._scopes.discard(scope)
-
-
-async def eventually(check: Any) -> None:
-    with anyio.fail_after(HANG_GUARD):
-        while True:
-            if check():
-                return
-            await anyio.sleep(0.05)
 
 
 async def until(events: AsyncIterator[Event], stop: Any, into: list[Event]) -> None:
@@ -191,7 +185,7 @@ async def test_a_worker_cut_off_from_nats_is_fenced_when_it_returns(tmp_path: Pa
                 ClusterBackend(direct, config) as gateway,
             ):
                 registry = gateway._require()
-                await eventually(lambda: {"wa", "wb"} <= set(registry.workers))
+                await eventually(lambda: {"wa", "wb"} <= set(registry.workers), HANG_GUARD)
                 info = await gateway.create(SessionSpec(labels={"pin": "a"}))
                 assert "wa" == info.owner and info.cli_session_id
                 cli_id = info.cli_session_id
@@ -244,8 +238,10 @@ async def test_a_worker_cut_off_from_nats_is_fenced_when_it_returns(tmp_path: Pa
 
                         await link.heal()
                         # A comes back: its heartbeat is seen again, and it drops the session.
-                        await eventually(lambda: not {info.id, idle.id} & set(wa.session_ids))
-                        await eventually(lambda: "wa" in registry.workers)
+                        await eventually(
+                            lambda: not {info.id, idle.id} & set(wa.session_ids), HANG_GUARD
+                        )
+                        await eventually(lambda: "wa" in registry.workers, HANG_GUARD)
                         assert any(
                             e["event"] == "cluster.session_fenced" and e["session_id"] == info.id
                             for e in logs

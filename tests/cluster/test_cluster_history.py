@@ -9,7 +9,6 @@ import stat
 from pathlib import Path
 from typing import Any
 
-import anyio
 import pytest
 from structlog.testing import capture_logs
 
@@ -22,6 +21,8 @@ from adapter.cluster.transcripts import (
     fence_transcript,
 )
 from adapter.cluster.wire import MSG_ID_HEADER
+
+from ._waits import eventually
 
 pytestmark = [pytest.mark.anyio, pytest.mark.nats]
 
@@ -36,14 +37,6 @@ def line(kind: str, text: str, cwd: str = "/srv/repo") -> bytes:
         f'{{"type":"{kind}","cwd":"{cwd}","timestamp":"2026-11-26T06:00:00Z",'
         f'"sessionId":"{CLI_ID}","message":{content}}}\n'
     ).encode()
-
-
-async def eventually(check: Any) -> None:
-    with anyio.fail_after(HANG_GUARD):
-        while True:
-            if check():
-                return
-            await anyio.sleep(0.05)
 
 
 async def test_the_copy_follows_the_mirror(

@@ -17,7 +17,7 @@ from websockets.asyncio.client import ClientConnection, connect
 from adapter.cluster import LocalNatsServer
 from claudecode.testing import fake_cli_command, script, tool_turn
 
-from ._processes import child, send
+from ._processes import child, follow_frame, send
 
 pytestmark = [pytest.mark.anyio, pytest.mark.nats, pytest.mark.slow, pytest.mark.server]
 
@@ -99,22 +99,6 @@ async def test_a_gateway_that_is_also_a_worker(tmp_path: Path) -> None:
                     while len(done) < len(owners):
                         frame = json.loads(await ws.recv())
                         assert frame["type"] != "error", frame
-                        session_id = frame.get("session_id", "")
-                        if frame["type"] == "snapshot":
-                            last.setdefault(session_id, frame["chat"]["last_seq"])
-                        elif frame["type"] == "event":
-                            assert last[session_id] + 1 == frame["seq"], (session_id, frame)
-                            last[session_id] = frame["seq"]
-                            event = frame["event"]
-                            if event["type"] == "permission_request":
-                                await send(
-                                    ws,
-                                    type="permission_response",
-                                    session_id=session_id,
-                                    pending_id=event["pending_id"],
-                                    decision="allow",
-                                )
-                            elif event["type"] == "complete":
-                                done.add(session_id)
+                        await follow_frame(ws, frame, last, done)
             for session_id, cwd in cwds.items():
                 assert (cwd / "approved.txt").exists(), owners[session_id]

@@ -19,7 +19,7 @@ from websockets.asyncio.client import ClientConnection, connect
 from adapter.cluster import ClusterConfig, LocalNatsServer
 from claudecode.testing import fake_cli_command, script, text_turn, tool_turn
 
-from ._processes import child, send
+from ._processes import child, follow_frame, send
 
 pytestmark = [pytest.mark.anyio, pytest.mark.nats, pytest.mark.slow, pytest.mark.server]
 
@@ -102,24 +102,7 @@ async def test_sessions_over_websocket_and_a_gateway_switch_mid_turn(tmp_path: P
                     await send(ws, type="subscribe", session_id=session_id, request_id=100 + n)
                     await send(ws, type="prompt", session_id=session_id, text="go")
                 while len(done) < len(owners):
-                    frame = await recv(ws)
-                    session_id = frame.get("session_id", "")
-                    if frame["type"] == "snapshot":
-                        last.setdefault(session_id, frame["chat"]["last_seq"])
-                    elif frame["type"] == "event":
-                        assert last[session_id] + 1 == frame["seq"], (session_id, frame, last)
-                        last[session_id] = frame["seq"]
-                        event = frame["event"]
-                        if event["type"] == "permission_request":
-                            await send(
-                                ws,
-                                type="permission_response",
-                                session_id=session_id,
-                                pending_id=event["pending_id"],
-                                decision="allow",
-                            )
-                        elif event["type"] == "complete":
-                            done.add(session_id)
+                    await follow_frame(ws, await recv(ws), last, done)
                 for session_id, cwd in cwds.items():
                     assert (cwd / "approved.txt").exists(), owners[session_id]
 
