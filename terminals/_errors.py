@@ -8,6 +8,7 @@
     ├── TerminalExistsError        a live session already has that id
     ├── UnknownTerminalError       no session has that id
     ├── TerminalClosedError        the session has ended (input, attach)
+    ├── TerminalFailedError        the session's own tasks failed; it was ended (viewers)
     ├── TooManyTerminalsError      the manager's session cap is reached
     └── InvalidTerminalSizeError   columns / rows out of range
 """
@@ -20,6 +21,7 @@ __all__ = (
     "TerminalClosedError",
     "TerminalError",
     "TerminalExistsError",
+    "TerminalFailedError",
     "TooManyTerminalsError",
     "UnknownAgentError",
     "UnknownTerminalError",
@@ -69,6 +71,20 @@ class TerminalClosedError(TerminalError):
     def __init__(self, session_id: str) -> None:
         super().__init__(f"terminal session {session_id!r} has ended")
         self.session_id = session_id
+
+
+class TerminalFailedError(TerminalError):
+    """The session's own tasks failed (a bug, a failing screen hook): the bridge stopped its
+    program and ended it; every other session goes on. What failed is in the server log;
+    ``cause`` names the exception's type only (no internals reach a viewer)."""
+
+    def __init__(self, session_id: str, cause: str) -> None:
+        super().__init__(
+            f"terminal session {session_id!r} ended after an internal error ({cause}); "
+            "the server log has the details"
+        )
+        self.session_id = session_id
+        self.cause = cause
 
 
 class TooManyTerminalsError(TerminalError):

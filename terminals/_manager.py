@@ -223,7 +223,7 @@ class TerminalManager:
         self._sessions.pop(session_id, None)
         self._sessions[session_id] = session
         self._forget_old_ended()
-        self._tg.start_soon(session.run, name=f"terminal {session_id}")
+        self._tg.start_soon(self._run_session, session, name=f"terminal {session_id}")
         _log.info(
             "terminal.started",
             session_id=session_id,
@@ -233,6 +233,15 @@ class TerminalManager:
         )
         self._changed(session)
         return session.info()
+
+    async def _run_session(self, session: TerminalSession) -> None:
+        # The manager's task group runs every session: an exception escaping one would
+        # cancel them all. A session ends its own failures (TerminalSession.run); this is the
+        # last guard, so that whatever escapes ends that session only.
+        try:
+            await session.run()
+        except Exception:
+            _log.exception("terminal.session_task_failed", session_id=session.id)
 
     def _session(self, session_id: str) -> TerminalSession:
         session = self._sessions.get(session_id)

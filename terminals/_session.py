@@ -172,6 +172,8 @@ class TerminalSession:
         self.state: TerminalState = "starting"
         self._stop_reason: str | None = None
         self.exit: TerminalExit | None = None
+        #: The type of the exception that ended the session (reason ``failed``), if one did.
+        self.failure: str | None = None
         self.ended_at: float | None = None
         self.output_bytes = 0
 
@@ -274,7 +276,7 @@ class TerminalSession:
         viewer._push(TerminalStatus(state=self.state))
         if self.exit is not None:
             viewer._push(self.exit)
-            viewer._end()
+            viewer._end(self.failure)
         else:
             self._viewers.add(viewer)
             self._on_change(self)
@@ -318,7 +320,14 @@ class TerminalSession:
             self._proc.signal_group(signal.SIGKILL)
 
     async def run(self) -> None:
-        """The session's lifetime (run in the manager's task group)."""
+        """The session's lifetime (run in the manager's task group).
+
+        A failure of the session's own tasks (a bug, a screen hook that raises) ends this
+        session only: it is logged, the program is stopped (stop signal, SIGKILL after the
+        grace) and reaped, and the viewers get the exit (reason ``failed``) and then a
+        :class:`~terminals.TerminalFailedError`. Nothing of it reaches the manager's task
+        group, whose other sessions go on.
+        """
         try:
             async with anyio.create_task_group() as tg:
                 tg.start_soon(self._read_loop)
@@ -328,9 +337,43 @@ class TerminalSession:
                 await self._proc.wait_exited()
                 self._exited.set()
                 tg.cancel_scope.cancel()
+        except Exception as exc:
+            self._failed(exc)
         finally:
             with anyio.CancelScope(shield=True):
+                if self.failure is not None:
+                    await self._stop_after_failure()
                 await self._finish()
+
+    def _failed(self, exc: BaseException) -> None:
+        """Record (and log, with its traceback) that the session's own tasks failed."""
+        # anyio wraps a task's exception in an ExceptionGroup: name the first real one.
+        cause = exc
+        while isinstance(cause, BaseExceptionGroup) and cause.exceptions:
+            cause = cause.exceptions[0]
+        if self.failure is None:
+            self.failure = type(cause).__name__
+        self._stop_reason = "failed"
+        _log.error(
+            "terminal.failed",
+            session_id=self.id,
+            pid=self.pid,
+            agent=self.agent.name,
+            error=self.failure,
+            exc_info=exc,
+        )
+
+    async def _stop_after_failure(self) -> None:
+        # As ``stop`` would, without the tasks that are gone: the agent's stop signal, the
+        # grace, then _finish's SIGKILL for whatever is left.
+        proc = self._proc
+        if proc.has_exited():
+            return
+        proc.signal_group(self.agent.stop_signal)
+        if self.agent.stop_signal != signal.SIGTERM:
+            proc.signal_group(signal.SIGTERM)
+        with anyio.move_on_after(self._options.stop_grace):
+            await proc.wait_exited()
 
     async def _read_loop(self) -> None:
         proc = self._proc
@@ -469,27 +512,46 @@ class TerminalSession:
         self._on_change(self)
 
     async def _finish(self) -> None:
+        # Each step guarded: whatever goes wrong, the child is reaped and the viewers and
+        # waiters hear of the end.
+        returncode: int | None = None
+        try:
+            tail = self._proc.read_available()
+            if tail:
+                self._on_output(tail)
+        except Exception as exc:
+            self._failed(exc)
+        try:
+            returncode = await self._end_process()
+        except Exception as exc:
+            self._failed(exc)
+        self._announce_exit(returncode)
+
+    async def _end_process(self) -> int | None:
+        """Kill what is left of the program, reap the child: its return code."""
         proc = self._proc
-        tail = proc.read_available()
-        if tail:
-            self._on_output(tail)
-        if not proc.has_exited():
-            # Cancelled from outside (the manager is shutting down) with the program alive.
-            if self._stop_reason is None:
-                self._stop_reason = "closed"
+        try:
+            if not proc.has_exited():
+                # Cancelled from outside (the manager is shutting down) with the program alive.
+                if self._stop_reason is None:
+                    self._stop_reason = "closed"
+                proc.signal_group(signal.SIGKILL)
+                with anyio.move_on_after(_KILL_WAIT):
+                    await proc.wait_exited()
+            self._exited.set()
+            # The leader is a zombie now, so its process group id cannot have been reused:
+            # sweep whatever it left behind in its group.
             proc.signal_group(signal.SIGKILL)
-            with anyio.move_on_after(_KILL_WAIT):
-                await proc.wait_exited()
+            # And whatever detached from the group on purpose (daemons started by the program).
+            escaped = kill_marked(self._marker)
+            if escaped:
+                _log.info("terminal.detached_processes_killed", session_id=self.id, pids=escaped)
+            return proc.reap() if proc.has_exited() else None
+        finally:
+            proc.close()
+
+    def _announce_exit(self, returncode: int | None) -> None:
         self._exited.set()
-        # The leader is a zombie now, so its process group id cannot have been reused: sweep
-        # whatever it left behind in its group.
-        proc.signal_group(signal.SIGKILL)
-        # And whatever detached from the group on purpose (daemons started by the program).
-        escaped = kill_marked(self._marker)
-        if escaped:
-            _log.info("terminal.detached_processes_killed", session_id=self.id, pids=escaped)
-        returncode = proc.reap() if proc.has_exited() else None
-        proc.close()
         code: int | None = None
         sig: int | None = None
         if returncode is not None:
@@ -517,7 +579,7 @@ class TerminalSession:
         for viewer in self._viewers:
             viewer._push(TerminalStatus(state="closed"), force=True)
             viewer._push(self.exit, force=True)
-            viewer._end()
+            viewer._end(self.failure)
         self._viewers.clear()
         self._ended.set()
         self._on_change(self)

@@ -27,7 +27,8 @@ class TerminalInfo(msgspec.Struct, kw_only=True, frozen=True):
     ``exit_code`` is set when the program exited by itself, ``exit_signal`` (a number, with
     ``exit_signal_name``) when a signal ended it; ``exit_reason`` says why it ended:
     ``exited``, ``stopped`` (asked to stop), ``watchdog`` (no output within the spawn
-    timeout) or ``closed`` (the manager shut down). ``trust_accepted``: the agent's
+    timeout), ``closed`` (the manager shut down) or ``failed`` (the session's own tasks
+    failed; see :class:`~terminals.TerminalFailedError`). ``trust_accepted``: the agent's
     folder-trust prompt was answered "yes" by the bridge. ``last_activity``: the program's
     latest output, input typed into it, or its end. Times are Unix seconds.
     """

@@ -6,7 +6,7 @@ from collections import deque
 
 import anyio
 
-from ._errors import TerminalError
+from ._errors import TerminalError, TerminalFailedError
 from ._types import ViewerItem
 
 __all__ = ("TerminalViewer", "ViewerDroppedError")
@@ -30,9 +30,10 @@ class TerminalViewer:
     The first item is the current screen (bytes that redraw it on a fresh terminal) and the
     session's status; then live output and control events (:data:`~terminals.ViewerItem`)
     until :class:`~terminals.TerminalExit`, after which :meth:`receive` raises
-    :class:`anyio.EndOfStream`. A viewer whose unread output exceeds its byte budget is
-    dropped (the session never waits for a viewer): :meth:`receive` then raises
-    :class:`ViewerDroppedError`.
+    :class:`anyio.EndOfStream`, or :class:`~terminals.TerminalFailedError` when the session
+    ended because its own tasks failed (the exit's reason is then ``failed``). A viewer whose
+    unread output exceeds its byte budget is dropped (the session never waits for a viewer):
+    :meth:`receive` then raises :class:`ViewerDroppedError`.
     """
 
     def __init__(self, session_id: str, max_bytes: int) -> None:
@@ -42,6 +43,7 @@ class TerminalViewer:
         self._bytes = 0
         self._wakeup = anyio.Event()
         self._ended = False
+        self._failure: str | None = None
         self._dropped = False
 
     @property
@@ -65,7 +67,10 @@ class TerminalViewer:
         self._wakeup.set()
         return True
 
-    def _end(self) -> None:
+    def _end(self, failure: str | None = None) -> None:
+        """No more items; ``failure``: the cause of a failed session (see TerminalFailedError)."""
+        if not self._ended:
+            self._failure = failure
         self._ended = True
         self._wakeup.set()
 
@@ -75,6 +80,8 @@ class TerminalViewer:
             if self._dropped:
                 raise ViewerDroppedError(self.session_id, self._max_bytes)
             if self._ended:
+                if self._failure is not None:
+                    raise TerminalFailedError(self.session_id, self._failure)
                 raise anyio.EndOfStream
             self._wakeup = anyio.Event()
             await self._wakeup.wait()

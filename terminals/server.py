@@ -15,7 +15,9 @@ viewer, keystrokes from it) and control as **JSON text frames**:
   (first, then on every change), the current screen as one binary frame right after the
   first status, live output, ``{"type": "resize", "cols", "rows"}``,
   ``{"type": "exit", "code", "signal", "signal_name", "reason"}`` (then close 1000) and
-  ``{"type": "error", "code", "message"}`` for a refused frame (the socket stays open).
+  ``{"type": "error", "code", "message"}`` for a refused frame (the socket stays open). A
+  session that ended because its own tasks failed (exit reason ``failed``) sends, after its
+  exit, an error with code ``failed`` and closes with 1011.
 * viewer -> server: ``{"type": "resize", "cols", "rows"}``, ``{"type": "signal", "signal":
   "SIGINT"}`` (to the foreground job), ``{"type": "input", "data": "text"}`` (same as a
   binary frame) and ``{"type": "status"}`` (answered with a status frame).
@@ -52,6 +54,7 @@ from ._errors import (
     TerminalClosedError,
     TerminalError,
     TerminalExistsError,
+    TerminalFailedError,
     TooManyTerminalsError,
     UnknownAgentError,
     UnknownTerminalError,
@@ -85,6 +88,7 @@ ALLOWED_SIGNALS = frozenset(
 
 CLOSE_UNKNOWN = 4404
 CLOSE_LAGGING = 1013
+CLOSE_FAILED = 1011
 
 _managers: weakref.WeakKeyDictionary[ServerContext, TerminalManager] = weakref.WeakKeyDictionary()
 
@@ -378,6 +382,9 @@ class _Connection:
         except ViewerDroppedError as exc:
             await self.send_json({"type": "error", "code": "lagging", "message": str(exc)})
             await self.websocket.close(CLOSE_LAGGING, "viewer fell behind")
+        except TerminalFailedError as exc:
+            await self.send_json({"type": "error", "code": "failed", "message": str(exc)})
+            await self.websocket.close(CLOSE_FAILED, "terminal failed")
         else:
             await self.websocket.close(1000, "terminal ended")
         scope.cancel()

@@ -89,6 +89,27 @@ def python_agent(name: str, code: str, **kwargs: object) -> Agent:
     )
 
 
+#: Prints "ready", then every line typed into it in capitals, until stopped.
+SHOUTER = (
+    "import sys\n"
+    "print('ready', flush=True)\n"
+    "for line in sys.stdin:\n"
+    "    print(line.strip().upper(), flush=True)\n"
+)
+
+
+def hook_that_breaks_on_boom(lines: list[str]) -> bytes | None:
+    """A screen hook with a bug: it raises once the program prints BOOM."""
+    if any("BOOM" in line for line in lines):
+        raise ValueError("this hook cannot parse BOOM")
+    return None
+
+
+def fragile_agent() -> Agent:
+    """A real program whose session fails (through its screen hook) on demand."""
+    return python_agent("fragile", SHOUTER, trust_hook=hook_that_breaks_on_boom)
+
+
 def pid_alive(pid: int) -> bool:
     """Whether ``pid`` exists at all (a zombie counts: it was not reaped)."""
     return Path(f"/proc/{pid}").exists()

@@ -22,7 +22,7 @@ from adapter.server import ServerSettings, create_app
 from terminals import AGENTS, Agent, TerminalManager
 from terminals.server import make_terminal_routes
 
-from ._helpers import TIMEOUT, foreground_job, shell_env
+from ._helpers import TIMEOUT, foreground_job, fragile_agent, shell_env
 
 pytestmark = [pytest.mark.server, pytest.mark.pty]
 
@@ -31,7 +31,7 @@ TOKEN = "test-token-0123456789"
 
 def _app(tmp_path: Path, settings: ServerSettings | None = None, **route_options: Any) -> Any:
     missing = Agent(name="missing", command="no-such-cli", install_hint="npm i -g no-such-cli")
-    agents = {**AGENTS, "missing": missing}
+    agents = {**AGENTS, "missing": missing, "fragile": fragile_agent()}
     routes = make_terminal_routes(
         lambda: TerminalManager(env=shell_env(tmp_path), agents=agents, stop_grace=2.0),
         default_cwd=str(tmp_path),
@@ -214,6 +214,35 @@ def test_control_frames_resize_signal_status_exit_and_bad_frames(
         viewer.pump(lambda v: v.closed, "close")
     finally:
         viewer.close()
+
+
+def test_a_failing_terminal_closes_its_viewers_with_a_typed_error_and_only_them(
+    http: httpx.Client, server: str
+) -> None:
+    """The fragile agent's screen hook raises once it prints BOOM (see _helpers)."""
+    shell = http.post("/api/terminals", json={"agent": "shell"}).json()["id"]
+    fragile = http.post("/api/terminals", json={"agent": "fragile"}).json()["id"]
+    calm, doomed = Viewer(server, shell), Viewer(server, fragile)
+    try:
+        calm.pump(_prompt, "prompt")
+        doomed.wait_text("ready")
+        doomed.send("boom\r")
+        doomed.pump(lambda v: v.closed, "close")
+        kinds = [(c["type"], c.get("reason") or c.get("code")) for c in doomed.controls]
+        assert kinds[-2:] == [("exit", "failed"), ("error", "failed")]
+        assert "ValueError" in doomed.controls[-1]["message"]
+        assert "cannot parse" not in doomed.controls[-1]["message"]
+        assert 1011 == doomed.ws.close_code
+        listed = http.get(f"/api/terminals/{fragile}").json()
+        assert (False, "failed") == (listed["active"], listed["exit_reason"])
+        # The other terminal, its socket and the server go on.
+        calm.send("echo calm-$((1+1))\r")
+        calm.wait_text("calm-2")
+        assert http.get(f"/api/terminals/{shell}").json()["active"] is True
+    finally:
+        calm.close()
+        doomed.close()
+        http.delete(f"/api/terminals/{shell}")
 
 
 def test_unknown_terminal_auth_and_origin(server: str) -> None:
