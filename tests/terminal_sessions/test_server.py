@@ -115,6 +115,18 @@ def _prompt(v: Viewer) -> bool:
     return v.text().rstrip().endswith(("$", "#"))
 
 
+def _answered(output: str) -> Any:
+    """The shell printed ``output`` and then its next prompt: after that it stays quiet, so
+    every viewer that got this far shows the same screen. (The prompt comes in a later pty
+    read than the output; a viewer that stopped reading at ``output`` may lack it.)"""
+
+    def done(v: Viewer) -> bool:
+        lines = [line for line in v.text().splitlines() if line.strip()]
+        return len(lines) >= 2 and lines[-2] == output and _prompt(v)
+
+    return done
+
+
 def test_rest_lists_creates_and_stops_terminals(http: httpx.Client, server: str) -> None:
     listing = http.get("/api/terminals").json()
     agents = {a["name"]: a for a in listing["agents"]}
@@ -158,13 +170,13 @@ def test_two_viewers_share_the_screen_and_a_reconnect_gets_it(
         assert status["can_type"] is True
         first.pump(_prompt, "prompt")
         first.send(b'echo sh""ared-$((20+1))\r')
-        first.wait_text("shared-21")
-        second.wait_text("shared-21")
+        for viewer in (first, second):
+            viewer.pump(_answered("shared-21"), "shared-21 and the next prompt")
         assert first.text() == second.text()
         second.close()
         # A viewer that reconnects gets the current screen at once, not a replay.
         again = Viewer(server, tid)
-        again.wait_text("shared-21")
+        again.pump(_answered("shared-21"), "the screen")
         assert first.text() == again.text()
         again.close()
     finally:
