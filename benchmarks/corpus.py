@@ -7,12 +7,12 @@ transcripts``), written compactly as the CLI does. One turn is::
     per API call (2-6 of them):
         system/status, stream_event message_start,
         a thinking block: content_block_start, 8-40 thinking_delta lines, a signature_delta,
-                      content_block_stop, an ``assistant`` line carrying the block,
-        a text block: content_block_start, 20-110 text_delta lines, content_block_stop,
-                      an ``assistant`` line carrying the block,
+                      an ``assistant`` line carrying the block, content_block_stop,
+        a text block: content_block_start, 15-80 text_delta lines, an ``assistant`` line
+                      carrying the block, content_block_stop,
         except on the last call, a tool_use block (Bash, Read, Edit, Grep, Glob or WebFetch):
                       content_block_start,
-                      5-40 input_json_delta lines, content_block_stop, ``assistant`` line,
+                      5-40 input_json_delta lines, ``assistant`` line, content_block_stop,
         message_delta, message_stop,
         for the tool call: a ``user`` tool_result line of ~2-8 KB with a structured
                       ``tool_use_result`` (Bash stdout, Read file, Edit patch, Grep matches
@@ -44,7 +44,7 @@ __all__ = (
 )
 
 #: Bump when the generator changes, so cached corpora are rebuilt.
-CORPUS_VERSION = 2
+CORPUS_VERSION = 3
 DEFAULT_LINES = 120_000
 DEFAULT_SEED = 6
 CACHE_DIR = Path(__file__).resolve().parent / ".cache"
@@ -260,12 +260,13 @@ class _Gen:
             },
             msg_id,
         )
-        self.stream({"type": "content_block_stop", "index": 0}, msg_id, thinking_display="updates")
+        # The CLI writes a block's ``assistant`` line before its ``content_block_stop``.
         self.assistant(
             msg_id,
             {"type": "thinking", "thinking": "".join(parts), "signature": signature},
             input_tokens,
         )
+        self.stream({"type": "content_block_stop", "index": 0}, msg_id, thinking_display="updates")
 
     def text_block(self, msg_id: str, input_tokens: int) -> str:
         self.stream(
@@ -288,9 +289,9 @@ class _Gen:
                 },
                 msg_id,
             )
-        self.stream({"type": "content_block_stop", "index": 1}, msg_id)
         text = "".join(parts)
         self.assistant(msg_id, {"type": "text", "text": text}, input_tokens)
+        self.stream({"type": "content_block_stop", "index": 1}, msg_id)
         return text
 
     def tool_call(self, msg_id: str, input_tokens: int) -> tuple[str, str, dict[str, Any]]:
@@ -348,12 +349,12 @@ class _Gen:
                 },
                 msg_id,
             )
-        self.stream({"type": "content_block_stop", "index": 2}, msg_id)
         self.assistant(
             msg_id,
             {"type": "tool_use", "id": tool_id, "name": name, "input": tool_input},
             input_tokens,
         )
+        self.stream({"type": "content_block_stop", "index": 2}, msg_id)
         return name, tool_id, tool_input
 
     def tool_result(self, name: str, tool_id: str, tool_input: dict[str, Any]) -> None:

@@ -36,6 +36,24 @@ def test_corpus_is_deterministic_and_typed(tmp_path: Path) -> None:
     assert end.result == "bench-start=123"
 
 
+def test_corpus_writes_a_blocks_assistant_line_before_its_stop(tmp_path: Path) -> None:
+    # The real CLI's order (tests/fixtures/transcripts): content_block_start, deltas, the
+    # block's ``assistant`` line, then content_block_stop.
+    corpus = load_corpus(400, seed=3, cache_dir=tmp_path)
+    kinds = []
+    for line in corpus.lines:
+        obj = json.loads(line)
+        if obj["type"] == "stream_event":
+            kinds.append(obj["event"]["type"])
+        elif obj["type"] == "assistant":
+            kinds.append("assistant")
+    stops = [i for i, kind in enumerate(kinds) if kind == "content_block_stop"]
+    assert stops
+    for i in stops:
+        assert kinds[i - 1] == "assistant", kinds[i - 3 : i + 1]
+    assert kinds.count("assistant") == len(stops)
+
+
 def test_figures_a_and_b(tmp_path: Path, bench_results: Callable[..., dict[str, Any]]) -> None:
     corpus = load_corpus(300, seed=1, cache_dir=tmp_path)
     a = bench_msgspec(corpus.lines)
