@@ -58,6 +58,8 @@ class _Turn:
     error_kind: str | None = None
     error_message: str | None = None
     interrupt_requested: bool = False
+    #: The turn's span belongs to a real trace (an OpenTelemetry SDK is configured).
+    traced: bool = True
     tools: dict[str, Span] = field(default_factory=dict)
     permissions: dict[str, Span] = field(default_factory=dict)
 

@@ -336,6 +336,13 @@ class TurnTracer:
             self._capture_event(self._turn.span, event)
 
     def _on_tool_call(self, turn: _Turn, event: ToolCall) -> None:
+        if not turn.traced:
+            # No trace to add to (no OpenTelemetry SDK): a span would be a no-op, but making
+            # one costs a context and an attribute dict per call. The call is still counted
+            # and remembered (INVALID_SPAN is the no-op span) for the canonical log line.
+            turn.tools[event.tool_call_id] = trace.INVALID_SPAN
+            turn.tool_calls += 1
+            return
         parent = turn.span
         if event.parent_tool_call_id is not None:
             parent = turn.tools.get(event.parent_tool_call_id, parent)
@@ -530,7 +537,11 @@ class TurnTracer:
             TURN_SPAN_NAME, context=parent_context, kind=SpanKind.CLIENT, attributes=attributes
         )
         self._turn = _Turn(
-            span=span, number=self._turns, started_ns=time.monotonic_ns(), model=model
+            span=span,
+            number=self._turns,
+            started_ns=time.monotonic_ns(),
+            model=model,
+            traced=span.get_span_context().is_valid,
         )
         return self._turn
 

@@ -574,6 +574,8 @@ class Translator(StreamEvents):
         return events
 
     def _drop_permissions_of(self, tool_id: str) -> None:
+        if not self._permissions:
+            return  # the common case: no prompt open
         for request_id, (tool, _) in list(self._permissions.items()):
             if tool == tool_id:
                 del self._permissions[request_id]
