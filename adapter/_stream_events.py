@@ -9,8 +9,6 @@ lines do not repeat them), ``input_json_delta`` becomes ``tool_input_delta``, an
 
 from __future__ import annotations
 
-from operator import attrgetter
-
 from claudecode.content import ServerToolUseBlock, ToolUseBlock
 from claudecode.messages import InboundMessage, StreamEvent
 from claudecode.stream_events import (
@@ -34,7 +32,6 @@ from .events import Event, MessageChunk, Raw, Reasoning, ToolInputDelta
 
 __all__ = ("StreamEvents",)
 
-_UUID = attrgetter("uuid")
 #: ``stream_event`` payloads that give no event inside an open turn, whatever they hold.
 _SILENT: frozenset[type] = frozenset({MessageStop, Ping})
 _TOOL_BLOCKS: frozenset[type] = frozenset({ToolUseBlock, ServerToolUseBlock})
@@ -77,40 +74,48 @@ class StreamEvents:
         """Translate ``batch`` into ``out`` (``out`` is also :attr:`_merge_into`).
 
         The hot loop of the adapter (most lines are deltas): duplicates are checked for the
-        whole batch at once when it can be (:meth:`SeenIds.add_distinct`), and a delta
-        of the current run costs a few attribute reads, three comparisons and an append.
+        whole batch at once when it can be (:meth:`SeenIds.add_batch`), and a delta of the
+        current run costs a few attribute reads, three comparisons and an append.
         """
         seen = self._seen
         try:
-            distinct = seen.add_distinct(list(map(_UUID, batch)))
+            distinct = seen.add_batch(batch)
         except Exception:  # a message without a (hashable) uuid: check one by one
             distinct = False
         feed = self._dispatch if distinct else self.feed
         current = self._current_message
+        turn_open = self._turn_open  # only feed() below can change it: read again after it
         run_kind: str | int | None = None
         run_id = ""
         run_parent: str | None = None
         parts: list[str] = []
         for message in batch:
-            if message.__class__ is StreamEvent and self._turn_open:
+            if turn_open and message.__class__ is StreamEvent:
                 # ``__class__ is`` tests: cheaper than isinstance (exact classes, as decoded)
                 event = message.event
-                kind: str | int | None = ""
-                if event.__class__ is ContentBlockDelta:
+                event_class = event.__class__
+                kind: str | int | None
+                if event_class is ContentBlockDelta:
                     delta = event.delta
-                    if delta.__class__ is TextDelta:
-                        kind, piece = "text", delta.text
-                    elif delta.__class__ is ThinkingDelta:
-                        kind, piece = "thinking", delta.thinking
-                    elif delta.__class__ is InputJsonDelta:
-                        kind, piece = event.index, delta.partial_json
+                    delta_class = delta.__class__
+                    if delta_class is TextDelta:
+                        kind = "text"
+                        piece = delta.text
+                    elif delta_class is ThinkingDelta:
+                        kind = "thinking"
+                        piece = delta.thinking
+                    elif delta_class is InputJsonDelta:
+                        kind = event.index
+                        piece = delta.partial_json
                     else:
                         kind = None  # signature, citations: nothing to show
-                elif event.__class__ in _SILENT or (
-                    event.__class__ is ContentBlockStart
+                elif event_class in _SILENT or (
+                    event_class is ContentBlockStart
                     and event.content_block.__class__ not in _TOOL_BLOCKS
                 ):
                     kind = None
+                else:
+                    kind = ""  # the other stream events: dispatched below
                 if kind != "":
                     if not distinct:
                         uuid = message.uuid
@@ -133,6 +138,7 @@ class StreamEvents:
             events = feed(message)
             if events:
                 out.extend(events)
+            turn_open = self._turn_open
         if parts:
             self._flush_run(run_kind, run_id, run_parent, parts)
 

@@ -24,7 +24,8 @@ from __future__ import annotations
 from collections import OrderedDict
 from collections.abc import Hashable
 from dataclasses import dataclass
-from typing import Generic, Literal, TypeVar
+from operator import attrgetter
+from typing import Any, Generic, Literal, TypeVar
 
 __all__ = ("BoundedMap", "BoundedSet", "SeenIds", "TextLedger")
 
@@ -111,6 +112,29 @@ class BoundedSet(Generic[K]):
             self._old, self._new = new, set()
         return True
 
+    def add_all(self, keys: list[K], ignore: K | None = None) -> bool:
+        """:meth:`add_fresh` of a list (no set to build first): add every key of ``keys`` if
+        none is there yet and none repeats; else add nothing and return ``False``.
+        ``ignore`` (when given) is never remembered, and may repeat in ``keys``."""
+        new = self._new
+        if not (new.isdisjoint(keys) and self._old.isdisjoint(keys)):
+            return False
+        before = len(new)
+        new.update(keys)
+        added = len(new) - before
+        if ignore is not None and ignore in new:
+            new.discard(ignore)
+            added -= 1
+            if added + keys.count(ignore) != len(keys):
+                new.difference_update(keys)  # none of them was there before: undone
+                return False
+        elif added != len(keys):
+            new.difference_update(keys)  # a key repeats in ``keys``; none was there before
+            return False
+        if len(new) >= self._limit:
+            self._old, self._new = new, set()
+        return True
+
     def __contains__(self, key: object) -> bool:
         return key in self._new or key in self._old
 
@@ -119,6 +143,7 @@ class BoundedSet(Generic[K]):
 
 
 _NONE_HASH = hash(None)
+_UUID = attrgetter("uuid")
 
 
 class SeenIds:
@@ -138,6 +163,14 @@ class SeenIds:
     def add(self, uuid: str) -> bool:
         """Add ``uuid``; return ``False`` if it was seen before."""
         return self._hashes.add(hash(uuid))
+
+    def add_batch(self, messages: list[Any]) -> bool:
+        """:meth:`add_distinct` of the ``uuid`` attributes of ``messages``.
+
+        Raises ``AttributeError`` (or ``TypeError`` for an unhashable uuid) when a message
+        has none: the caller then checks one by one.
+        """
+        return self._hashes.add_all(list(map(hash, map(_UUID, messages))), _NONE_HASH)
 
     def add_distinct(self, uuids: list[str | None]) -> bool:
         """Add every uuid of ``uuids`` (``None`` is skipped) if none was seen and none repeats.

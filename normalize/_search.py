@@ -28,7 +28,10 @@ _FOUND_FILES = re.compile(r"^Found (\d+) files?\b")
 _FOUND_TOTAL = re.compile(r"^Found (\d+) total occurrences?(?: across (\d+) files?)?")
 _NONE_FOUND = re.compile(r"^No (?:files|matches) found\b")
 _NOTE = re.compile(r"^\[?(?:Showing results|Results are truncated|\(Results are truncated)")
+#: A content line, ``path:N:text`` (``-`` for context lines); see ``_content_parts``.
 _CONTENT = re.compile(r"^(.*?)([:-])(\d+)\2(.*)$", re.DOTALL)
+#: ``_CONTENT`` without its lazy prefix: searched, the first match is where its prefix ends.
+_SEPARATED_NUMBER = re.compile(r"([:-])(\d+)\1")
 _LINE_ONLY = re.compile(r"^(\d+)([:-])(.*)$", re.DOTALL)
 _COUNT = re.compile(r"^(.*):(\d+)$")
 
@@ -111,6 +114,26 @@ def _head_lines(text: str) -> list[str]:
     return found
 
 
+def _content_parts(line: str) -> tuple[str, str, str, str] | None:
+    """``_CONTENT.match(line).groups()`` when it matches with a path, else ``None``.
+
+    The common line (``path:N:text`` with no ``-`` in the path) is split with ``str.find``
+    (a fifth of the regex's time: its lazy prefix steps through the path one character at
+    a time); any other line takes the regex, as a leftmost search, which is the same match.
+    """
+    colon = line.find(":")
+    if colon > 0 and line.find("-", 0, colon) < 0:
+        end = line.find(":", colon + 1)
+        if end > colon + 1:
+            digits = line[colon + 1 : end]
+            if digits.isdecimal():  # ``\d`` is a Unicode decimal digit, as isdecimal()
+                return line[:colon], ":", digits, line[end + 1 :]
+    match = _SEPARATED_NUMBER.search(line)
+    if match is None or not match.start():
+        return None
+    return line[: match.start()], match.group(1), match.group(2), line[match.end() :]
+
+
 def _parse_content(lines: list[str], budget: _Budget) -> list[SearchMatch]:
     kept = [
         line
@@ -121,9 +144,9 @@ def _parse_content(lines: list[str], budget: _Budget) -> list[SearchMatch]:
         kept = [line for line in kept if not budget.cut and budget.take(line)]
     matches: list[SearchMatch] = []
     for line in kept:
-        match = _CONTENT.match(line)
-        if match and match.group(1):
-            path, sep, number, text = match.groups()
+        parts = _content_parts(line)
+        if parts is not None:
+            path, sep, number, text = parts
             matches.append(
                 SearchMatch(path=path, line=_line_number(number), text=text, context=sep == "-")
             )

@@ -137,3 +137,28 @@ def test_seen_ids_add_distinct() -> None:
     assert all(k in seen for k in "abcde")
     assert seen.add("f") and not seen.add("e")
     assert seen.add_distinct([]) and seen.add_distinct([None, None])
+
+
+def test_seen_ids_add_batch() -> None:
+    """add_batch: add_distinct of the messages' uuids (None skipped, may repeat)."""
+    from types import SimpleNamespace
+
+    from adapter._turn_state import SeenIds
+
+    def batch(*uuids: str | None) -> list[SimpleNamespace]:
+        return [SimpleNamespace(uuid=u) for u in uuids]
+
+    seen = SeenIds(4)
+    assert seen.add_batch(batch("a", None, "b", None))
+    assert "a" in seen and "b" in seen and None not in seen and len(seen) == 2
+    assert not seen.add_batch(batch("c", "a"))  # "a" was seen: nothing added
+    assert "c" not in seen
+    assert not seen.add_batch(batch("c", "d", "c"))  # "c" repeats within the batch
+    assert "c" not in seen and "d" not in seen
+    assert not seen.add_batch(batch("c", None, "d", "c", None))  # with None as well
+    assert "c" not in seen and "d" not in seen and len(seen) == 2
+    assert seen.add_batch(batch("c", "d", "e"))  # the new generation fills up and rotates
+    assert all(k in seen for k in "abcde")
+    assert seen.add("f") and not seen.add("e")
+    assert seen.add_batch([]) and seen.add_batch(batch(None, None))
+    assert None not in seen

@@ -181,3 +181,25 @@ def test_head_lines_are_the_lines_header_parsing_reads(parts: list[str], noise: 
 
     for text in ("\n".join(parts), noise, "\n".join(parts) + noise):
         assert _head_lines(text) == [line for line in _lines(text) if line[0] in _HEAD_FIRST]
+
+
+_CONTENT_CHARS = st.sampled_from(list("ab/.:-:0129\n \u0663\u00b2"))
+
+
+@given(st.lists(_CONTENT_CHARS, max_size=24).map("".join))
+def test_content_line_split_is_the_regex(line: str) -> None:
+    """The fast split of a content line gives what the ``_CONTENT`` regex gives."""
+    from normalize._search import _CONTENT, _content_parts
+
+    match = _CONTENT.match(line)
+    expected = match.groups() if match and match.group(1) else None
+    assert _content_parts(line) == expected
+
+
+def test_content_line_split_examples() -> None:
+    from normalize._search import _content_parts
+
+    assert _content_parts("src/a.py:12:x = 1") == ("src/a.py", ":", "12", "x = 1")
+    assert _content_parts("src/my-app/a.py-3-ctx") == ("src/my-app/a.py", "-", "3", "ctx")
+    assert _content_parts("a:b:1:c") == ("a:b", ":", "1", "c")
+    assert _content_parts(":1:c") is None and _content_parts("no match") is None
