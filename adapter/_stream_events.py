@@ -93,24 +93,22 @@ class StreamEvents:
             if turn_open and message.__class__ is StreamEvent:
                 # ``__class__ is`` tests: cheaper than isinstance (exact classes, as decoded)
                 event = message.event
-                event_class = event.__class__
                 kind: str | int | None
-                if event_class is ContentBlockDelta:
+                if event.__class__ is ContentBlockDelta:
                     delta = event.delta
-                    delta_class = delta.__class__
-                    if delta_class is TextDelta:
+                    if delta.__class__ is TextDelta:
                         kind = "text"
                         piece = delta.text
-                    elif delta_class is ThinkingDelta:
+                    elif delta.__class__ is ThinkingDelta:
                         kind = "thinking"
                         piece = delta.thinking
-                    elif delta_class is InputJsonDelta:
+                    elif delta.__class__ is InputJsonDelta:
                         kind = event.index
                         piece = delta.partial_json
                     else:
                         kind = None  # signature, citations: nothing to show
-                elif event_class in _SILENT or (
-                    event_class is ContentBlockStart
+                elif event.__class__ in _SILENT or (
+                    event.__class__ is ContentBlockStart
                     and event.content_block.__class__ not in _TOOL_BLOCKS
                 ):
                     kind = None
