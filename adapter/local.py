@@ -333,9 +333,17 @@ class LocalBackend:
     ) -> None:
         """Send a prompt to the session."""
         entry = self._live_entry(session_id)
-        await entry.session.prompt(text, images=images)
-        if entry.title is None:
+        # The title is in place before the turn starts, so that watchers see the turn start
+        # as one change (busy, with its title), not busy and then the title.
+        untitled = entry.title is None
+        if untitled:
             entry.title = _title(text)
+        try:
+            await entry.session.prompt(text, images=images)
+        except BaseException:
+            if untitled:
+                entry.title = None
+            raise
         self._changed(entry)
 
     async def answer_permission(

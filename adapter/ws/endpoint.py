@@ -6,9 +6,11 @@ token (header, or ``?token=`` for browsers) before a handshake reaches it.
 
 One connection runs three tasks: the reader (frames in order, one request at a time, each
 answered by an ``ack`` / ``error`` carrying its ``request_id``), the writer (one bounded
-queue of outgoing frames), and the session watcher (``session_list`` on connect, then
-``session_changed``). Each subscription adds a pump task that moves the session's events
-into the queue, waiting while it holds ``max_queue`` frames. Nothing waits on a slow client
+queue of outgoing frames), and the session list (``session_list`` on connect, then the
+``session_changed`` frames the endpoint's one :class:`~adapter.ws.status.StatusFeed` hands
+it, paced so that they never hold up the sessions' events). Each subscription adds a pump
+task that moves the session's events into the queue, waiting while it holds ``max_queue``
+frames. Nothing waits on a slow client
 but its own tasks: its events pile up in the session's bounded subscriber queue
 (``SessionConfig.subscriber_buffer``), and when that overflows the backend drops the
 subscription and the connection is closed with
@@ -27,7 +29,7 @@ import collections
 import contextlib
 import os
 import secrets
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Final
 
 import anyio
@@ -91,6 +93,7 @@ from .protocol import (
     encode_frame,
     event_frame,
 )
+from .status import StatusFeed
 from .views import SessionViews
 
 if TYPE_CHECKING:
@@ -99,12 +102,6 @@ if TYPE_CHECKING:
 __all__ = ("DEFAULT_MAX_QUEUE", "WebSocketConnection", "ws_routes")
 
 _log = get_logger("claudecode.adapter.ws")
-
-#: While sessions change state in a burst, a connection's ``session_changed`` frames go out
-#: in rounds at least this far apart (see ``WebSocketConnection._forward_changes``).
-STATUS_ROUND_SECONDS: Final = 0.01
-#: A watch-stream read that took longer than this waited for its change.
-_WAITED = 0.0005
 
 #: Outgoing frames a client may have waiting before it is disconnected as too slow.
 DEFAULT_MAX_QUEUE: Final = 4096
@@ -141,23 +138,6 @@ def _event_text(event: Event) -> str:
         _ENCODED[id(event)] = (event, text)
         if len(_ENCODED) > _ENCODED_MAX:
             _ENCODED.popitem(last=False)
-    return text
-
-
-_STATUS: collections.OrderedDict[int, tuple[SessionInfo, str]] = collections.OrderedDict()
-_STATUS_MAX = 256
-
-
-def _status_text(info: SessionInfo) -> str:
-    """The ``session_changed`` frame of a change as text, encoded once for every connection
-    (the backend hands each watcher the same :class:`SessionInfo`)."""
-    hit = _STATUS.get(id(info))
-    if hit is not None and hit[0] is info:
-        return hit[1]
-    text = encode_frame(SessionChanged(session=info)).decode()
-    _STATUS[id(info)] = (info, text)
-    if len(_STATUS) > _STATUS_MAX:
-        _STATUS.popitem(last=False)
     return text
 
 
@@ -205,6 +185,7 @@ class WebSocketConnection:
         backend: SessionBackend,
         views: SessionViews,
         history: HistoryIndex,
+        feed: StatusFeed,
         *,
         max_frame_bytes: int,
         max_queue: int = DEFAULT_MAX_QUEUE,
@@ -216,6 +197,7 @@ class WebSocketConnection:
         self.backend = backend
         self.views = views
         self.history = history
+        self.feed = feed
         self.max_frame_bytes = max_frame_bytes
         self.max_queue = max_queue
         self.shutting_down = shutting_down
@@ -279,6 +261,17 @@ class WebSocketConnection:
             self._out.append(text)
             self._wakeup.set()
 
+    def backlog(self) -> int:
+        """Frames waiting to be written (for the :class:`StatusFeed`)."""
+        return len(self._out)
+
+    def put_status(self, text: str) -> None:
+        """Queue a ``session_changed`` frame from the :class:`StatusFeed` (never waits: the
+        feed holds back a connection whose writer is behind)."""
+        if self._close is None:
+            self._out.append(text)
+            self._wakeup.set()
+
     async def _send_event(self, event: Event) -> None:
         """Write an event frame (see :meth:`_emit`)."""
         await self._emit(_event_text(event))
@@ -304,6 +297,7 @@ class WebSocketConnection:
                             self._room.set()
                 finally:
                     self._writing = False
+                self.feed.resume(self)  # caught up: state changes held back may come
                 if self._close is not None:
                     assert self._tg is not None
                     self._tg.cancel_scope.cancel()
@@ -383,6 +377,8 @@ class WebSocketConnection:
     # ------------------------------------------------------------------ session list
 
     async def _watch(self) -> None:
+        """``session_list``, then ``session_changed`` from the :class:`StatusFeed` (and the
+        terminal manager) for as long as the connection lasts."""
         remove: Callable[[], None] | None = None
         if self.terminals is not None:
             from terminals.server import as_session_info
@@ -390,34 +386,15 @@ class WebSocketConnection:
             remove = self.terminals.add_listener(
                 lambda info: self.send(SessionChanged(session=as_session_info(info)))
             )
+        self.feed.attach(self)  # before the list: nothing between the two is lost
         try:
-            async with self.backend.watch() as changes:
-                self.send(SessionList(sessions=await self._sessions()))
-                await self._forward_changes(changes)
+            self.send(SessionList(sessions=await self._sessions()))
+            self.feed.resume(self)
+            await anyio.sleep_forever()
         finally:
+            self.feed.detach(self)
             if remove is not None:
                 remove()
-
-    async def _forward_changes(self, changes: AsyncIterator[SessionInfo]) -> None:
-        """``session_changed`` frames, in rounds at least :data:`STATUS_ROUND_SECONDS`
-        apart while changes come in a burst (many sessions starting or ending together):
-        the watch stream keeps one pending change per session, so what piles up meanwhile
-        goes out as one frame per session in one wake-up. A change after a quiet spell goes
-        out at once."""
-        due = 0.0
-        while True:
-            before = anyio.current_time()
-            try:
-                info = await changes.__anext__()
-            except StopAsyncIteration:
-                return
-            now = anyio.current_time()
-            if now - before > _WAITED:  # it had to wait for this change: a new round
-                if now < due:
-                    await anyio.sleep(due - now)
-                    now = anyio.current_time()
-                due = now + STATUS_ROUND_SECONDS
-            await self._emit(_status_text(info))
 
     async def _sessions(self) -> list[SessionInfo]:
         """The chat sessions, then the terminal sessions (``kind="terminal"``)."""
@@ -620,6 +597,7 @@ class WebSocketConnection:
 def ws_routes(ctx: ServerContext, *, max_queue: int = DEFAULT_MAX_QUEUE) -> list[BaseRoute]:
     """The ``/ws`` route (a route provider for :func:`~adapter.server.create_app`)."""
     views = SessionViews(ctx.backend)
+    feed = StatusFeed(ctx.backend)
     # The CLI keeps transcripts where its own environment says (HOME / CLAUDE_CONFIG_DIR);
     # a backend whose sessions run elsewhere (a cluster gateway) says where its copy is.
     if isinstance(ctx.backend, HistoryBackend):
@@ -627,6 +605,7 @@ def ws_routes(ctx: ServerContext, *, max_queue: int = DEFAULT_MAX_QUEUE) -> list
     else:
         history = HistoryIndex(config_dir({**os.environ, **ctx.settings.session_defaults.env}))
     ctx.lifespan_hooks.append(views.running)
+    ctx.lifespan_hooks.append(feed.running)
     ctx.endpoints.append(("WebSocket", "/ws"))
 
     def terminals_of(ctx: ServerContext) -> TerminalManager | None:
@@ -644,6 +623,7 @@ def ws_routes(ctx: ServerContext, *, max_queue: int = DEFAULT_MAX_QUEUE) -> list
             ctx.backend,
             views,
             history,
+            feed,
             max_frame_bytes=ctx.settings.max_body_bytes,
             max_queue=max_queue,
             shutting_down=ctx.shutting_down,

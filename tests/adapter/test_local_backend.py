@@ -206,3 +206,32 @@ async def test_backend_exit_closes_sessions_and_ends_watchers(tmp_path: Path) ->
         with pytest.raises(UsageError, match="not running"):
             await backend.create(SessionSpec())
         assert "closed" == (await backend.info(info.id)).state
+
+
+async def test_a_turn_starts_with_one_change(tmp_path: Path) -> None:
+    """Watchers see a turn start as busy with its title at once (every connection of a server
+    gets each change: busy and then the title would be two frames to each)."""
+    with anyio.fail_after(30):
+        async with LocalBackend(defaults(tmp_path, script(text_turn("Hi there!")))) as backend:
+            info = await backend.create(SessionSpec())
+            async with backend.watch() as changes:
+                seen: list[SessionInfo] = []
+                idle = anyio.Event()
+
+                async def follow() -> None:
+                    async for change in changes:
+                        seen.append(change)
+                        if "idle" == change.state:
+                            idle.set()
+
+                async with anyio.create_task_group() as tg:
+                    tg.start_soon(follow)
+                    async with backend.subscribe(info.id, after_seq=0) as events:
+                        await backend.prompt(info.id, "a title\nand more")
+                        await until_complete(aiter(events))
+                    await idle.wait()
+                    tg.cancel_scope.cancel()
+            busy = [change for change in seen if change.state == "busy"]
+            # (The CLI's first status of the session, with its id and model, may follow as
+            # a change of its own.)
+            assert busy and all("a title" == change.title for change in busy)
