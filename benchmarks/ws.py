@@ -38,7 +38,7 @@ from typing import Any
 
 from ._common import percentile, serve_paced
 
-__all__ = ("CLIENT_PROCESSES", "measure_history", "measure_ws")
+__all__ = ("CLIENT_PROCESSES", "measure_history", "measure_ws", "measure_ws_sessions")
 
 #: The child processes the streaming runs spread their clients over.
 CLIENT_PROCESSES = 4
@@ -397,7 +397,24 @@ async def _stream(
         "steady_p50_ms": percentile(steady, 0.50),
         "steady_p99_ms": percentile(steady, 0.99),
         "steady_max_ms": steady[-1] if steady else 0.0,
+        "timeline": _timeline(results, started),
+        "started_ns": started,
+        "prompted_ns": prompted,
     }
+
+
+def _timeline(results: list[dict[str, Any]], started: int, window_ms: int = 250) -> list[Any]:
+    """``[window start ms, deltas, p99 ms, max ms]`` per ``window_ms`` of the emitters' write
+    time since the prompts went out: where in the run the tail is."""
+    windows: dict[int, list[float]] = {}
+    for r in results:
+        for at, lat in r["samples_ns"]:
+            windows.setdefault((at - started) // (window_ms * 1_000_000), []).append(lat / 1e6)
+    rows = []
+    for index in sorted(windows):
+        values = sorted(windows[index])
+        rows.append([index * window_ms, len(values), percentile(values, 0.99), values[-1]])
+    return rows
 
 
 async def _idle(url: str, server: _Server, count: int) -> dict[str, Any]:
@@ -447,6 +464,41 @@ def measure_ws(
         log(f"ws: {idle} idle connections")
         results["idle"] = asyncio.run(_idle(server.url, server, idle))
         return results
+    finally:
+        server.stop()
+
+
+def measure_ws_sessions(
+    cli: str,
+    *,
+    sessions: int = 50,
+    rounds: int = 3,
+    lines: int = 300,
+    rate: float = 100.0,
+    processes: int = CLIENT_PROCESSES,
+    log: Callable[[str], None] = print,
+) -> dict[str, Any]:
+    """Only the ``sessions`` x 2 clients run, ``rounds`` times on one server (after a
+    one-session warm-up): the round-to-round spread of the whole-run p99."""
+    server = _Server(cli, lines, rate)
+    try:
+        log("ws: warm-up (1 session x 2 clients)")
+        asyncio.run(_stream(server.url, 1, 2, log, processes=processes))
+        runs = []
+        for index in range(rounds):
+            log(f"ws: round {index + 1}: {sessions} sessions x 2 clients")
+            cpu = server.cpu()
+            run = asyncio.run(
+                _stream(server.url, sessions, 2, log, processes=processes, server_cpu=server.cpu)
+            )
+            run["server_cpu_s"] = server.cpu() - cpu
+            log(
+                f"  p99 {run['p99_ms']:.2f} ms (while streaming {run['steady_p99_ms']:.2f}), "
+                f"max {run['max_ms']:.1f}, p50 {run['p50_ms']:.2f}, "
+                f"server CPU {run['server_cpu_s']:.2f} s"
+            )
+            runs.append(run)
+        return {"lines_per_session": lines, "rate": rate, "rounds": runs}
     finally:
         server.stop()
 
@@ -528,3 +580,19 @@ if __name__ == "__main__":
         _serve(sys.argv[2], int(sys.argv[3]), float(sys.argv[4]))
     elif len(sys.argv) >= 2 and sys.argv[1] == "clients":
         asyncio.run(_client_process(sys.argv[2], sys.argv[3].split(",")))
+    elif len(sys.argv) >= 2 and sys.argv[1] == "rounds":
+        # python -m benchmarks.ws rounds [ROUNDS [SESSIONS [OUT.json]]]: the sessions run alone.
+        from ._common import emitter_path
+
+        argv = sys.argv[2:]
+        print(f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}", flush=True)
+        found = measure_ws_sessions(
+            emitter_path(),
+            rounds=int(argv[0]) if argv else 3,
+            sessions=int(argv[1]) if len(argv) > 1 else 50,
+        )
+        print(f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}", flush=True)
+        p99s = sorted(r["p99_ms"] for r in found["rounds"])
+        print(f"whole-run p99 per round: {p99s}, median {p99s[len(p99s) // 2]:.2f} ms")
+        if len(argv) > 2:
+            Path(argv[2]).write_text(json.dumps(found))

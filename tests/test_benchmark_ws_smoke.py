@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from benchmarks._common import emitter_path
-from benchmarks.ws import measure_ws
+from benchmarks.ws import measure_ws, measure_ws_sessions
 
 pytestmark = [pytest.mark.server, pytest.mark.slow]
 
@@ -32,3 +32,16 @@ def test_ws_benchmark_smoke() -> None:
         assert run["events_delivered"] > 0 and run["events_per_s"] > 0
         assert 0 <= run["steady_samples"] <= run["latency_samples"]
     assert 4 == results["idle"]["connections"]
+
+
+def test_ws_sessions_rounds_smoke() -> None:
+    """The many-sessions run alone, in rounds on one server: each round times every delta,
+    and its timeline (by 250 ms of write time) holds each sample once."""
+    results = measure_ws_sessions(
+        emitter_path(), sessions=2, rounds=2, lines=20, rate=200.0, processes=2, log=str
+    )
+    assert 2 == len(results["rounds"])
+    for run in results["rounds"]:
+        assert 2 * 2 * 20 == run["latency_samples"]
+        assert run["latency_samples"] == sum(row[1] for row in run["timeline"])
+        assert all(row[2] <= row[3] <= run["max_ms"] for row in run["timeline"])
