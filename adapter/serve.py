@@ -40,6 +40,7 @@ __all__ = (
     "is_loopback",
     "serve_command",
     "tune_collector",
+    "uvicorn_config",
 )
 
 #: The cyclic collector's thresholds while serving (see :func:`tune_collector`): the
@@ -278,8 +279,6 @@ async def _serve(
     token: str | None,
     demo: bool,
 ) -> int:
-    import uvicorn
-
     from .local import LocalBackend
     from .server import ServerSettings, create_app
 
@@ -323,15 +322,7 @@ async def _serve(
     async with worker, backend:
         app = create_app(backend, settings)
         context = app.state.bridge
-        config = uvicorn.Config(
-            app,
-            lifespan="on",
-            log_config=None,
-            log_level="info" if args.verbose else "warning",
-            access_log=args.verbose > 1,
-            timeout_graceful_shutdown=10,
-            server_header=False,
-        )
+        config = uvicorn_config(app, verbose=args.verbose)
         loop = asyncio.get_running_loop()
         server = _make_server_class()(
             config, lambda: loop.call_soon_threadsafe(context.begin_shutdown)
@@ -353,6 +344,31 @@ async def _serve(
         tune_collector()
         await server.serve(sockets=[sock])
     return 0
+
+
+def uvicorn_config(app: Any, *, verbose: int = 0) -> Any:
+    """The ``uvicorn.Config`` ``serve`` runs ``app`` with.
+
+    The HTTP implementation is h11 whatever else is installed: uvicorn's default picks
+    httptools when some other package brought it along, so the server's HTTP layer (its
+    parser, its answers to bad requests) would change with the environment. h11 comes with
+    uvicorn; httptools saved ~2% of the server's CPU per streamed AG-UI event
+    (BENCHMARKS.md), not worth a second HTTP layer to test. The event loop is the standard
+    library's (``serve`` runs under :func:`asyncio.run`); WebSockets use the ``websockets``
+    package of the ``server`` extra.
+    """
+    import uvicorn
+
+    return uvicorn.Config(
+        app,
+        lifespan="on",
+        log_config=None,
+        log_level="info" if verbose else "warning",
+        access_log=verbose > 1,
+        timeout_graceful_shutdown=10,
+        server_header=False,
+        http="h11",
+    )
 
 
 def tune_collector() -> None:

@@ -1,4 +1,4 @@
-"""The collector set-up ``claudecode-bridge serve`` applies before it serves."""
+"""The uvicorn and collector set-up ``claudecode-bridge serve`` applies before it serves."""
 
 from __future__ import annotations
 
@@ -21,3 +21,15 @@ def test_tune_collector_freezes_what_is_alive_and_makes_full_passes_rare() -> No
     finally:
         gc.unfreeze()
         gc.set_threshold(*before)
+
+
+def test_serve_runs_h11_whatever_else_is_installed() -> None:
+    """uvicorn would pick httptools when something installed it; ``serve`` does not."""
+    from adapter.serve import uvicorn_config
+
+    async def app(scope: object, receive: object, send: object) -> None:
+        raise AssertionError("never called")
+
+    config = uvicorn_config(app)
+    assert "h11" == config.http
+    assert config.server_header is False
