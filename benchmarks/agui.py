@@ -1,17 +1,22 @@
 """The AG-UI endpoint, measured: delta latency with many runs at once, and (g) throughput.
 
-``python -m benchmarks.agui latency [--runs 50] [--lines 300] [--rate 100] [--clients 2]``
+``python -m benchmarks.agui latency [--runs 50] [--lines 300] [--rate 100] [--clients 2]
+[--pacing poisson|fixed] [--stages]``
 
-A real ``create_app`` server under uvicorn in a child process over the paced emitter
-(``BENCH_MODE=paced``: text deltas stamped with ``CLOCK_MONOTONIC`` just before each write);
-``runs`` threads each get a first run (which starts its session: not measured), then
-``runs`` runs at once, one per thread. The streaming clients are httpx in ``clients`` child
-processes of their own (the threads split between them), so the client side neither
-shares the server's event loop nor queues 50 streams behind one loop of its own. Latency
-is from the emitter's write to the client's read of the SSE frame that carries the delta
-(pipe, client decode, adapter translation, fan-out, AG-UI translation, SSE encoding, the
-loopback socket, the client's SSE split and JSON decode). Also reported: frames, the CPU
-seconds of the server and of the clients during the measured runs (not the first ones).
+A real ``create_app`` server under uvicorn in a child process (:mod:`benchmarks.agui_server`)
+over the paced emitter (``BENCH_MODE=paced``: text deltas stamped with ``CLOCK_MONOTONIC``
+just before each write); ``runs`` threads each get a first run (which starts its session: not
+measured), then ``runs`` runs at once, one per thread. Each emitter writes its deltas as a
+Poisson stream of mean rate ``rate`` (``--pacing fixed``: on a fixed period, which makes 50
+emitters started together write in step, in bursts of 25-35 deltas, see BENCHMARKS.md).
+The streaming clients (:mod:`benchmarks.agui_client`) are ``clients`` child processes of
+their own (the threads split between them), so the client side neither shares the server's
+event loop nor queues 50 streams behind one loop of its own. Latency is from the emitter's
+write to the client's read of the SSE frame that carries the delta (pipe, client decode,
+adapter translation, fan-out, AG-UI translation, SSE encoding, the loopback socket, the
+client's SSE split and JSON decode). Also reported: frames, the CPU seconds of the server and
+of the clients during the measured runs (not the first ones). ``--stages`` adds where each
+delta's time went (:mod:`benchmarks.agui_stages`; the probes cost server CPU).
 
 ``python -m benchmarks.agui throughput [--lines 120000] [--repeats 3]``
 
@@ -37,9 +42,9 @@ import asyncio
 import gc
 import json
 import os
-import signal
 import subprocess
 import sys
+import tempfile
 import time
 import uuid
 from collections.abc import Callable
@@ -47,6 +52,9 @@ from pathlib import Path
 from typing import Any
 
 from ._common import emitter_path, percentile, rss_bytes, spread
+from .agui_client import client_main, http_client, http_run, run_body
+from .agui_server import ServerProcess, serve_bridge, serve_sdk, uvicorn_stack
+from .agui_stages import STAGES_ENV, stage_report
 
 __all__ = (
     "measure_agui",
@@ -57,305 +65,6 @@ __all__ = (
 )
 
 _ROOT = Path(__file__).resolve().parents[1]
-_BACKLOG = 2048
-
-
-def _cpu_seconds(pid: int) -> float:
-    with open(f"/proc/{pid}/stat") as fh:
-        fields = fh.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
-# -- servers (child processes) ------------------------------------------------------------
-
-
-def uvicorn_stack(choice: str = "asyncio") -> dict[str, str]:
-    """The event loop and HTTP implementation uvicorn runs with: ``asyncio`` (the standard
-    library's loop and h11: what ``claudecode-bridge serve`` gets with the ``server`` extra;
-    the default here, since the ``bench`` extra brings uvloop and httptools along with
-    ``ag-ui-claude-sdk``) or ``auto`` (uvicorn's choice: uvloop and httptools if installed)."""
-    import importlib.util
-
-    if choice == "asyncio":
-        return {"loop": "asyncio", "http": "h11"}
-    have = importlib.util.find_spec
-    return {
-        "loop": "uvloop" if have("uvloop") else "asyncio",
-        "http": "httptools" if have("httptools") else "h11",
-    }
-
-
-def _uvicorn(app: Any) -> None:
-    """Serve ``app`` on a free loopback port (printed first, after ``listen``) until SIGTERM,
-    with :func:`uvicorn_stack` (``BENCH_UVICORN=asyncio|auto``; both servers alike)."""
-    import socket
-
-    import uvicorn
-
-    from adapter.serve import tune_collector
-
-    stack = uvicorn_stack(os.environ.get("BENCH_UVICORN", "asyncio"))
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.bind(("127.0.0.1", 0))
-    sock.listen(_BACKLOG)
-    print(sock.getsockname()[1], flush=True)
-    config = uvicorn.Config(
-        app,
-        lifespan="on",
-        log_config=None,
-        log_level="warning",
-        loop=stack["loop"],
-        http=stack["http"],
-    )
-    tune_collector()  # as ``claudecode-bridge serve`` does before it serves (both servers alike)
-    uvicorn.Server(config).run(sockets=[sock])
-
-
-def _serve_bridge(cli: str, env: dict[str, str]) -> None:
-    from adapter import PermissionPolicy, SessionConfig
-    from adapter.server import ServerSettings, create_app
-
-    defaults = SessionConfig(
-        cli_path=cli,
-        env=env,
-        policy=PermissionPolicy("autonomous"),
-        client_options={"close_grace": 2, "kill_after": 2},
-    )
-    _uvicorn(create_app(settings=ServerSettings(session_defaults=defaults, max_sessions=500)))
-
-
-def _serve_sdk(cli: str, env: dict[str, str]) -> None:
-    import contextlib
-    import logging
-
-    from ag_ui_claude_sdk import (  # type: ignore[import-untyped, import-not-found, unused-ignore]
-        ClaudeAgentAdapter,
-        add_claude_fastapi_endpoint,
-    )
-    from fastapi import FastAPI  # type: ignore[import-not-found, unused-ignore]
-
-    logging.getLogger("ag_ui_claude_sdk").setLevel(logging.WARNING)
-    adapter = ClaudeAgentAdapter(name="bench", options={"cli_path": cli, "env": env})
-
-    @contextlib.asynccontextmanager
-    async def lifespan(app: Any) -> Any:
-        yield
-        await adapter.shutdown()
-
-    app = FastAPI(lifespan=lifespan)
-    add_claude_fastapi_endpoint(app=app, adapter=adapter, path="/agui")
-    _uvicorn(app)
-
-
-class _Server:
-    """``python -m benchmarks.agui serve KIND CLI ENV`` as a child process."""
-
-    def __init__(self, kind: str, cli: str, env: dict[str, str]) -> None:
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "benchmarks.agui", "serve", kind, cli, json.dumps(env)],
-            stdout=subprocess.PIPE,
-            text=True,
-            cwd=_ROOT,
-        )
-        assert self.proc.stdout is not None
-        line = self.proc.stdout.readline()
-        if not line.strip():
-            self.stop()
-            raise RuntimeError(f"the {kind} server did not start")
-        self.url = f"http://127.0.0.1:{int(line)}"
-
-    def cpu(self) -> float:
-        return _cpu_seconds(self.proc.pid)
-
-    def cpu_split(self) -> tuple[float, float]:
-        """(user, system) CPU seconds so far."""
-        with open(f"/proc/{self.proc.pid}/stat") as fh:
-            fields = fh.read().rsplit(")", 1)[1].split()
-        tick = os.sysconf("SC_CLK_TCK")
-        return int(fields[11]) / tick, int(fields[12]) / tick
-
-    def stop(self) -> None:
-        self.proc.send_signal(signal.SIGTERM)
-        try:
-            self.proc.wait(60)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
-        if self.proc.stdout is not None:
-            self.proc.stdout.close()
-
-
-# -- the streaming client -------------------------------------------------------------------
-
-
-def _body(thread_id: str, text: str = "go") -> dict[str, Any]:
-    return {
-        "threadId": thread_id,
-        "runId": uuid.uuid4().hex,
-        "state": {},
-        "messages": [{"id": uuid.uuid4().hex, "role": "user", "content": text}],
-        "tools": [],
-        "context": [],
-        "forwardedProps": {},
-    }
-
-
-async def _run(
-    client: Any,
-    url: str,
-    thread_id: str,
-    on_event: Callable[[dict[str, Any], int], None] | None = None,
-) -> tuple[int, str]:
-    """One AG-UI run on ``thread_id``: (frames received, the terminal event's type)."""
-    frames = 0
-    loads, now = json.loads, time.monotonic_ns
-    buffer = b""
-    async with client.stream("POST", url + "/agui", json=_body(thread_id)) as response:
-        if response.status_code != 200:
-            raise RuntimeError(f"the run failed: {response.status_code}")
-        async for chunk in response.aiter_raw():
-            stamp = now()
-            buffer += chunk
-            *complete, buffer = buffer.split(b"\n\n")
-            for frame in complete:
-                if not frame.startswith(b"data: "):
-                    continue
-                frames += 1
-                event = loads(frame[6:])
-                kind = event["type"]
-                if on_event is not None:
-                    on_event(event, stamp)
-                if kind in ("RUN_FINISHED", "RUN_ERROR"):
-                    return frames, kind
-    return frames, "EOF"
-
-
-def _stamps(latencies: list[int]) -> Callable[[dict[str, Any], int], None]:
-    def on_event(event: dict[str, Any], stamp: int) -> None:
-        if event["type"] == "TEXT_MESSAGE_CONTENT":
-            # Deltas read together from the CLI arrive as one frame: every stamp counts.
-            for token in event["delta"].split():
-                if token.startswith("t") and token[1:].isdigit():
-                    latencies.append(stamp - int(token[1:]))
-
-    return on_event
-
-
-class _LeanStream(asyncio.Protocol):
-    """One AG-UI run over a connection of its own, spoken with ``h11`` straight from the
-    socket's callbacks: an HTTP/1.1 streaming client that costs a fraction of httpx per
-    frame, so that 50 streams read in one process measure the server, not the client."""
-
-    def __init__(
-        self, request: bytes, host: str, on_event: Callable[[dict[str, Any], int], None] | None
-    ) -> None:
-        import h11
-
-        self.h11 = h11
-        self.conn = h11.Connection(our_role=h11.CLIENT)
-        self.request = h11.Request(
-            method="POST",
-            target="/agui",
-            headers=[
-                ("Host", host),
-                ("Content-Type", "application/json"),
-                ("Accept", "text/event-stream"),
-                ("Content-Length", str(len(request))),
-            ],
-        )
-        self.body = request
-        self.on_event = on_event
-        self.buffer = b""
-        self.frames = 0
-        self.done: asyncio.Future[str] = asyncio.get_running_loop().create_future()
-        self.transport: asyncio.Transport | None = None
-
-    def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        assert isinstance(transport, asyncio.Transport)
-        self.transport = transport
-        send = self.conn.send
-        transport.write(send(self.request) + send(self.h11.Data(data=self.body)))
-        transport.write(send(self.h11.EndOfMessage()))
-
-    def data_received(self, data: bytes) -> None:
-        stamp = time.monotonic_ns()
-        h11 = self.h11
-        self.conn.receive_data(data)
-        while not self.done.done():
-            event = self.conn.next_event()
-            if event is h11.NEED_DATA or event is h11.PAUSED:
-                return
-            if isinstance(event, h11.Response) and event.status_code != 200:
-                self.done.set_exception(RuntimeError(f"the run failed: {event.status_code}"))
-            elif isinstance(event, h11.Data):
-                self._frames(bytes(event.data), stamp)
-            elif isinstance(event, h11.EndOfMessage | h11.ConnectionClosed):
-                self.done.set_result("EOF")
-
-    def _frames(self, chunk: bytes, stamp: int) -> None:
-        self.buffer += chunk
-        *complete, self.buffer = self.buffer.split(b"\n\n")
-        for frame in complete:
-            if not frame.startswith(b"data: "):
-                continue
-            self.frames += 1
-            event = json.loads(frame[6:])
-            if self.on_event is not None:
-                self.on_event(event, stamp)
-            if event["type"] in ("RUN_FINISHED", "RUN_ERROR") and not self.done.done():
-                self.done.set_result(event["type"])
-
-    def connection_lost(self, exc: Exception | None) -> None:
-        if not self.done.done():
-            self.done.set_result("EOF")
-
-
-async def _lean_run(
-    url: str, thread_id: str, on_event: Callable[[dict[str, Any], int], None] | None = None
-) -> tuple[int, str]:
-    """:func:`_run` with :class:`_LeanStream`: (frames received, the terminal event)."""
-    host, port = url.removeprefix("http://").split(":")
-    body = json.dumps(_body(thread_id)).encode()
-    loop = asyncio.get_running_loop()
-    transport, stream = await loop.create_connection(
-        lambda: _LeanStream(body, f"{host}:{port}", on_event), host, int(port)
-    )
-    try:
-        end = await stream.done
-    finally:
-        transport.close()
-    return stream.frames, end
-
-
-def _http_client(connections: int) -> Any:
-    import httpx
-
-    limits = httpx.Limits(max_connections=connections, max_keepalive_connections=connections)
-    return httpx.AsyncClient(timeout=600, limits=limits)
-
-
-async def _client_main(url: str, threads: list[str]) -> None:
-    """A latency client child: first runs, ``ready``, wait for ``go``, measured runs, JSON."""
-    latencies: list[int] = []
-    loop = asyncio.get_running_loop()
-    await asyncio.gather(*(_lean_run(url, t) for t in threads))
-    print("ready", flush=True)
-    await loop.run_in_executor(None, sys.stdin.readline)
-    cpu, started = time.process_time(), time.monotonic()
-    results = await asyncio.gather(*(_lean_run(url, t, _stamps(latencies)) for t in threads))
-    elapsed, cpu = time.monotonic() - started, time.process_time() - cpu
-    print(
-        json.dumps(
-            {
-                "frames": sum(frames for frames, _ in results),
-                "ends": [end for _, end in results],
-                "latencies": latencies,
-                "seconds": elapsed,
-                "cpu_s": cpu,
-            }
-        ),
-        flush=True,
-    )
 
 
 # -- latency --------------------------------------------------------------------------------
@@ -368,11 +77,35 @@ def measure_agui(
     lines: int = 300,
     rate: float = 100.0,
     clients: int = 2,
+    pacing: str = "poisson",
+    stages: bool = False,
     log: Callable[[str], None] = print,
 ) -> dict[str, Any]:
     """Concurrent AG-UI runs through a real server process (see the module docs)."""
-    env = {"BENCH_MODE": "paced", "BENCH_LINES": str(lines), "BENCH_RATE": str(rate)}
-    server = _Server("bridge", cli, env)
+    env = {
+        "BENCH_MODE": "paced",
+        "BENCH_LINES": str(lines),
+        "BENCH_RATE": str(rate),
+        "BENCH_PACING": pacing,
+    }
+    with tempfile.TemporaryDirectory(prefix="agui-stages-") as tmp:
+        probes = {STAGES_ENV: os.path.join(tmp, "server.json")} if stages else {}
+        results = _measure_latency(cli, env, runs, clients, probes, log)
+        if stages:
+            results["stages"] = stage_report(probes[STAGES_ENV])
+    results.update(lines_per_run=lines, rate=rate, pacing=pacing)
+    return results
+
+
+def _measure_latency(
+    cli: str,
+    env: dict[str, str],
+    runs: int,
+    clients: int,
+    probes: dict[str, str],
+    log: Callable[[str], None],
+) -> dict[str, Any]:
+    server = ServerProcess("bridge", cli, env, extra_env=probes)
     children: list[subprocess.Popen[str]] = []
     try:
         threads = [uuid.uuid4().hex for _ in range(runs)]
@@ -389,6 +122,7 @@ def measure_agui(
                     stdout=subprocess.PIPE,
                     text=True,
                     cwd=_ROOT,
+                    env={**os.environ, **probes},
                 )
             )
         for child in children:
@@ -421,8 +155,6 @@ def measure_agui(
     seconds = max(part["seconds"] for part in parts)
     ends = [end for part in parts for end in part["ends"]]
     return {
-        "lines_per_run": lines,
-        "rate": rate,
         "clients": len(parts),
         "uvicorn": uvicorn_stack(os.environ.get("BENCH_UVICORN", "asyncio")),
         "loadavg": " ".join(f"{x:.2f}" for x in os.getloadavg()),
@@ -486,10 +218,10 @@ async def _timed_run(url: str, thread_id: str) -> dict[str, Any]:
         elif event["type"] == "TOOL_CALL_START":
             tools += 1
 
-    async with _http_client(4) as client:
-        await _run(client, url, thread_id)  # starts the session: a one-delta reply
+    async with http_client(4) as client:
+        await http_run(client, url, thread_id)  # starts the session: a one-delta reply
         started = time.monotonic()
-        frames, end = await _run(client, url, thread_id, on_event)
+        frames, end = await http_run(client, url, thread_id, on_event)
         elapsed = time.monotonic() - started
     return {"seconds": elapsed, "frames": frames, "end": end, "text_chars": text, "tools": tools}
 
@@ -513,11 +245,11 @@ def measure_agui_throughput(
     kinds = ["bridge", *(["sdk"] if _sdk_available() else [])]
     if len(kinds) == 1:
         log("agui throughput: ag-ui-claude-sdk is not installed (pip install '.[bench]')")
-    servers: dict[str, _Server] = {}
+    servers: dict[str, ServerProcess] = {}
     runs: dict[str, list[dict[str, Any]]] = {kind: [] for kind in kinds}
     try:
         for kind in kinds:
-            servers[kind] = _Server(kind, cli, env)
+            servers[kind] = ServerProcess(kind, cli, env)
         for i in range(repeats):
             for kind in kinds:
                 server = servers[kind]
@@ -588,7 +320,7 @@ async def _memory_child(kind: str, cli: str, threads: int) -> dict[str, Any]:
                         while not any(type(e) is Complete for e in await stream.receive_batch()):
                             pass
                 else:
-                    handle = await service.start_run(decode_run_input(_body(uuid.uuid4().hex)))
+                    handle = await service.start_run(decode_run_input(run_body(uuid.uuid4().hex)))
                     async for _frame in handle.listen():
                         pass
             await anyio.sleep(1.5)  # the saver's last round and the monitors' batches
@@ -630,11 +362,11 @@ def main(argv: list[str] | None = None) -> int:
     """``python -m benchmarks.agui``: print the figures as JSON."""
     args = list(sys.argv[1:] if argv is None else argv)
     if args[:1] == ["serve"]:
-        serve = _serve_bridge if args[1] == "bridge" else _serve_sdk
+        serve = serve_bridge if args[1] == "bridge" else serve_sdk
         serve(args[2], json.loads(args[3]))
         return 0
     if args[:1] == ["client"]:
-        asyncio.run(_client_main(args[1], args[2:]))
+        asyncio.run(client_main(args[1], args[2:]))
         return 0
     if args[:1] == ["memory-child"]:
         import anyio
@@ -650,6 +382,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--lines", type=int)
     parser.add_argument("--rate", type=float, default=100.0)
     parser.add_argument("--clients", type=int, default=2)
+    parser.add_argument("--pacing", choices=("poisson", "fixed"), default="poisson")
+    parser.add_argument("--stages", action="store_true", help="where each delta's time went")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--threads", type=int, default=50)
     parsed = parser.parse_args(args)
@@ -666,6 +400,8 @@ def main(argv: list[str] | None = None) -> int:
             lines=parsed.lines or 300,
             rate=parsed.rate,
             clients=parsed.clients,
+            pacing=parsed.pacing,
+            stages=parsed.stages,
             log=log,
         )
     elif parsed.what == "throughput":

@@ -246,7 +246,8 @@ def _agui_md(agui: dict[str, Any]) -> list[str]:
         out += [
             "",
             f"Latency, {c['runs']} runs at once ({lat['lines_per_run']} deltas each at "
-            f"{lat['rate']:.0f}/s, {lat['clients']} client processes, uvicorn "
+            f"{lat['rate']:.0f}/s, {lat.get('pacing', 'fixed')} pacing, "
+            f"{lat['clients']} client processes, uvicorn "
             f"{lat['uvicorn']['loop']} + {lat['uvicorn']['http']}):",
             "",
             "| samples | p50 ms | p90 ms | p99 ms | p99.9 ms | max ms | server CPU µs/delta | "

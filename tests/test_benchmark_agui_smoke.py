@@ -22,6 +22,25 @@ def test_agui_latency_benchmark_smoke() -> None:
     assert concurrent["server_cpu_s"] >= 0
 
 
+def test_agui_latency_stages_smoke() -> None:
+    """With the stage probes every measured delta is seen at each stage, in order, fixed
+    pacing included."""
+    results = measure_agui(
+        emitter_path(),
+        runs=2,
+        lines=20,
+        rate=200.0,
+        pacing="fixed",
+        stages=True,
+        log=lambda _: None,
+    )
+    stages = results["stages"]
+    assert 40 == stages["samples"] == results["concurrent"]["latency_samples"]
+    for name in ("emitter->read", "read->push", "push->write", "write->client"):
+        assert 0 <= stages["stages"][name]["p50_ms"] <= stages["stages"]["total"]["max_ms"]
+    assert sum(w["samples"] for w in stages["windows"].values()) >= 40
+
+
 def test_agui_throughput_benchmark_smoke() -> None:
     """The one-turn corpus streams through /agui to its end (and through ag-ui-claude-sdk
     when the bench extra is installed): the same text and tool calls on both."""
