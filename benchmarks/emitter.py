@@ -13,7 +13,11 @@ on ``BENCH_MODE``:
             ``bench-start=<CLOCK_MONOTONIC ns when writing began>``.
 ``paced``   one API message whose ``BENCH_LINES`` text deltas are written one per write at
             ``BENCH_RATE`` lines/s, each delta's text being ``t<monotonic ns>`` taken just
-            before its write; then the final ``result``.
+            before its write; then the final ``result``. ``BENCH_PACING=poisson`` draws
+            each gap from an exponential distribution of mean ``1 / BENCH_RATE`` (a Poisson
+            stream, seeded per process) instead of a fixed period: many emitters started
+            together then stream independently, as separate runs do, instead of writing in
+            step (see ``benchmarks.agui``).
 ``bigline`` an ``assistant`` Bash tool_use, then one ``user`` tool_result line whose content
             is ``BENCH_SIZE`` bytes (ASCII, or with ``BENCH_TEXT=unicode`` mostly ASCII with
             CJK and an emoji on every line), then the final ``result``.
@@ -30,6 +34,7 @@ import contextlib
 import itertools
 import json
 import os
+import random
 import sys
 import time
 from typing import Any
@@ -209,9 +214,13 @@ class Emitter:
         part1, rest = template.split(b"@T@")
         part2, part3 = rest.split(b"@U@")
         monotonic_ns, write, sleep = time.monotonic_ns, os.write, time.sleep
+        poisson = os.environ.get("BENCH_PACING") == "poisson"
+        gap = random.Random(os.urandom(8)).expovariate if poisson else None
         due = time.monotonic()
         for _ in range(lines):
-            due += interval
+            # On a schedule either way: a late write (the emitter was not scheduled) is
+            # followed by catch-up writes, so the rate holds whatever the load.
+            due += interval if gap is None else gap(rate)
             pause = due - time.monotonic()
             if pause > 0:
                 sleep(pause)
