@@ -10,6 +10,12 @@ The child's stdout is a pipe we create and read ourselves, non-blocking: a read 
 the pipe holds straight into the bytes the protocol splits (the event loop's pipe transport
 would read each chunk into a fresh 256 KiB buffer and copy it twice more through a
 ``StreamReader``), and the poller is asked only when the pipe is empty.
+
+Its stderr is such a pipe too, so that the tail an error carries is complete: reading
+:attr:`SubprocessTransport.stderr_tail` first takes (without waiting, bounded) whatever the
+pipe still holds, and the tail ends with a last line the CLI did not finish. Otherwise the
+watchdog, or an exit whose stderr stays open in a grandchild, would report the tail as far as
+the drain task had got, without the last words of a CLI that crashed or went silent.
 """
 
 from __future__ import annotations
@@ -34,6 +40,12 @@ __all__ = ("SubprocessTransport", "Transport")
 _log = get_logger("claudecode.transport")
 
 READ_SIZE = 256 * 1024
+#: Longest stderr line the tail keeps (longer ones are cut), and longest unfinished line
+#: held back before it counts as a line.
+_STDERR_LINE_CHARS = 2000
+_STDERR_PENDING_MAX = 64 * 1024
+#: At most this much stderr is read at once when the tail is asked for (the rest: the drain).
+_STDERR_DRAIN_MAX = 1024 * 1024
 
 
 class Transport(ABC):
@@ -87,7 +99,8 @@ class SubprocessTransport(Transport):
         close_grace: seconds to wait for exit after closing stdin, before SIGTERM.
         kill_after: seconds between SIGTERM and SIGKILL.
         stderr_tail_lines: how many stderr lines to keep for errors.
-        on_stderr: called with each stderr line (in the drain task; must not block).
+        on_stderr: called with each complete stderr line (on the event loop, by the drain
+            task or whoever reads :attr:`stderr_tail`; must not block).
         user: run the child as this user.
     """
 
@@ -110,9 +123,12 @@ class SubprocessTransport(Transport):
         self.kill_after = kill_after
         self.on_stderr = on_stderr
         self.user = user
-        self._tail: collections.deque[str] = collections.deque(maxlen=max(1, stderr_tail_lines))
+        self._tail_lines = max(1, stderr_tail_lines)
+        self._tail: collections.deque[str] = collections.deque(maxlen=self._tail_lines)
         self._process: anyio.abc.Process | None = None
         self._stdout: int | None = None
+        self._stderr: int | None = None
+        self._stderr_pending = b""
         self._stderr_done = anyio.Event()
         self._stdin_closed = False
         self._closed = False
@@ -128,17 +144,26 @@ class SubprocessTransport(Transport):
 
     @property
     def stderr_tail(self) -> str:
-        return "\n".join(self._tail)
+        """The last lines the CLI wrote on stderr, up to the moment of asking: what its
+        stderr pipe still holds is read first (without waiting), and a last line it did
+        not finish is included."""
+        self._read_stderr()
+        lines = list(self._tail)
+        unfinished = _stderr_text(self._stderr_pending)
+        if unfinished:
+            lines = [*lines, unfinished[:_STDERR_LINE_CHARS]][-self._tail_lines :]
+        return "\n".join(lines)
 
     async def start(self, task_group: anyio.abc.TaskGroup) -> None:
-        # Both ends are created non-inheritable; the child gets the write end as its fd 1.
+        # Every end is created non-inheritable; the child gets the write ends as fds 1 and 2.
         read_end, write_end = os.pipe()
+        err_read, err_write = os.pipe()
         try:
             self._process = await anyio.open_process(
                 self.argv,
                 stdin=subprocess.PIPE,
                 stdout=write_end,
-                stderr=subprocess.PIPE,
+                stderr=err_write,
                 cwd=self.cwd,
                 env=self.env,
                 start_new_session=True,
@@ -146,45 +171,82 @@ class SubprocessTransport(Transport):
             )
         except OSError as exc:
             os.close(read_end)
+            os.close(err_read)
             raise CLIStartError(f"could not start {self.argv[0]!r}: {exc}") from exc
         except BaseException:
             os.close(read_end)
+            os.close(err_read)
             raise
         finally:
             # Only the child writes: its exit (and its children's) is our end of input.
             os.close(write_end)
+            os.close(err_write)
         os.set_blocking(read_end, False)
+        os.set_blocking(err_read, False)
         self._stdout = read_end
+        self._stderr = err_read
         _log.debug("cli.spawned", pid=self._process.pid, argv=redact_argv(self.argv))
         task_group.start_soon(self._drain_stderr, name="claudecode stderr drain")
 
     async def _drain_stderr(self) -> None:
-        assert self._process is not None
-        assert self._process.stderr is not None
-        pending = b""
-        pid = self._process.pid
         try:
-            async for chunk in self._process.stderr:
-                pending += chunk
-                *lines, pending = pending.split(b"\n")
-                for raw in lines:
-                    self._record_stderr(raw, pid)
-                if len(pending) > 64 * 1024:
-                    self._record_stderr(pending, pid)
-                    pending = b""
-        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
-            pass
+            while self._read_stderr():
+                fd = self._stderr
+                if fd is None:
+                    break
+                try:
+                    await anyio.wait_readable(fd)
+                except (anyio.ClosedResourceError, OSError):
+                    break
         finally:
-            if pending:
-                self._record_stderr(pending, pid)
             self._stderr_done.set()
 
-    def _record_stderr(self, raw: bytes, pid: int) -> None:
-        text = raw.decode("utf-8", "replace").rstrip("\r")
+    def _read_stderr(self, limit: int = _STDERR_DRAIN_MAX) -> bool:
+        """Record what the stderr pipe holds now (up to ``limit`` bytes), without waiting.
+        ``False`` once the pipe is at its end (or closed)."""
+        fd = self._stderr
+        if fd is None:
+            return False
+        taken = 0
+        while taken < limit:
+            try:
+                chunk = os.read(fd, min(READ_SIZE, limit - taken))
+            except BlockingIOError:
+                return True
+            except OSError:
+                chunk = b""
+            if not chunk:
+                self._end_stderr()
+                return False
+            taken += len(chunk)
+            self._take_stderr(chunk)
+        return True
+
+    def _take_stderr(self, chunk: bytes) -> None:
+        *lines, pending = (self._stderr_pending + chunk).split(b"\n")
+        for raw in lines:
+            self._record_stderr(raw)
+        if len(pending) > _STDERR_PENDING_MAX:
+            self._record_stderr(pending)
+            pending = b""
+        self._stderr_pending = pending
+
+    def _end_stderr(self) -> None:
+        """The pipe's end (or our close): the unfinished last line counts as a line."""
+        pending, self._stderr_pending = self._stderr_pending, b""
+        if pending:
+            self._record_stderr(pending)
+        fd, self._stderr = self._stderr, None
+        if fd is not None:
+            anyio.notify_closing(fd)  # wakes the drain task waiting on it
+            os.close(fd)
+
+    def _record_stderr(self, raw: bytes) -> None:
+        text = _stderr_text(raw)
         if not text:
             return
-        self._tail.append(text[:2000])
-        _log.debug("cli.stderr", pid=pid, line=text[:2000])
+        self._tail.append(text[:_STDERR_LINE_CHARS])
+        _log.debug("cli.stderr", pid=self.pid, line=text[:_STDERR_LINE_CHARS])
         if self.on_stderr is not None:
             try:
                 self.on_stderr(text)
@@ -258,10 +320,13 @@ class SubprocessTransport(Transport):
                 await process.wait()
             finally:
                 self._close_stdout()
-                for stream in (process.stdin, process.stderr):
-                    if stream is not None:
-                        with contextlib.suppress(OSError, anyio.BrokenResourceError):
-                            await stream.aclose()
+                # The last of stderr into the tail, then our end closed (a grandchild that
+                # keeps the pipe open must not keep the drain task alive).
+                self._read_stderr()
+                self._end_stderr()
+                if process.stdin is not None:
+                    with contextlib.suppress(OSError, anyio.BrokenResourceError):
+                        await process.stdin.aclose()
                 _log.debug("cli.reaped", pid=process.pid, returncode=process.returncode)
 
     def _signal(self, sig: signal.Signals) -> None:
@@ -278,3 +343,8 @@ class SubprocessTransport(Transport):
         if self._process is None:
             raise RuntimeError("transport not started")
         return self._process
+
+
+def _stderr_text(raw: bytes) -> str:
+    """One stderr line as text (undecodable bytes replaced, without its ``\\r``)."""
+    return raw.decode("utf-8", "replace").rstrip("\r")
