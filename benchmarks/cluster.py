@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import json
 import os
 import re
 import signal
@@ -59,6 +58,9 @@ def _env(lines: int, rate: float) -> dict[str, str]:
     return {"BENCH_MODE": "paced", "BENCH_LINES": str(lines), "BENCH_RATE": str(rate)}
 
 
+#: Extra options of every ``claudecode-bridge worker`` the runs start (``--publish-linger``).
+WORKER_OPTIONS: list[str] = []
+
 _STAMP = re.compile(r"t(\d+)")
 
 
@@ -78,7 +80,7 @@ def _workers(
                 _start(
                     ["worker", "--nats", url, "--nats-prefix", prefix, "--id", f"bench-{n}",
                      "--cli", cli, "--policy", "autonomous", "--max-sessions", "500",
-                     "--idle-timeout", "0"],
+                     "--idle-timeout", "0", *WORKER_OPTIONS],
                     env, directory / f"worker-{n}.log",
                 )
             )  # fmt: skip
@@ -145,7 +147,8 @@ def _server(
             log = directory / "ws-worker.log"
             worker = _start(
                 ["worker", "--nats", url, "--nats-prefix", prefix, "--id", "bench-ws", "--cli",
-                 cli, "--policy", "autonomous", "--max-sessions", "500", "--idle-timeout", "0"],
+                 cli, "--policy", "autonomous", "--max-sessions", "500", "--idle-timeout", "0",
+                 *WORKER_OPTIONS],
                 env, log,
             )  # fmt: skip
             procs.append(worker)
@@ -182,31 +185,35 @@ def _cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-class _WsClient:
-    def __init__(self, conn: Any) -> None:
-        self.conn = conn
-        self.n = 0
+def _children(parents: set[int]) -> list[int]:
+    """The pids of the processes whose parent is one of ``parents`` (the emitters)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as fh:
+                ppid = int(fh.read().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+        if ppid in parents:
+            found.append(int(entry))
+    return found
 
-    async def request(self, frame: dict[str, Any]) -> dict[str, Any]:
-        self.n += 1
-        rid = f"r{self.n}"
-        await self.conn.send(json.dumps({**frame, "request_id": rid}))
-        while True:
-            reply: dict[str, Any] = json.loads(await self.conn.recv())
-            if reply.get("request_id") == rid:
-                if reply.get("type") != "ack":
-                    raise RuntimeError(f"{frame['type']}: {reply}")
-                return reply
+
+def _cpu_of(pids: list[int]) -> float:
+    total = 0.0
+    for pid in pids:
+        with contextlib.suppress(OSError, ValueError, IndexError):
+            total += _cpu_seconds(pid)
+    return total
 
 
-async def _ws_open(url: str) -> _WsClient:
-    from websockets.asyncio.client import connect
-
-    conn = await connect(url, max_size=None, compression=None, open_timeout=120)
-    first = json.loads(await conn.recv())
-    if first.get("type") != "session_list":
-        raise RuntimeError(f"first frame: {first}")
-    return _WsClient(conn)
+async def _ws_request(client: Any, frame: dict[str, Any]) -> dict[str, Any]:
+    reply: dict[str, Any] = await client.request(frame)
+    if reply.get("type") != "ack":
+        raise RuntimeError(f"{frame['type']}: {reply}")
+    return reply
 
 
 async def _ws_stream(
@@ -216,71 +223,68 @@ async def _ws_stream(
     the sessions, one more per session subscribes, then prompts its session (all at once,
     so the sessions stream together) and reads. Besides the samples, the deltas and the wall
     time: the CPU share of each process of ``pids`` from the prompts to the last
-    ``complete``, with ``machine``, the cores busy on the whole machine meanwhile; and the
-    seconds until the last prompt was acknowledged (how far apart the sessions started); and
-    the samples of the deltas written after that (the steady state)."""
+    ``complete``, with ``emitters`` (the CLI stand-ins, children of those processes),
+    ``client`` (this process: the WebSocket clients) and ``machine`` (the cores busy on the
+    whole machine meanwhile); and the seconds until the last prompt was acknowledged (how
+    far apart the sessions started); and the samples of the deltas written after that (the
+    steady state).
+
+    The clients are the WebSocket benchmark's sans-IO connections (``benchmarks.ws``: no
+    task or future per frame), the same for both paths; a client that costs as much CPU per
+    frame as the server would compete for the same two cores with the three processes of
+    the NATS path more than with the one of the in-process path."""
+    from .ws import _open, _Subscriber
+
     pids = pids or {}
-    control = await _ws_open(url)
+    control = await _open(url)
     ids = [
-        (await control.request({"type": "create_session"}))["session_id"] for _ in range(sessions)
+        (await _ws_request(control, {"type": "create_session"}))["session_id"]
+        for _ in range(sessions)
     ]
+    pairs: list[tuple[int, int]] = []
     readers = []
     for session_id in ids:
-        reader = await _ws_open(url)
-        await reader.request({"type": "subscribe", "session_id": session_id, "since_seq": 0})
-        readers.append((reader, session_id))
-    samples: list[int] = []
-    counts = [0]
-    acked = [0.0]
-
-    async def consume(reader: _WsClient, session_id: str) -> None:
-        loads, now = json.loads, time.monotonic_ns
-        prompt = {"type": "prompt", "session_id": session_id, "text": "go", "request_id": "go"}
-        await reader.conn.send(json.dumps(prompt))
-        while True:
-            raw = await reader.conn.recv()
-            stamp = now()
-            frame = loads(raw)
-            if frame.get("request_id") == "go":
-                if frame.get("type") != "ack":
-                    raise RuntimeError(f"prompt: {frame}")
-                acked[0] = max(acked[0], time.monotonic())
-                continue
-            if frame.get("type") != "event" or frame.get("session_id") != session_id:
-                continue
-            event = frame["event"]
-            if event["type"] == "message_chunk":
-                stamps = _stamps(event["text"])
-                counts[0] += len(stamps)
-                samples.extend(stamp - s for s in stamps)
-                written.extend(stamps)
-            elif event["type"] == "complete":
-                return
-
-    written: list[int] = []
+        subscriber = _Subscriber(session_id, pairs)
+        reader = await _open(url, subscriber)
+        await _ws_request(reader, {"type": "subscribe", "session_id": session_id, "since_seq": 0})
+        readers.append((reader, subscriber))
+    emitters = _children(set(pids.values()))
     before = {role: _cpu_seconds(pid) for role, pid in pids.items()}
+    before_emitters = _cpu_of(emitters)
+    before_client = time.process_time()
     machine = _machine_cpu()
     start = time.monotonic()
+    acked = [0.0]
+
+    async def prompt(reader: Any, session_id: str) -> None:
+        await _ws_request(reader, {"type": "prompt", "session_id": session_id, "text": "go"})
+        acked[0] = max(acked[0], time.monotonic())
+
     async with anyio.create_task_group() as tg:
-        for reader, session_id in readers:
-            tg.start_soon(consume, reader, session_id)
+        for reader, subscriber in readers:
+            tg.start_soon(prompt, reader, subscriber.session_id)
+    for _, subscriber in readers:
+        await subscriber.done
     wall = time.monotonic() - start
     cpu = {role: (_cpu_seconds(pid) - before[role]) / wall for role, pid in pids.items()}
+    cpu["emitters"] = (_cpu_of(emitters) - before_emitters) / wall
+    cpu["client"] = (time.process_time() - before_client) / wall
     busy, total = (now - then for now, then in zip(_machine_cpu(), machine, strict=True))
     # Every process on the machine (emitters, nats-server, this client, anything else), in
     # cores: how close the machine was to saturation while the deltas streamed.
     cpu["machine"] = busy / total * (os.cpu_count() or 1) if total else 0.0
     for reader, _ in readers:
-        await reader.conn.close()
+        await reader.close()
     for session_id in ids:
         with contextlib.suppress(Exception):
-            await control.request({"type": "close_session", "session_id": session_id})
-    await control.conn.close()
+            await _ws_request(control, {"type": "close_session", "session_id": session_id})
+    await control.close()
     # Steady state: the deltas written once every session had been prompted (the starts of
     # 50 sessions at once hold up the first deltas of every path alike).
     settled = int(acked[0] * 1e9)
-    steady = [lat for lat, at in zip(samples, written, strict=True) if at >= settled]
-    return samples, counts[0], wall, cpu, max(0.0, acked[0] - start), steady
+    samples = [latency for _, latency in pairs]
+    steady = [latency for written, latency in pairs if written >= settled]
+    return samples, len(pairs), wall, cpu, max(0.0, acked[0] - start), steady
 
 
 async def _stream(backend: Any, sessions: int) -> tuple[list[int], int, float]:
@@ -362,8 +366,9 @@ async def _cluster(
 
 async def _drop_streams(url: str, prefix: str) -> None:
     """Delete a finished run's event and transcript streams. Each prefix reserves their
-    ``max_bytes`` (9 GiB) in the JetStream store, which nats-server caps at 75% of the free
-    disk: the sections' reservations together need not fit on one server, one at a time do."""
+    ``max_bytes`` (1.25 GiB by default) in the JetStream store, which nats-server caps at
+    75% of the free disk: the sections' reservations together need not fit on one server,
+    one at a time do."""
     from nats.js.errors import NotFoundError
 
     from adapter.cluster import ClusterConfig, NatsSettings
@@ -586,7 +591,12 @@ def main() -> None:
         help=f"comma-separated sections to run (default: all of {','.join(SECTIONS)})",
     )
     parser.add_argument("--sessions", type=int, help="latency sessions (default: 50, quick 10)")
+    parser.add_argument(
+        "--publish-linger", metavar="MS", help="the workers' --publish-linger (default: theirs)"
+    )
     args = parser.parse_args()
+    if args.publish_linger is not None:
+        WORKER_OPTIONS[:] = ["--publish-linger", args.publish_linger]
     only = tuple(name.strip() for name in args.only.split(",") if name.strip())
     unknown = set(only) - set(SECTIONS)
     if unknown:
