@@ -28,6 +28,7 @@ __all__ = (
     "add_session_arguments",
     "add_worker_arguments",
     "add_worker_role_arguments",
+    "byte_size",
     "cluster_config_from_args",
     "nats_settings_from_args",
     "worker_command",
@@ -54,6 +55,25 @@ def add_nats_arguments(parser: argparse._ActionsContainer, *, required: bool) ->
         default="bridge",
         help="namespace of the bridge's subjects, streams and buckets (default: bridge)",
     )
+    defaults = ClusterConfig()
+    parser.add_argument(
+        "--nats-event-max-bytes",
+        type=byte_size,
+        default=defaults.event_max_bytes,
+        metavar="SIZE",
+        help="JetStream store the event stream may use, reserved up front (default: "
+        f"{defaults.event_max_bytes >> 20}M); the oldest events go first. Give every worker "
+        "and gateway of a deployment the same value",
+    )
+    parser.add_argument(
+        "--nats-transcript-max-bytes",
+        type=byte_size,
+        default=defaults.transcript_max_bytes,
+        metavar="SIZE",
+        help="JetStream store the mirrored transcripts may use, reserved up front (default: "
+        f"{defaults.transcript_max_bytes >> 20}M); a session whose transcript was dropped "
+        "cannot move to another worker",
+    )
 
 
 def nats_settings_from_args(args: argparse.Namespace, name: str) -> NatsSettings:
@@ -71,7 +91,35 @@ def nats_settings_from_args(args: argparse.Namespace, name: str) -> NatsSettings
 
 def cluster_config_from_args(args: argparse.Namespace) -> ClusterConfig:
     """:class:`ClusterConfig` from the parsed options."""
-    return ClusterConfig(prefix=args.nats_prefix)
+    limits: dict[str, Any] = {
+        "event_max_bytes": args.nats_event_max_bytes,
+        "transcript_max_bytes": args.nats_transcript_max_bytes,
+    }
+    linger = getattr(args, "publish_linger", None)  # worker options (serve: with --worker)
+    if linger is not None:
+        limits["publish_linger"] = linger / 1000
+    return ClusterConfig(prefix=args.nats_prefix, **limits)
+
+
+_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+
+
+def byte_size(text: str) -> int:
+    """``512M``, ``2G``, ``1048576`` (K / M / G / T: binary multiples) as bytes.
+
+    Raises:
+        argparse.ArgumentTypeError: not a positive size.
+    """
+    raw = text.strip().upper().removesuffix("IB").removesuffix("B")
+    unit = raw[-1:] if raw[-1:] in _UNITS else ""
+    number = raw[: len(raw) - len(unit)]
+    try:
+        value = int(float(number) * _UNITS[unit])
+    except (ValueError, OverflowError):
+        value = 0
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"{text!r}: a size like 512M or 2G")
+    return value
 
 
 def add_worker_arguments(parser: argparse.ArgumentParser) -> None:
@@ -120,6 +168,14 @@ def add_worker_role_arguments(parser: argparse._ActionsContainer) -> None:
         "--no-resume-lost",
         action="store_true",
         help="do not resume sessions of dead workers here",
+    )
+    parser.add_argument(
+        "--publish-linger",
+        type=float,
+        default=ClusterConfig().publish_linger * 1000,
+        metavar="MS",
+        help="while busy, hold a ready batch of events up to this long so that the batches "
+        "of other sessions leave in the same write (default: %(default)s ms; 0: never)",
     )
 
 

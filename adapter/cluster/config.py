@@ -197,11 +197,13 @@ class ClusterConfig:
     ``closed_retention``: seconds a closed session stays listed.
     ``transcript_max_age`` / ``transcript_max_bytes`` bound the mirrored CLI transcripts
     (a session older than that cannot be resumed on another worker).
+    ``publish_linger``: seconds a worker holds a session's ready batch so that the batches
+    of its other sessions that get ready meanwhile leave in the same socket write (0: none).
     """
 
     prefix: str = "bridge"
     event_max_age: float = 24 * 3600.0
-    event_max_bytes: int = 1 << 30
+    event_max_bytes: int = 256 << 20
     max_message_bytes: int = 512 * 1024
     replicas: int = 1
     heartbeat_interval: float = 1.0
@@ -210,7 +212,8 @@ class ClusterConfig:
     create_timeout: float = 60.0
     closed_retention: float = 300.0
     transcript_max_age: float = 30 * 24 * 3600.0
-    transcript_max_bytes: int = 8 << 30
+    transcript_max_bytes: int = 1 << 30
+    publish_linger: float = 0.001
     labels: dict[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:

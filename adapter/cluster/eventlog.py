@@ -27,10 +27,19 @@ from claudecode._log import get_logger
 
 from ..events import ErrorEvent, Event
 from ..fanout import SubscriberDropped
+from ._gate import PublishGate
 from ._streams import ensure_stream
 from .config import ClusterConfig
 from .fencing import FencedError, conditional_publish, last_subject_seq
-from .wire import END_HEADER, MSG_ID_HEADER, SEQ_HEADER, WireError, decode_batch, encode_batch
+from .wire import (
+    END_HEADER,
+    MSG_ID_HEADER,
+    WireError,
+    batch_range,
+    decode_batch,
+    encode_batch,
+    encode_events,
+)
 
 if TYPE_CHECKING:  # pragma: no cover
     from nats.aio.msg import Msg
@@ -79,17 +88,6 @@ async def ensure_event_stream(js: JetStreamContext, config: ClusterConfig) -> No
     await ensure_stream(js, stream)
 
 
-def _batch_range(headers: dict[str, str] | None) -> tuple[int, int] | None:
-    raw = (headers or {}).get(SEQ_HEADER)
-    if not raw:
-        return None
-    first, _, last = raw.partition("-")
-    try:
-        return int(first), int(last)
-    except ValueError:
-        return None
-
-
 async def last_published_seq(js: JetStreamContext, config: ClusterConfig, session_id: str) -> int:
     """The seq of the newest event of a session in the stream (0: none)."""
     from nats.js.errors import NotFoundError
@@ -104,7 +102,7 @@ async def last_published_seq(js: JetStreamContext, config: ClusterConfig, sessio
             return int(headers[END_HEADER])
         except ValueError:
             return 0
-    found = _batch_range(headers)
+    found = batch_range(msg.data)
     return found[1] if found else 0
 
 
@@ -118,7 +116,8 @@ class EventPublisher:
 
     ``first_seq`` is the seq the session's first event gets on the wire (a session resumed
     on another worker continues its predecessor's numbering); ``on_published`` is called
-    after each acknowledged batch.
+    after each acknowledged batch; ``gate``, shared by a worker's publishers, lets the
+    batches of its sessions that get ready together leave in one socket write.
     """
 
     def __init__(
@@ -129,8 +128,10 @@ class EventPublisher:
         *,
         first_seq: int = 1,
         on_published: Callable[[], None] | None = None,
+        gate: PublishGate | None = None,
     ) -> None:
         self._js = js
+        self._gate = gate
         self._on_published = on_published
         self._config = config
         self._subject = config.event_subject(session_id)
@@ -168,6 +169,8 @@ class EventPublisher:
                 try:
                     while True:
                         batch = await sub.receive_batch()
+                        if self._gate is not None:
+                            await self._gate.wait()
                         await self.publish(batch)
                         after = batch[-1].seq
                 except anyio.EndOfStream:
@@ -188,32 +191,33 @@ class EventPublisher:
         return [msgspec.structs.replace(e, seq=e.seq + offset) for e in events]
 
     async def publish(self, events: Sequence[Event]) -> None:
-        """Publish ``events`` (the session's numbering) as one or more messages."""
+        """Publish ``events`` (the session's numbering) as one or more messages (each
+        event encoded once, split where a message would exceed ``max_message_bytes``)."""
+        if not events:
+            return
+        renumbered = self._renumber(events)
+        parts = encode_events(renumbered)
         limit = self._config.max_message_bytes
-        chunk: list[Event] = []
-        size = 0
-        for event in self._renumber(events):
-            encoded = len(msgspec.json.encode(event)) + 1 if len(events) > 1 else 0
-            if chunk and size + encoded > limit:
-                await self._publish_chunk(chunk)
-                chunk, size = [], 0
-            chunk.append(event)
-            size += encoded
-        if chunk:
-            await self._publish_chunk(chunk)
+        start, size = 0, 0
+        for index, part in enumerate(parts):
+            if index > start and size + len(part) + 1 > limit:
+                await self._publish_chunk(renumbered[start:index], parts[start:index])
+                start, size = index, 0
+            size += len(part) + 1
+        await self._publish_chunk(renumbered[start:], parts[start:])
 
-    async def _publish_chunk(self, chunk: list[Event]) -> None:
+    async def _publish_chunk(self, chunk: list[Event], parts: list[bytes]) -> None:
         from nats.errors import MaxPayloadError
 
         first, last = chunk[0].seq, chunk[-1].seq
-        payload = encode_batch(chunk)
+        payload = b"[" + b",".join(parts) + b"]"
         try:
-            await self._send(payload, f"{self.session_id}:{last}", {SEQ_HEADER: f"{first}-{last}"})
+            await self._send(payload, f"{self.session_id}:{last}")
         except MaxPayloadError:
             # One event bigger than NATS takes: keep the numbering, say what was lost.
             if len(chunk) > 1:
-                for event in chunk:
-                    await self._publish_chunk([event])
+                for event, part in zip(chunk, parts, strict=True):
+                    await self._publish_chunk([event], [part])
                 return
             _log.error("cluster.event_too_large", session_id=self.session_id, seq=first)
             stand_in = ErrorEvent(
@@ -222,11 +226,7 @@ class EventPublisher:
                 message=f"an event of {len(payload)} bytes was too large for NATS and was dropped",
                 kind="internal",
             )
-            await self._send(
-                encode_batch([stand_in]),
-                f"{self.session_id}:{last}",
-                {SEQ_HEADER: f"{first}-{last}"},
-            )
+            await self._send(encode_batch([stand_in]), f"{self.session_id}:{last}")
         self.published_seq = last
         self._published.set()
         self._published = anyio.Event()
@@ -237,7 +237,9 @@ class EventPublisher:
         last = self.published_seq
         await self._send(b"", f"{self.session_id}:end:{last}", {END_HEADER: str(last)})
 
-    async def _send(self, payload: bytes, msg_id: str, headers: dict[str, str]) -> None:
+    async def _send(
+        self, payload: bytes, msg_id: str, headers: dict[str, str] | None = None
+    ) -> None:
         from nats.errors import MaxPayloadError
 
         delay = 0.05
@@ -251,7 +253,7 @@ class EventPublisher:
                     stream,
                     self._subject,
                     payload,
-                    {MSG_ID_HEADER: msg_id, **headers},
+                    {MSG_ID_HEADER: msg_id, **headers} if headers else {MSG_ID_HEADER: msg_id},
                     self._subject_seq,
                     timeout=self._config.request_timeout,
                 )
@@ -326,7 +328,7 @@ class ClusterEventStream:
                 self._end(None)
                 return last.seq
             return None if self._after == 0 else await self._search(js, stream, subject, last.seq)
-        found = _batch_range(headers)
+        found = batch_range(last.data)
         if self._after is None:
             # Live only: everything from here on is new.
             if found is not None:
@@ -352,7 +354,7 @@ class ClusterEventStream:
                 lo = mid + 1
                 continue
             assert msg.seq is not None
-            found = _batch_range(msg.headers)
+            found = batch_range(msg.data)
             if found is None or found[1] > self._after:
                 hi = mid  # the answer is at or before mid
             else:

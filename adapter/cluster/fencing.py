@@ -94,12 +94,14 @@ async def conditional_publish(
         FencedError: another writer's message came in between.
     """
     try:
+        # No ``stream=``: nats-py would add a ``Nats-Expected-Stream`` header, which the
+        # stream stores with the message and every consumer parses again; the subject
+        # belongs to one stream by its prefix, and the expectation below is checked there.
         ack = await js.publish(
             subject,
             payload,
-            stream=stream,
             headers={**headers, EXPECTED_LAST_SUBJECT_SEQ: str(expected)},
-            **({"timeout": timeout} if timeout is not None else {}),
+            timeout=timeout,  # None: the context's own
         )
     except Exception as exc:
         if not is_wrong_last_sequence(exc):

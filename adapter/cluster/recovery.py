@@ -30,7 +30,7 @@ from .fencing import FencedError, conditional_publish, last_subject_seq
 from .placement import place_session
 from .registry import Registry
 from .transcripts import fence_transcript
-from .wire import END_HEADER, MSG_ID_HEADER, SEQ_HEADER, CreateSession, SessionRecord, encode_batch
+from .wire import END_HEADER, MSG_ID_HEADER, CreateSession, SessionRecord, encode_batch
 
 if TYPE_CHECKING:  # pragma: no cover
     from nats.aio.client import Client as NATS
@@ -103,14 +103,14 @@ async def recover_lost_session(
         expected, _ = await last_subject_seq(js, stream, subject)
         last = await last_published_seq(js, config, info.id)
         events = _lost_events(info, last + 1)
-        first, final = events[0].seq, events[-1].seq
+        final = events[-1].seq
         try:
             tail, _ = await conditional_publish(
                 js,
                 stream,
                 subject,
                 encode_batch(events),
-                {MSG_ID_HEADER: f"{info.id}:{final}", SEQ_HEADER: f"{first}-{final}"},
+                {MSG_ID_HEADER: f"{info.id}:{final}"},
                 expected,
             )
         except FencedError:
@@ -165,7 +165,7 @@ async def recover_lost_session(
             stream,
             subject,
             encode_batch([ended]),
-            {MSG_ID_HEADER: f"{info.id}:{final + 1}", SEQ_HEADER: f"{final + 1}-{final + 1}"},
+            {MSG_ID_HEADER: f"{info.id}:{final + 1}"},
             tail,
         )
         await conditional_publish(

@@ -6,10 +6,12 @@ and :func:`decode_worker`, which raise :class:`WireError` (never anything else) 
 that are not what they should be, so a malformed message is logged and dropped by whoever
 received it.
 
-An event batch is one JetStream message: a JSON array of events with consecutive ``seq``;
-its ``Nats-Msg-Id`` header is ``<session>:<last seq>`` so a retried publish is de-duplicated
-by the stream. The end of a session's events is a message with an empty body and the
-``Bridge-End`` header (the last ``seq``).
+An event batch is one JetStream message: a JSON array of events with consecutive ``seq``
+(:func:`batch_range` reads the first and last from the body); its ``Nats-Msg-Id`` header is
+``<session>:<last seq>`` so a retried publish is de-duplicated by the stream, and it is the
+only header a batch carries of its own (every header is stored with the message and parsed
+again by every consumer). The end of a session's events is a message with an empty body and
+the ``Bridge-End`` header (the last ``seq``).
 """
 
 from __future__ import annotations
@@ -29,7 +31,6 @@ from ..session import UnknownPermissionError
 __all__ = (
     "END_HEADER",
     "MSG_ID_HEADER",
-    "SEQ_HEADER",
     "AnswerPermission",
     "Close",
     "Command",
@@ -43,6 +44,7 @@ __all__ = (
     "SetPermissionMode",
     "WireError",
     "WorkerInfo",
+    "batch_range",
     "decode_batch",
     "decode_command",
     "decode_record",
@@ -50,13 +52,12 @@ __all__ = (
     "decode_worker",
     "encode",
     "encode_batch",
+    "encode_events",
     "error_body",
     "raise_error",
 )
 
 MSG_ID_HEADER = "Nats-Msg-Id"
-#: ``<first>-<last>``: the seq range of an event batch.
-SEQ_HEADER = "Bridge-Seq"
 #: On the end-of-events marker: the session's last seq.
 END_HEADER = "Bridge-End"
 
@@ -74,6 +75,34 @@ _encoder = msgspec.json.Encoder()
 def encode_batch(events: list[Event]) -> bytes:
     """One JSON array of events."""
     return _encoder.encode(events)
+
+
+def encode_events(events: list[Event]) -> list[bytes]:
+    """Each event as JSON: a batch is ``b"[" + b",".join(some of them) + b"]"``, so a
+    publisher that splits a batch by size encodes every event once."""
+    encode = _encoder.encode
+    return [encode(event) for event in events]
+
+
+class _Seq(msgspec.Struct):
+    seq: int
+
+
+_seq_list = msgspec.json.Decoder(list[_Seq])
+
+
+def batch_range(data: bytes | None) -> tuple[int, int] | None:
+    """The first and last ``seq`` of an event batch's body (only the numbers are decoded);
+    ``None`` for anything that is not a non-empty batch."""
+    if not data:
+        return None
+    try:
+        seqs = _seq_list.decode(data)
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        return None
+    if not seqs:
+        return None
+    return seqs[0].seq, seqs[-1].seq
 
 
 def decode_batch(data: bytes) -> list[AnyEvent]:

@@ -39,6 +39,7 @@ from ..backend import SessionSpec
 from ..config import SessionConfig
 from ..manager import SessionManager, TooManySessionsError
 from ..session import AgentSession
+from ._gate import PublishGate
 from ._sessions import config_for, info_of
 from .config import ClusterConfig, NatsSettings, valid_token
 from .eventlog import EventPublisher, ensure_event_stream
@@ -102,6 +103,29 @@ class _Hosted:
         #: Cancelled when the session moved to another worker (this one is fenced off).
         self.scope = anyio.CancelScope()
         self.fenced = False
+        #: :meth:`state` when the record writer last built the record it wrote.
+        self.written_state: tuple[Any, ...] | None = None
+
+    def state(self) -> tuple[Any, ...]:
+        """What the record says beyond its times and last seq, as a cheap key taken from
+        the session (as ``LocalBackend`` does)."""
+        session = self.session
+        config = session.config
+        return (
+            session.status,
+            session.status_reason,
+            tuple(session.pending_permissions),
+            session.cli_session_id,
+            config.model,
+            config.permission_mode,
+        )
+
+    def published(self) -> None:
+        """After each published batch: wake the record's writer only when the state differs
+        from the record it last wrote; the times and seq are refreshed on a timer."""
+        if self.state() != self.written_state:
+            # changed is replaced after each wake-up: set the current one.
+            self.changed.set()
 
 
 class ClusterWorker:
@@ -146,6 +170,7 @@ class ClusterWorker:
             self.defaults, max_sessions=max_sessions, idle_timeout=idle_timeout
         )
         self._hosted: dict[str, _Hosted] = {}
+        self._gate = PublishGate(self.config.publish_linger)
         self._starting = 0
         self._started_at = time.time()
         self._stack: contextlib.AsyncExitStack | None = None
@@ -391,8 +416,8 @@ class ClusterWorker:
                 self.config,
                 session_id,
                 first_seq=hosted.offset + 1,
-                # hosted.changed is replaced after each wake-up: set the current one.
-                on_published=lambda: hosted.changed.set(),
+                on_published=hosted.published,
+                gate=self._gate,
             )
             await hosted.publisher.prime()
             hosted.mirror = self._mirror(hosted)
@@ -541,23 +566,29 @@ class ClusterWorker:
         hosted.finalized.set()
 
     async def _sync_record(self, hosted: _Hosted) -> None:
-        # Write the record when the state changes (at once) or times / seq moved (at most
-        # every few seconds); one write in flight per session.
+        # Write the record when the state changes (at once: a command, or a published batch
+        # whose state key differs, see _Hosted.published) or times / seq moved (checked
+        # every _REFRESH seconds, not per batch); one write in flight per session.
         assert self.registry is not None
+        hosted.written_state = hosted.state()
         last = self._record(hosted).info
         written = time.monotonic()
         while True:
             with anyio.move_on_after(_REFRESH):
                 await hosted.changed.wait()
             hosted.changed = anyio.Event()
+            state = hosted.state()
             record = self._record(hosted)
             info = record.info
             moved = (info.last_seq, info.last_activity) != (last.last_seq, last.last_activity)
             changed = msgspec.structs.replace(
                 info, last_seq=0, last_activity=0.0
             ) != msgspec.structs.replace(last, last_seq=0, last_activity=0.0)
-            if not changed and not (moved and time.monotonic() - written >= _REFRESH):
-                continue
+            if not changed:
+                # The record written says the same: this state is accounted for.
+                hosted.written_state = state
+                if not (moved and time.monotonic() - written >= _REFRESH):
+                    continue
             try:
                 await self._write_record(hosted)
             except FencedError:
@@ -566,6 +597,7 @@ class ClusterWorker:
                 _log.warning("cluster.record_failed", session_id=info.id, error=repr(exc))
                 continue
             last, written = info, time.monotonic()
+            hosted.written_state = state
 
     async def _run_commands(self, hosted: _Hosted) -> None:
         async with hosted.inbox:

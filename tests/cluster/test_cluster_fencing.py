@@ -28,7 +28,7 @@ from adapter.cluster import (
     NatsSettings,
 )
 from adapter.cluster.transcripts import mirrored_size
-from adapter.cluster.wire import SEQ_HEADER
+from adapter.cluster.wire import batch_range
 from adapter.config import SessionConfig
 from adapter.events import Complete, ErrorEvent, Event, MessageChunk
 from claudecode.testing import fake_cli_command, script, text_turn
@@ -129,10 +129,9 @@ async def stored_ranges(js: Any, config: ClusterConfig, session_id: str) -> list
         except NotFoundError:
             return ranges
         seq = msg.seq + 1
-        raw = (msg.headers or {}).get(SEQ_HEADER)
-        if raw:
-            first, _, last = raw.partition("-")
-            ranges.append((int(first), int(last)))
+        found = batch_range(msg.data)
+        if found is not None:
+            ranges.append(found)
 
 
 async def mirrored_bytes(js: Any, config: ClusterConfig, cli_session_id: str) -> bytes:

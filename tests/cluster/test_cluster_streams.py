@@ -38,7 +38,10 @@ async def _connect(url: str) -> Any:
 
 
 async def test_second_process_finds_streams_in_a_nearly_full_store(tmp_path: Path) -> None:
-    config = ClusterConfig(prefix=f"t{uuid.uuid4().hex[:10]}")  # 1 GiB + 8 GiB reserved
+    # 1 GiB + 8 GiB reserved of the server's 10 GiB store
+    config = ClusterConfig(
+        prefix=f"t{uuid.uuid4().hex[:10]}", event_max_bytes=1 << 30, transcript_max_bytes=8 << 30
+    )
     with SmallStoreServer(tmp_path / "nats") as server:
         first, second = await _connect(server.url), await _connect(server.url)
         try:
@@ -52,7 +55,7 @@ async def test_second_process_finds_streams_in_a_nearly_full_store(tmp_path: Pat
             # A new stream that does not fit is still refused, with the server's error.
             from nats.js.errors import APIError
 
-            other = ClusterConfig(prefix=f"t{uuid.uuid4().hex[:10]}")
+            other = ClusterConfig(prefix=f"t{uuid.uuid4().hex[:10]}", transcript_max_bytes=8 << 30)
             with pytest.raises(APIError, match="insufficient storage"):
                 await ensure_transcript_stream(js, other)
         finally:

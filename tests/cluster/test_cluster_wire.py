@@ -21,6 +21,7 @@ from adapter.cluster.wire import (
     Reply,
     SessionRecord,
     WorkerInfo,
+    batch_range,
     decode_batch,
     decode_command,
     decode_record,
@@ -28,6 +29,7 @@ from adapter.cluster.wire import (
     decode_worker,
     encode,
     encode_batch,
+    encode_events,
 )
 from adapter.events import ErrorEvent, MessageChunk
 
@@ -72,3 +74,27 @@ def test_round_trips() -> None:
     assert worker == decode_worker(encode(worker))
     events = [MessageChunk(seq=3, message_id="m", text="x"), ErrorEvent(seq=4, message="e")]
     assert events == decode_batch(encode_batch(events))
+
+
+@given(data=st.binary(max_size=300) | json_values.map(lambda v: json.dumps(v).encode()))
+def test_batch_range_of_anything(data: bytes) -> None:
+    found = batch_range(data)
+    assert found is None or all(isinstance(n, int) for n in found)
+
+
+@given(
+    first=st.integers(min_value=1, max_value=10**9),
+    texts=st.lists(st.text(max_size=20), min_size=1, max_size=8),
+)
+def test_a_batch_joined_from_encoded_events(first: int, texts: list[str]) -> None:
+    # What a publisher sends (each event encoded once, joined) is what encode_batch makes,
+    # and its range is read from the body.
+    events: list[Any] = [
+        MessageChunk(seq=first + n, message_id="m", text=text) for n, text in enumerate(texts)
+    ]
+    joined = b"[" + b",".join(encode_events(events)) + b"]"
+    assert joined == encode_batch(events)
+    assert decode_batch(joined) == events
+    assert batch_range(joined) == (first, first + len(texts) - 1)
+    assert batch_range(b"") is None
+    assert batch_range(b"[]") is None

@@ -1,0 +1,112 @@
+"""PublishGate: the publishers ready within one window leave together; nothing waits while
+the worker is not busy, or for a cancelled opener."""
+
+from __future__ import annotations
+
+import anyio
+import pytest
+
+from adapter.cluster._gate import PublishGate
+
+pytestmark = pytest.mark.anyio
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+async def count_busy(gate: PublishGate, clock: Clock) -> None:
+    # A thousand publishes within one rate period (each goes at once: the gate does not
+    # know the rate yet); the next wait after the period finds the worker busy.
+    for _ in range(1000):
+        await gate.wait()
+    assert not gate.busy
+    clock.now += 0.1
+
+
+async def test_no_linger_never_waits() -> None:
+    gate = PublishGate(0.0)
+    with anyio.fail_after(30):
+        for _ in range(1000):
+            await gate.wait()
+    assert not gate.busy
+
+
+async def test_not_busy_goes_at_once() -> None:
+    clock = Clock()
+    gate = PublishGate(0.001, clock=clock)
+    with anyio.fail_after(30):
+        for _ in range(5):
+            await gate.wait()
+            clock.now += 0.05  # 20 publishes a second: far below min_batch per window
+    assert not gate.busy and gate._window is None
+
+
+async def test_busy_waiters_leave_together() -> None:
+    clock = Clock()
+    gate = PublishGate(0.01, clock=clock)
+    await count_busy(gate, clock)
+    released: list[int] = []
+    windows: list[object] = []
+
+    async def waiter(n: int) -> None:
+        await gate.wait()
+        released.append(n)
+
+    with anyio.fail_after(60):
+        async with anyio.create_task_group() as tg:
+            for n in range(3):
+                tg.start_soon(waiter, n)
+            await anyio.wait_all_tasks_blocked()
+            windows.append(gate._window)
+            assert gate.busy and released == [] and windows[0] is not None
+    assert sorted(released) == [0, 1, 2]
+    assert gate._window is None
+
+
+async def test_a_cancelled_opener_frees_the_others() -> None:
+    clock = Clock()
+    gate = PublishGate(3600.0, clock=clock)
+    await count_busy(gate, clock)
+    released: list[str] = []
+    opener = anyio.CancelScope()
+
+    async def first() -> None:
+        with opener:
+            await gate.wait()
+        released.append("opener cancelled" if opener.cancelled_caught else "opener")
+
+    async def other() -> None:
+        await gate.wait()
+        released.append("other")
+
+    with anyio.fail_after(60):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(first)
+            await anyio.wait_all_tasks_blocked()
+            tg.start_soon(other)
+            await anyio.wait_all_tasks_blocked()
+            assert released == []  # both wait for the hour-long window
+            opener.cancel()
+    assert sorted(released) == ["opener cancelled", "other"]
+
+
+async def test_busy_until_the_rate_falls_below_half() -> None:
+    clock = Clock()
+    gate = PublishGate(0.0001, clock=clock)  # 2 per window: 20,000 a second
+    gate.busy = True  # as if the last period had been busy
+    with anyio.fail_after(60):
+        for _ in range(1200):  # 12,000 a second: above half, still busy
+            await gate.wait()
+        clock.now += 0.1
+        await gate.wait()
+        assert gate.busy
+        for _ in range(500):  # 5,000 a second: below half
+            await gate.wait()
+        clock.now += 0.1
+        await gate.wait()
+        assert not gate.busy
