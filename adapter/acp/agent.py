@@ -22,7 +22,7 @@ import anyio
 from claudecode import ClaudeCodeError, UsageError
 from claudecode._version import __version__
 
-from ..backend import SessionBackend, SessionSpec
+from ..backend import BackendUnavailableError, SessionBackend, SessionSpec
 from ..chat.history import (
     HistoryIndex,
     HistoryNotFoundError,
@@ -55,7 +55,7 @@ from .params import (
     prompt_input,
 )
 from .peer import JsonRpcPeer, Send, Then
-from .sessions import AcpSession, SessionRelay, Turn
+from .sessions import AcpSession, SessionRelay, Turn, unavailable_error
 from .translate import SESSION_MODES, UpdateTranslator, mode_state, stop_reason
 
 __all__ = ("AcpAgent", "AgentOptions", "PROTOCOL_VERSION")
@@ -305,6 +305,8 @@ class AcpAgent:
             session.turn = None
         if turn.cancelled:
             return {"stopReason": "cancelled"}
+        if turn.failure is not None:
+            raise turn.failure
         if turn.result is None:
             raise JsonRpcError(INTERNAL_ERROR, turn.error or "the session ended during the turn")
         complete = turn.result
@@ -343,6 +345,8 @@ def _known_error(exc: Exception) -> JsonRpcError | None:
     """The answer to an error of a session or of the CLI (others are bugs)."""
     if isinstance(exc, UnknownSessionError):
         return JsonRpcError(RESOURCE_NOT_FOUND, str(exc))
+    if isinstance(exc, BackendUnavailableError):
+        return unavailable_error(exc)
     if isinstance(exc, UsageError | ClaudeCodeError):
         return JsonRpcError(INTERNAL_ERROR, str(exc))
     return None

@@ -26,11 +26,12 @@ import anyio.lowlevel
 from claudecode import CLINotFoundError, find_cli
 from claudecode._discovery import INSTALL_HINT
 
+from ..backend import SessionBackend
 from ..config import SessionConfig
 from ..policies import PermissionPolicy
 from .agent import AcpAgent, AgentOptions
 
-__all__ = ("acp_command", "add_acp_arguments")
+__all__ = ("acp_command", "add_acp_arguments", "serve_stdio")
 
 _READ_SIZE = 256 * 1024
 
@@ -126,23 +127,30 @@ class _Writer:
                 self.broken = True  # the editor went away; reading ends soon too
 
 
+async def serve_stdio(backend: SessionBackend, options: AgentOptions, protocol_fd: int) -> None:
+    """Serve ACP for ``backend`` (already entered) on stdin and ``protocol_fd`` (see
+    :func:`_own_stdout`) until stdin ends or SIGTERM / SIGINT arrives; every session is
+    closed on the way out."""
+    writer = _Writer(protocol_fd)
+    agent = AcpAgent(backend, writer.send, options)
+    async with anyio.create_task_group() as tg:
+
+        async def stop_on_signal() -> None:
+            with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
+                async for _ in signals:
+                    tg.cancel_scope.cancel()  # serve() closes every session on its way out
+                    return
+
+        tg.start_soon(stop_on_signal)
+        await agent.serve(_chunks(sys.stdin.fileno()))
+        tg.cancel_scope.cancel()
+
+
 async def _serve(config: SessionConfig, options: AgentOptions, protocol_fd: int) -> None:
     from ..local import LocalBackend
 
-    writer = _Writer(protocol_fd)
     async with LocalBackend(config, idle_timeout=None) as backend:
-        agent = AcpAgent(backend, writer.send, options)
-        async with anyio.create_task_group() as tg:
-
-            async def stop_on_signal() -> None:
-                with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
-                    async for _ in signals:
-                        tg.cancel_scope.cancel()  # serve() closes every session on its way out
-                        return
-
-            tg.start_soon(stop_on_signal)
-            await agent.serve(_chunks(sys.stdin.fileno()))
-            tg.cancel_scope.cancel()
+        await serve_stdio(backend, options, protocol_fd)
 
 
 def acp_command(args: argparse.Namespace) -> int:

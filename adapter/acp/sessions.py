@@ -6,6 +6,13 @@ Per session, one task follows the backend's event stream from ``seq`` 1 and turn
 ``complete`` event ends the running ``session/prompt`` with its stop reason. Cancelling a
 turn withdraws its open permission requests and interrupts the CLI; closing a session (or the
 agent) closes it in the backend.
+
+A backend that loses its sessions for a while (:class:`~adapter.BackendUnavailableError`: a
+cluster gateway without NATS) ends the running prompt with an "unavailable" error (see
+:func:`unavailable_error`) and the session stays open: its events are followed again from the
+last one relayed once the backend is back, so nothing the session did meanwhile is lost.
+Any other failure while following one session ends that session alone (logged), never the
+agent and its other sessions.
 """
 
 from __future__ import annotations
@@ -17,8 +24,9 @@ from typing import Any
 import anyio
 
 from claudecode import ClaudeCodeError, UsageError
+from claudecode._log import get_logger
 
-from ..backend import SessionBackend, SessionSpec
+from ..backend import BackendUnavailableError, SessionBackend, SessionSpec
 from ..events import (
     Complete,
     ErrorEvent,
@@ -31,11 +39,31 @@ from ..fanout import SubscriberDropped
 from ..manager import UnknownSessionError
 from ..policies import PermissionDecision
 from ..session import UnknownPermissionError
-from .jsonrpc import RESOURCE_NOT_FOUND, JsonRpcError, encode_notification
+from .jsonrpc import INTERNAL_ERROR, RESOURCE_NOT_FOUND, JsonRpcError, encode_notification
 from .peer import JsonRpcPeer, Outgoing
 from .translate import UpdateTranslator, decision_for_option, permission_request_params
 
-__all__ = ("AcpSession", "SessionRelay", "Turn")
+__all__ = ("AcpSession", "SessionRelay", "Turn", "unavailable_error")
+
+_log = get_logger("claudecode.adapter.acp")
+
+#: Between two attempts to follow a session again while its backend is unavailable.
+_RETRY_FIRST = 0.25
+_RETRY_MAX = 5.0
+
+
+def unavailable_error(exc: BackendUnavailableError) -> JsonRpcError:
+    """The ACP error for a backend that cannot reach its sessions for now.
+
+    ACP has no code of its own for it: ``-32603`` (the code ACP keeps for the agent's own
+    failures), a message that says what happened and that a retry may work, and
+    ``data`` ``{"reason": "unavailable", "retryable": true}`` for clients that act on it.
+    """
+    return JsonRpcError(
+        INTERNAL_ERROR,
+        f"Service unavailable: {exc} (nothing is lost: retry later)",
+        {"reason": "unavailable", "retryable": True},
+    )
 
 
 @dataclass
@@ -46,6 +74,8 @@ class Turn:
     cancelled: bool = False
     result: Complete | None = None
     error: str | None = None
+    #: The answer the prompt gets instead of a result (the backend became unavailable).
+    failure: JsonRpcError | None = None
 
 
 @dataclass
@@ -63,6 +93,9 @@ class AcpSession:
     rejected_tools: set[str] = field(default_factory=set)
     scope: anyio.CancelScope | None = None
     last_error: str | None = None
+    #: Turns whose prompt was answered "unavailable" while they ran on: their ``complete``,
+    #: when the session is followed again, ends no prompt.
+    orphaned_turns: int = 0
 
 
 class SessionRelay:
@@ -154,25 +187,50 @@ class SessionRelay:
     async def _pump(self, session: AcpSession) -> None:
         with anyio.CancelScope() as scope:
             session.scope = scope
-            after = 0
-            while True:
-                try:
-                    async with self.backend.subscribe(session.id, after_seq=after) as events:
-                        while True:
-                            batch = await events.receive_batch()
-                            after = batch[-1].seq
-                            await self._on_events(session, batch)
-                except SubscriberDropped as exc:
-                    after = exc.last_seq
-                    continue
-                except (anyio.EndOfStream, UnknownSessionError):
-                    pass
-                break
+            try:
+                await self._follow(session)
+            except Exception:
+                # A bug in relaying this session must not end the agent's other sessions.
+                _log.exception("acp.session_relay_failed", session_id=session.id)
+                session.last_error = "internal error while relaying the session (see the log)"
         if session.turn is not None:
             session.turn.error = session.last_error or "the session ended"
             session.turn.done.set()
         if self.sessions.get(session.id) is session:  # not a later session of the same id
             del self.sessions[session.id]
+
+    async def _follow(self, session: AcpSession) -> None:
+        """Relay the session's events until it ends; through outages of the backend."""
+        after = 0
+        retry = _RETRY_FIRST
+        while True:
+            try:
+                async with self.backend.subscribe(session.id, after_seq=after) as events:
+                    while True:
+                        batch = await events.receive_batch()
+                        after = batch[-1].seq
+                        retry = _RETRY_FIRST
+                        await self._on_events(session, batch)
+            except SubscriberDropped as exc:
+                after = exc.last_seq
+                continue
+            except BackendUnavailableError as exc:
+                self._unavailable(session, exc)
+                await anyio.sleep(retry)
+                retry = min(retry * 2, _RETRY_MAX)
+                continue
+            except (anyio.EndOfStream, UnknownSessionError):
+                pass
+            return
+
+    def _unavailable(self, session: AcpSession, exc: BackendUnavailableError) -> None:
+        # The running prompt answers now (the outage may last); the session stays open.
+        turn = session.turn
+        if turn is not None and not turn.done.is_set():
+            _log.warning("acp.backend_unavailable", session_id=session.id, error=str(exc))
+            turn.failure = unavailable_error(exc)
+            session.orphaned_turns += 1
+            turn.done.set()
 
     async def _on_events(self, session: AcpSession, batch: list[Event]) -> None:
         updates: list[dict[str, Any]] = []
@@ -195,7 +253,10 @@ class SessionRelay:
             elif isinstance(event, ErrorEvent):
                 session.last_error = event.message
             elif isinstance(event, Complete):
-                ended = event
+                if session.orphaned_turns:
+                    session.orphaned_turns -= 1
+                else:
+                    ended = event
         await self.notify_updates(session.id, updates)
         turn = session.turn
         if ended is not None and turn is not None:

@@ -36,6 +36,14 @@ def drive(
 ) -> dict[str, Any]:
     """Run ``steps`` through the real client against ``agent``; every message on the wire
     (both directions) is checked against the ACP schema. Returns the client's report."""
+    return finish(start(agent, steps, work, env=env, cwd=cwd), work)
+
+
+def start(
+    agent: list[str], steps: list[dict[str, Any]], work: Path, *, env: dict[str, str], cwd: Path
+) -> subprocess.Popen[bytes]:
+    """Start the client on ``steps`` (see :func:`drive`); the wire is logged as it goes to
+    ``work/wire.agent.ndjson`` and ``work/wire.client.ndjson``."""
     node, script = node_client()
     work.mkdir(parents=True, exist_ok=True)
     spec = work / "script.json"
@@ -43,11 +51,24 @@ def drive(
     spec.write_text(
         json.dumps({"agent": agent, "env": env, "cwd": str(cwd), "wire": str(wire), "steps": steps})
     )
-    proc = subprocess.run(
-        [node, str(script), str(spec)], capture_output=True, timeout=600, cwd=CLIENT_DIR
+    return subprocess.Popen(
+        [node, str(script), str(spec)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        cwd=CLIENT_DIR,
     )
-    assert 0 == proc.returncode, proc.stderr.decode()[-4000:]
-    report: dict[str, Any] = json.loads(proc.stdout)
+
+
+def finish(proc: subprocess.Popen[bytes], work: Path) -> dict[str, Any]:
+    """Wait for the client :func:`start` started; its report, the wire checked."""
+    try:
+        out, err = proc.communicate(timeout=600)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.communicate()
+        raise
+    assert 0 == proc.returncode, err.decode()[-4000:]
+    report: dict[str, Any] = json.loads(out)
     agent_lines = (work / "wire.agent.ndjson").read_bytes().splitlines()
     client_lines = (work / "wire.client.ndjson").read_bytes().splitlines()
     problems = check_wire(agent_lines, client_lines)

@@ -17,13 +17,16 @@
 //     {"op": "set_mode", "session": "a", "modeId": "plan"},
 //     {"op": "set_model", "session": "a", "value": "haiku"},
 //     {"op": "parallel", "steps": [...]},
+//     {"op": "wait_file", "path": "/abs"},   // until the test creates that file
+//     a "prompt" with "retryUnavailable": true is sent again while it fails with
+//     error.data.reason "unavailable" (the agent's backend is out of reach)
 //     {"op": "end"}                    // close the agent's stdin, wait for it to exit
 //   ]
 // }
 // Output: {"results": [...one per step...], "updates": {name: [update...]},
 //          "permissions": {name: [request params...]}, "exit": code, "stderr": "..."}
 import { spawn } from "node:child_process";
-import { appendFileSync, readFileSync, writeFileSync } from "node:fs";
+import { appendFileSync, existsSync, readFileSync, writeFileSync } from "node:fs";
 import * as acp from "@agentclientprotocol/sdk";
 
 const script = JSON.parse(readFileSync(process.argv[2], "utf8"));
@@ -158,7 +161,24 @@ async function step(ctx, s) {
         answers[sessionId] = [...(s.permissions ?? [])];
         if (s.cancelOn) cancelOn[sessionId] = s.cancelOn;
         const prompt = typeof s.prompt === "string" ? [{ type: "text", text: s.prompt }] : s.prompt;
-        return await ctx.request(acp.methods.agent.session.prompt, { sessionId, prompt });
+        const deadline = Date.now() + 120000; // a hang guard only
+        for (;;) {
+          try {
+            return await ctx.request(acp.methods.agent.session.prompt, { sessionId, prompt });
+          } catch (err) {
+            const unavailable = err?.data?.reason === "unavailable";
+            if (!s.retryUnavailable || !unavailable || Date.now() > deadline) throw err;
+            await new Promise((resolve) => setTimeout(resolve, 200));
+          }
+        }
+      }
+      case "wait_file": {
+        const deadline = Date.now() + 120000; // a hang guard only
+        while (!existsSync(s.path)) {
+          if (Date.now() > deadline) throw new Error(`no file ${s.path}`);
+          await new Promise((resolve) => setTimeout(resolve, 50));
+        }
+        return {};
       }
       case "list":
         return await ctx.request("session/list", s.cwd ? { cwd: s.cwd } : {});
@@ -179,7 +199,9 @@ async function step(ctx, s) {
         return { error: { message: `unknown op ${s.op}` } };
     }
   } catch (err) {
-    return { error: { code: err?.code ?? null, message: String(err?.message ?? err) } };
+    return {
+      error: { code: err?.code ?? null, message: String(err?.message ?? err), data: err?.data ?? null },
+    };
   }
 }
 
