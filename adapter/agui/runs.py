@@ -258,6 +258,7 @@ class _Thread:
     tools: dict[str, dict[str, Any]] = field(default_factory=dict)  # the session's tools
     run: RunHandle | None = None
     last_saved: float = 0.0
+    saving: int = 0  # final saves of its runs under way
 
 
 class AguiService:
@@ -270,6 +271,9 @@ class AguiService:
         disconnect: what a client disconnect does to its run: ``interrupt`` the CLI turn
             (default) or ``keep`` it running (the thread is saved as it goes).
         keepalive: seconds between ``: keep-alive`` comments on an idle stream.
+        max_threads: threads kept in memory; a new one past it makes the least recently
+            used idle thread go (its session closed; it is reloaded from the store, and its
+            CLI session resumed, on its next run).
     """
 
     def __init__(
@@ -328,8 +332,9 @@ class AguiService:
     # -- threads -----------------------------------------------------------------------
 
     async def _thread(self, thread_id: str, *, create: bool) -> _Thread | None:
-        thread = self._threads.get(thread_id)
+        thread = self._threads.pop(thread_id, None)
         if thread is not None:
+            self._threads[thread_id] = thread  # the most recently used last
             return thread
         record = await self.store.load(thread_id)
         if record is None:
@@ -346,11 +351,33 @@ class AguiService:
         log.clear_dirty()
         thread = _Thread(thread_id, record, log, memory)
         if len(self._threads) >= self.max_threads:
-            idle = next((k for k, t in self._threads.items() if t.run is None), None)
-            if idle is not None:
-                del self._threads[idle]
+            self._evict_one()
         self._threads[thread_id] = thread
         return thread
+
+    def _evict_one(self) -> None:
+        """Forget the least recently used idle thread and close its session.
+
+        Idle: no run (nor the last one's final save under way), and nothing the page must
+        answer (an approval or a frontend tool call the CLI turn waits for). Its record
+        stays saved, so its next run reloads it and resumes the CLI session; closing the
+        session now keeps two CLI processes from ever resuming the same conversation.
+        """
+        for thread_id, thread in self._threads.items():
+            if (
+                thread.run is None
+                and not thread.saving
+                and not thread.awaiting
+                and not thread.awaiting_tools
+            ):
+                del self._threads[thread_id]
+                if thread.session_id is not None and self._tg is not None:
+                    self._tg.start_soon(self._close_session, thread.session_id)
+                return
+
+    async def _close_session(self, session_id: str) -> None:
+        with contextlib.suppress(ClaudeCodeError):
+            await self.backend.close(session_id)
 
     async def _save(self, *threads: _Thread) -> None:
         """Save the threads in one transaction (each thread's messages are encoded before
@@ -470,13 +497,17 @@ class AguiService:
                     # An idle thread keeps no frames: its listeners hold the handle until
                     # they have read to its end, and nothing else needs a finished run.
                     thread.run = None
-                if thread.session_id is not None:
-                    with contextlib.suppress(Exception):
-                        info = await self.backend.info(thread.session_id)
-                        thread.record.cli_session_id = (
-                            info.cli_session_id or thread.record.cli_session_id
-                        )
-                await self._save(thread)
+                thread.saving += 1  # not evicted (then reloaded) before this save is done
+                try:
+                    if thread.session_id is not None:
+                        with contextlib.suppress(Exception):
+                            info = await self.backend.info(thread.session_id)
+                            thread.record.cli_session_id = (
+                                info.cli_session_id or thread.record.cli_session_id
+                            )
+                    await self._save(thread)
+                finally:
+                    thread.saving -= 1
 
     def _frontend_tools(self, run_input: RunAgentInput) -> dict[str, dict[str, Any]]:
         if not isinstance(self.backend, FrontendToolBackend):

@@ -99,6 +99,7 @@ def agui_routes(ctx: ServerContext) -> list[BaseRoute]:
         shutting_down=lambda: ctx.shutting_down,
         disconnect=ctx.settings.agui_disconnect,
         keepalive=ctx.settings.keepalive_seconds,
+        max_threads=ctx.settings.agui_max_threads,
     )
     ctx.lifespan_hooks.append(service.running)
     ctx.endpoints.extend([("AG-UI", "/agui"), ("CopilotKit", "/copilotkit")])

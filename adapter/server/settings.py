@@ -28,7 +28,9 @@ class ServerSettings:
 
     Streams: ``keepalive_seconds`` between ``: keep-alive`` comments on idle SSE streams;
     ``agui_disconnect``: what a client that disconnects mid-run does to the CLI turn
-    (``interrupt`` it, the default, or ``keep`` it running).
+    (``interrupt`` it, the default, or ``keep`` it running); ``agui_max_threads``: AG-UI
+    threads kept in memory (past it the least recently used idle thread goes, and its
+    session is closed; its next run reloads it from the state directory and resumes it).
 
     Terminals: ``terminal_input``: who may type into a terminal session, ``all`` its viewers
     (the default) or only the ``first`` (the next in line takes over when it leaves).
@@ -43,4 +45,5 @@ class ServerSettings:
     max_sessions: int = 32
     keepalive_seconds: float = 15.0
     agui_disconnect: Literal["interrupt", "keep"] = "interrupt"
+    agui_max_threads: int = 10_000
     terminal_input: Literal["all", "first"] = "all"
