@@ -107,9 +107,14 @@ class StreamEvents:
                         piece = delta.partial_json
                     else:
                         kind = None  # signature, citations: nothing to show
-                elif event.__class__ in _SILENT or (
-                    event.__class__ is ContentBlockStart
-                    and event.content_block.__class__ not in _TOOL_BLOCKS
+                elif (
+                    event.__class__ in _SILENT
+                    or (
+                        event.__class__ is ContentBlockStart
+                        and event.content_block.__class__ not in _TOOL_BLOCKS
+                    )
+                    # the stop of a text or thinking block: only tool blocks stream state
+                    or (event.__class__ is ContentBlockStop and not self._calls.streaming)
                 ):
                     kind = None
                 else:

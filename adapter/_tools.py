@@ -85,6 +85,11 @@ class ToolCalls:
 
     # -- streamed input
 
+    @property
+    def streaming(self) -> bool:
+        """Whether some ``tool_use`` block's input is streaming (started, not stopped)."""
+        return len(self._streaming) > 0
+
     def begin_stream(
         self, message_id: str, index: int, tool_id: str, name: str, parent: str | None
     ) -> None:
