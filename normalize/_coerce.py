@@ -51,7 +51,10 @@ def jsonable(value: object) -> Any:
 
 def as_map(value: object) -> Mapping[str, Any]:
     """``value`` if it is a mapping with string keys, else an empty mapping."""
-    if isinstance(value, Mapping) and all(isinstance(k, str) for k in value):
+    if isinstance(value, Mapping) and (
+        # one C-level pass for the usual exact-str keys; subclasses of str take the long way
+        _JUST_STR.issuperset(map(type, value)) or all(isinstance(k, str) for k in value)
+    ):
         return value
     return {}
 

@@ -246,18 +246,14 @@ def normalize_tool_result(
         ``error`` set when ``is_error`` is true.
     """
     limit = as_int(max_output_bytes)
-    result = ToolResult(
-        text="",
-        is_error=is_error is True,
-        data=None,
-        max_bytes=DEFAULT_MAX_OUTPUT_BYTES if limit is None else max(limit, 0),
-    )
+    max_bytes = DEFAULT_MAX_OUTPUT_BYTES if limit is None else max(limit, 0)
+    result: ToolResult | None = None
     try:
         result = ToolResult(
             text=content_text(content),
-            is_error=result.is_error,
+            is_error=is_error is True,
             data=jsonable(tool_use_result),
-            max_bytes=result.max_bytes,
+            max_bytes=max_bytes,
         )
         if isinstance(payload, Generic):
             return _generic_result(payload, result, content)
@@ -266,6 +262,8 @@ def normalize_tool_result(
             return enrich(payload, result)
     except Exception:  # a result we cannot read leaves the payload as it was
         pass
+    if result is None:  # the content or the structured result could not even be read
+        result = ToolResult(text="", is_error=is_error is True, data=None, max_bytes=max_bytes)
     if not isinstance(payload, Payload):
         return Generic(output=result.text or None, error=result.error)
     if result.is_error and payload.error is None:
