@@ -310,9 +310,7 @@ class TerminalSession:
         return self.info()
 
     async def _terminate(self) -> None:
-        self._proc.signal_group(self.agent.stop_signal)
-        if self.agent.stop_signal != signal.SIGTERM:
-            self._proc.signal_group(signal.SIGTERM)
+        self._signal_stop()
         with anyio.move_on_after(self._options.stop_grace):
             await self._exited.wait()
         if not self._exited.is_set():
@@ -369,11 +367,15 @@ class TerminalSession:
         proc = self._proc
         if proc.has_exited():
             return
-        proc.signal_group(self.agent.stop_signal)
-        if self.agent.stop_signal != signal.SIGTERM:
-            proc.signal_group(signal.SIGTERM)
+        self._signal_stop()
         with anyio.move_on_after(self._options.stop_grace):
             await proc.wait_exited()
+
+    def _signal_stop(self) -> None:
+        """The agent's stop signal (and SIGTERM) to the process group."""
+        self._proc.signal_group(self.agent.stop_signal)
+        if self.agent.stop_signal != signal.SIGTERM:
+            self._proc.signal_group(signal.SIGTERM)
 
     async def _read_loop(self) -> None:
         proc = self._proc
