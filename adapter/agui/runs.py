@@ -14,16 +14,12 @@ when the user stops it (``RUN_FINISHED``), or when the server shuts down (``RUN_
 code ``shutdown``). A backend that cannot reach its sessions for now (a cluster gateway that
 lost NATS) ends the run with ``RUN_ERROR`` code ``unavailable``.
 
-Approval answers (the ``content`` of the tool message for an approval call): JSON
-``{"behavior": "allow" | "allow_always" | "deny", "message": "...", "updatedInput": {...}}``
-(``{"approved": true}`` works too), or one of the words ``allow`` / ``approve`` / ``yes``,
-``allow_always`` / ``always``, ``deny`` / ``reject`` / ``no``. Anything else denies.
+Approval answers and prompts: :mod:`adapter.agui.inputs`; the frames of a run:
+:mod:`adapter.agui.handle`.
 """
 
 from __future__ import annotations
 
-import base64
-import binascii
 import contextlib
 import dataclasses
 import json
@@ -39,10 +35,15 @@ import anyio.abc
 from claudecode import ClaudeCodeError
 from claudecode._log import get_logger
 
-from ..backend import BackendUnavailableError, FrontendToolBackend, SessionBackend, SessionSpec
+from ..backend import (
+    BackendUnavailableError,
+    FrontendToolBackend,
+    SessionBackend,
+    SessionInfo,
+    SessionSpec,
+)
 from ..fanout import SubscriberDropped
 from ..manager import UnknownSessionError
-from ..policies import PermissionDecision
 from ..session import UnknownPermissionError
 from .events import (
     AguiEvent,
@@ -53,28 +54,20 @@ from .events import (
     RunStarted,
     sse_frame,
 )
+from .handle import RunHandle
+from .inputs import decision_from_answer, prompt_from_message, with_context
 from .snapshot import MessageLog
 from .threads import ThreadRecord, ThreadStore
 from .translate import APPROVAL_TOOL, RunTranslator, ThreadMemory, initial_state
 
-__all__ = (
-    "AguiService",
-    "RunHandle",
-    "ThreadBusyError",
-    "decision_from_answer",
-    "prompt_from_message",
-)
+__all__ = ("AguiService", "RunHandle", "ThreadBusyError")
 
 _log = get_logger("claudecode.adapter.agui")
 
 #: Seconds a stopped run waits for the CLI turn to end before finishing anyway.
 _STOP_GRACE = 15.0
-#: SSE frames a run keeps for late listeners.
-_MAX_FRAMES = 100_000
 #: Seconds between the saver's rounds while runs go on.
 _SAVE_INTERVAL = 0.5
-
-KEEPALIVE = b": keep-alive\n\n"
 
 #: Tool names Claude accepts (the MCP name ``mcp__frontend__<name>`` must stay valid).
 _TOOL_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
@@ -86,163 +79,6 @@ class ThreadBusyError(ClaudeCodeError):
 
 def _now_ms() -> int:
     return int(time.time() * 1000)
-
-
-def decision_from_answer(content: Any) -> PermissionDecision:
-    """A permission decision from the content of an approval tool message (see module)."""
-    data: Any = content
-    if isinstance(content, str):
-        try:
-            data = json.loads(content)
-        except ValueError:
-            data = content.strip()
-    message = ""
-    updated: dict[str, Any] | None = None
-    behavior: Any = data
-    if isinstance(data, dict):
-        behavior = data.get("behavior", data.get("decision"))
-        if behavior is None and isinstance(data.get("approved"), bool):
-            behavior = "allow" if data["approved"] else "deny"
-        message = str(data.get("message") or data.get("reason") or "")
-        candidate = data.get("updatedInput", data.get("updated_input"))
-        updated = candidate if isinstance(candidate, dict) else None
-    word = str(behavior).strip().lower() if isinstance(behavior, str | bool) else ""
-    if word in ("allow", "approve", "approved", "yes", "true", "accept"):
-        return PermissionDecision("allow", updated_input=updated)
-    if word in ("allow_always", "always", "allow-always"):
-        return PermissionDecision("allow_always", updated_input=updated)
-    if word in ("deny", "reject", "rejected", "no", "false", "denied"):
-        return PermissionDecision("deny", message or "the user denied this")
-    return PermissionDecision("deny", f"unrecognized approval answer: {str(content)[:200]}")
-
-
-def prompt_from_message(message: dict[str, Any]) -> tuple[str, list[tuple[str, bytes]]]:
-    """The text and images of a user message (string content or content parts)."""
-    content = message.get("content")
-    if isinstance(content, str):
-        return content, []
-    texts: list[str] = []
-    images: list[tuple[str, bytes]] = []
-    for part in content if isinstance(content, list) else ():
-        if not isinstance(part, dict):
-            continue
-        if part.get("type") == "text" and isinstance(part.get("text"), str):
-            texts.append(part["text"])
-        elif part.get("type") in ("binary", "image"):
-            mime = str(part.get("mimeType") or part.get("mime_type") or "")
-            data = part.get("data")
-            if mime.startswith("image/") and isinstance(data, str):
-                with contextlib.suppress(binascii.Error, ValueError):
-                    images.append((mime, base64.b64decode(data, validate=True)))
-    return "\n".join(texts), images
-
-
-def _with_context(text: str, run_input: RunAgentInput) -> str:
-    if not run_input.context:
-        return text
-    lines = [text, "", "Context from the application:"]
-    for item in run_input.context:
-        value = item.value if isinstance(item.value, str) else json.dumps(item.value)
-        lines.append(f"- {item.description}: {value}")
-    return "\n".join(lines)
-
-
-class RunHandle:
-    """One run's SSE frames, for any number of listeners."""
-
-    def __init__(self, thread_id: str, run_id: str, messages_before: list[dict[str, Any]]):
-        self.thread_id = thread_id
-        self.run_id = run_id
-        self.messages_before = messages_before
-        self.frames: list[bytes] = []
-        self.offset = 0  # frames dropped from the front (very long runs)
-        self.done = False
-        self.shutdown = False
-        self.listeners = 0
-        self._changed = anyio.Event()
-        # The backend's class, called directly for each wake-up: ``anyio.Event()`` looks the
-        # backend up every time (~0.5 µs per frame and listener).
-        self._event_class = type(self._changed)
-        self._closed = anyio.Event()
-        self._last_wake = time.monotonic()
-        self._ticking = False  # a keep_alive timer wakes idle listeners
-        self.stop_requested = anyio.Event()
-
-    def push(self, frames: list[bytes]) -> None:
-        """Append frames and wake the listeners."""
-        if not frames:
-            return
-        self.frames.extend(frames)
-        if len(self.frames) > _MAX_FRAMES:
-            drop = len(self.frames) - _MAX_FRAMES // 2
-            del self.frames[:drop]
-            self.offset += drop
-        self._wake()
-
-    def close(self) -> None:
-        """No more frames."""
-        self.done = True
-        self._closed.set()
-        self._wake()
-
-    def _wake(self) -> None:
-        self._last_wake = time.monotonic()
-        changed, self._changed = self._changed, self._event_class()
-        changed.set()
-
-    async def keep_alive(self, interval: float) -> None:
-        """Until the run ends, wake the listeners whenever nothing woke them for
-        ``interval`` seconds, so each sends a ``: keep-alive`` comment.
-
-        One timer per run instead of a timeout around every wait of every listener: a
-        cancel scope per frame was the largest cost of :meth:`listen` on a busy server.
-        """
-        self._ticking = True
-        try:
-            while not self.done:
-                now = time.monotonic()
-                due = self._last_wake + interval
-                if now >= due:
-                    self._wake()
-                    continue
-                with anyio.move_on_after(due - now):
-                    await self._closed.wait()
-        finally:
-            self._ticking = False
-
-    async def listen(self, *, start: int = 0, keepalive: float = 15.0) -> AsyncIterator[bytes]:
-        """Frames from index ``start`` on, live; ``: keep-alive`` comments while idle.
-
-        The comments come from :meth:`keep_alive` when it runs for this handle (a service's
-        runs have it); otherwise after ``keepalive`` idle seconds of this listener.
-        """
-        index = start
-        self.listeners += 1
-        try:
-            while True:
-                if index < self.offset:
-                    return  # fell out of the kept window
-                available = len(self.frames) + self.offset
-                if index < available:
-                    # Everything pending in one write: one ASGI send per wake-up, not per event.
-                    yield b"".join(self.frames[index - self.offset :])
-                    index = available
-                    continue
-                if self.done:
-                    return
-                changed = self._changed
-                if self._ticking:
-                    # keep_alive wakes us when idle: a wake-up with nothing new is its tick.
-                    await changed.wait()
-                    if not self.done and index >= len(self.frames) + self.offset:
-                        yield KEEPALIVE
-                    continue
-                with anyio.move_on_after(keepalive) as scope:
-                    await changed.wait()
-                if scope.cancelled_caught:
-                    yield KEEPALIVE
-        finally:
-            self.listeners -= 1
 
 
 @dataclass(eq=False)
@@ -518,7 +354,11 @@ class AguiService:
             if tool.name != APPROVAL_TOOL and _TOOL_NAME.fullmatch(tool.name)
         }
 
-    async def _ensure_session(self, thread: _Thread, tools: dict[str, dict[str, Any]]) -> str:
+    async def _ensure_session(
+        self, thread: _Thread, tools: dict[str, dict[str, Any]]
+    ) -> tuple[str, SessionInfo | None]:
+        """The thread's live session (and its info, just read), or a new one (``None``:
+        read it once it has started)."""
         if thread.session_id is not None:
             try:
                 info = await self.backend.info(thread.session_id)
@@ -532,7 +372,7 @@ class AguiService:
                 thread.record.cli_session_id = info.cli_session_id or thread.record.cli_session_id
                 alive = False
             if alive:
-                return thread.session_id
+                return thread.session_id, info
         resume = thread.record.cli_session_id
         spec = SessionSpec(resume=resume, frontend_tools=tools)
         info = await self.backend.create(spec)
@@ -541,7 +381,7 @@ class AguiService:
         thread.last_seq = 0
         thread.awaiting.clear()
         thread.awaiting_tools.clear()
-        return info.id
+        return info.id, None
 
     async def _drive(
         self,
@@ -550,8 +390,9 @@ class AguiService:
         handle: RunHandle,
         translator: RunTranslator,
     ) -> None:
-        session_id = await self._ensure_session(thread, self._frontend_tools(run_input))
-        info = await self.backend.info(session_id)
+        session_id, info = await self._ensure_session(thread, self._frontend_tools(run_input))
+        if info is None:
+            info = await self.backend.info(session_id)
         translator.session_id = session_id
         translator.set_frontend_tools(thread.tools)
         state = initial_state(
@@ -610,7 +451,7 @@ class AguiService:
                 )
             if new_users:
                 text, images = prompt_from_message(new_users[-1])
-                await self.backend.prompt(session_id, _with_context(text, run_input), images=images)
+                await self.backend.prompt(session_id, with_context(text, run_input), images=images)
             await self._pump(thread, handle, translator, stream, session_id, run_input)
 
     async def _pump(

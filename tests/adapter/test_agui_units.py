@@ -17,7 +17,8 @@ from adapter.agui.events import (
     ToolCallResult,
     ToolCallStart,
 )
-from adapter.agui.runs import KEEPALIVE, RunHandle, decision_from_answer, prompt_from_message
+from adapter.agui.handle import KEEPALIVE, RunHandle
+from adapter.agui.inputs import decision_from_answer, prompt_from_message
 from adapter.agui.snapshot import MessageLog
 
 
