@@ -23,11 +23,12 @@ def test_ws_benchmark_smoke() -> None:
         processes=2,
         log=lambda _: None,
     )
-    fanout, many = results["fanout"], results["sessions"]
+    fanout, many, listing = results["fanout"], results["sessions"], results["sessions_list"]
     assert 3 * 20 == fanout["latency_samples"]
-    assert 2 * 2 * 20 == many["latency_samples"]
+    assert 2 * 2 * 20 == many["latency_samples"] == listing["latency_samples"]
     assert [2, 2] == [fanout["client_processes"], many["client_processes"]]
-    for run in (fanout, many):
+    assert listing["clients_watch_list"] and not many["clients_watch_list"]
+    for run in (fanout, many, listing):
         assert run["p50_ms"] <= run["p99_ms"] <= run["max_ms"]
         assert run["events_delivered"] > 0 and run["events_per_s"] > 0
         assert 0 <= run["steady_samples"] <= run["latency_samples"]
@@ -40,8 +41,8 @@ def test_ws_sessions_rounds_smoke() -> None:
     results = measure_ws_sessions(
         emitter_path(), sessions=2, rounds=2, lines=20, rate=200.0, processes=2, log=str
     )
-    assert 2 == len(results["rounds"])
-    for run in results["rounds"]:
+    assert 2 == len(results["rounds"]) == len(results["rounds_list"])
+    for run in results["rounds"] + results["rounds_list"]:
         assert 2 * 2 * 20 == run["latency_samples"]
         assert run["latency_samples"] == sum(row[1] for row in run["timeline"])
         assert all(row[2] <= row[3] <= run["max_ms"] for row in run["timeline"])

@@ -208,6 +208,10 @@ class WebSocketConnection:
         self._writing = False
         self._send_error: Exception | None = None
         self._subs: dict[str, anyio.CancelScope] = {}
+        #: Sessions being subscribed to (their state changes count from before the snapshot).
+        self._subscribing: set[str] = set()
+        #: Whether the client asked for the session list (then it gets every state change).
+        self._watching_list = False
         self._tg: anyio.abc.TaskGroup | None = None
         self._handlers: dict[type[Any], Callable[[Any], Any]] = {
             Hello: self._hello,
@@ -264,6 +268,11 @@ class WebSocketConnection:
     def backlog(self) -> int:
         """Frames waiting to be written (for the :class:`StatusFeed`)."""
         return len(self._out)
+
+    def wants(self, session_id: str) -> bool:
+        """Whether this client follows ``session_id``'s state (for the :class:`StatusFeed`):
+        every session's once it asked for the list, else those it subscribed to."""
+        return self._watching_list or session_id in self._subs or session_id in self._subscribing
 
     def put_status(self, text: str) -> None:
         """Queue a ``session_changed`` frame from the :class:`StatusFeed` (never waits: the
@@ -377,15 +386,19 @@ class WebSocketConnection:
     # ------------------------------------------------------------------ session list
 
     async def _watch(self) -> None:
-        """``session_list``, then ``session_changed`` from the :class:`StatusFeed` (and the
-        terminal manager) for as long as the connection lasts."""
+        """``session_list`` on connect, then ``session_changed`` from the
+        :class:`StatusFeed` (and the terminal manager) for as long as the connection lasts:
+        of every session once the client asked for the list (``list_sessions``), else of
+        the sessions it subscribed to."""
         remove: Callable[[], None] | None = None
         if self.terminals is not None:
             from terminals.server import as_session_info
 
-            remove = self.terminals.add_listener(
-                lambda info: self.send(SessionChanged(session=as_session_info(info)))
-            )
+            def changed(info: Any) -> None:
+                if self._watching_list:
+                    self.send(SessionChanged(session=as_session_info(info)))
+
+            remove = self.terminals.add_listener(changed)
         self.feed.attach(self)  # before the list: nothing between the two is lost
         try:
             self.send(SessionList(sessions=await self._sessions()))
@@ -482,15 +495,26 @@ class WebSocketConnection:
             self.views.seed(session_id, events)
 
     async def _list(self, frame: ListSessions) -> None:
-        sessions = await self._sessions()
-        self.send(SessionList(request_id=frame.request_id, sessions=sessions))
+        # Watching from before the list is read: no change between the two is lost, and
+        # none goes out before the list.
+        self._watching_list = True
+        self.feed.hold(self)
+        try:
+            sessions = await self._sessions()
+            self.send(SessionList(request_id=frame.request_id, sessions=sessions))
+        finally:
+            self.feed.resume(self)
 
     async def _subscribe(self, frame: Subscribe) -> None:
         old = self._subs.pop(frame.session_id, None)
         if old is not None:
             old.cancel()
         assert self._tg is not None
-        await self._tg.start(self._pump, frame)
+        self._subscribing.add(frame.session_id)
+        try:
+            await self._tg.start(self._pump, frame)
+        finally:
+            self._subscribing.discard(frame.session_id)
 
     async def _pump(
         self,

@@ -12,8 +12,10 @@ Client -> server: ``hello``, ``create_session``, ``list_sessions``, ``subscribe`
 
 Server -> client: ``event`` (one adapter event, exactly as ``docs/event-schema.json``
 defines it, with its session's ``seq``), ``snapshot`` (the chat view and the session's
-state when subscribing), ``session_list`` / ``session_changed`` (badges: busy, waiting,
-idle, errored, closed), ``history`` (stored sessions), ``ack``, ``error``, ``pong``.
+state when subscribing), ``session_list`` (on connect, and the answer to ``list_sessions``) /
+``session_changed`` (badges: busy, waiting, idle, errored, closed; every session's once the
+client asked for the list, else those of its subscriptions), ``history`` (stored
+sessions), ``ack``, ``error``, ``pong``.
 
 :func:`decode_client_frame` never raises: it returns a frame or a :class:`Error` with one of
 the :data:`ErrorCode`\\ s (invalid JSON, not an object, no or unknown ``type``, a field of
@@ -158,7 +160,8 @@ class CreateSession(_Frame, frozen=True, tag="create_session"):
 
 
 class ListSessions(_Frame, frozen=True, tag="list_sessions"):
-    """Ask for a ``session_list``."""
+    """Ask for a ``session_list`` and watch the list: from then on a ``session_changed`` for
+    every change of every session (without it, only for the sessions subscribed to)."""
 
 
 class Subscribe(_Frame, frozen=True, tag="subscribe"):
@@ -283,7 +286,10 @@ class SessionList(_Frame, frozen=True, tag="session_list"):
 
 
 class SessionChanged(_Frame, frozen=True, tag="session_changed"):
-    """A session was created, changed state, got or lost a permission request, or closed."""
+    """A session was created, changed state, got or lost a permission request, or closed.
+    Sent for every session to a connection that asked for the list (``list_sessions``), else
+    for the sessions it subscribed to. While many change at once they may come a little
+    later, and a change not yet sent is replaced by a newer one: the last is always sent."""
 
     session: SessionInfo
 

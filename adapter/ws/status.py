@@ -1,9 +1,11 @@
-"""``session_changed`` for every connection of the endpoint, from one watch of the backend.
+"""``session_changed`` for the connections of the endpoint, from one watch of the backend.
 
-Every connection shows every session's state (badges), so one state change is a frame to
-every connection: when many sessions start or end their turns together that is thousands of
-frames at once (50 sessions x 100 connections), and written in one go they would hold up the
-sessions' events for tens of milliseconds. :class:`StatusFeed` therefore
+A connection gets the changes of the sessions it wants (:meth:`StatusSink.wants`: every
+session once it asked for the list, as a UI showing badges does; else those it subscribed
+to). With many UIs one state change is a frame to each of them: when many sessions start or
+end their turns together that is thousands of frames at once (50 sessions x 100 pages), and
+written in one go they would hold up the sessions' events for tens of milliseconds.
+:class:`StatusFeed` therefore
 
 * watches the backend once (not once per connection) and encodes each change once;
 * keeps, per connection, the newest undelivered frame of each session (a newer change
@@ -55,6 +57,10 @@ class StatusSink(Protocol):
         """Frames waiting to be written."""
         ...
 
+    def wants(self, session_id: str) -> bool:
+        """Whether the connection follows this session's state."""
+        ...
+
     def put_status(self, text: str) -> None:
         """Queue an encoded ``session_changed`` frame (never waits)."""
         ...
@@ -104,6 +110,12 @@ class StatusFeed:
         self._slots.pop(sink, None)
         self._due.pop(sink, None)
 
+    def hold(self, sink: StatusSink) -> None:
+        """Hand ``sink`` nothing until :meth:`resume` (while it sends a session list)."""
+        slot = self._slots.get(sink)
+        if slot is not None:
+            slot.held = True
+
     def resume(self, sink: StatusSink) -> None:
         """``sink`` may take changes again (its session list is queued; its writer caught
         up). Cheap when nothing is held."""
@@ -133,6 +145,8 @@ class StatusFeed:
         session_id = info.id
         due = self._due
         for sink, slot in self._slots.items():
+            if not sink.wants(session_id):
+                continue
             slot.dirty[session_id] = text
             if not slot.held:
                 due[sink] = None

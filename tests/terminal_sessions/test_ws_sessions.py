@@ -65,6 +65,8 @@ def request(conn: Any, frame: dict[str, Any], rid: str) -> dict[str, Any]:
 
 def test_terminals_are_listed_changed_created_and_closed_over_ws(ws: Any) -> None:
     assert [] == until(ws, lambda f: f["type"] == "session_list")["sessions"]
+    # Watch the list: every session's state changes, the terminals' too.
+    assert [] == request(ws, {"type": "list_sessions"}, "l0")["sessions"]
     ack = request(ws, {"type": "create_session", "kind": "terminal", "agent": "shell"}, "c1")
     assert "ack" == ack["type"], ack
     session = ack["session"]

@@ -308,8 +308,8 @@ def test_two_clients_one_approval(tmp_path: Path) -> None:
 
 def test_events_go_only_to_the_subscribers_of_their_session(tmp_path: Path) -> None:
     """Two sessions, a client on each: each gets its own session's events and none of the
-    other's (both still see both sessions' state changes), and a session whose only client
-    left runs its turn to the end."""
+    other's, and its own session's state changes; the other's too once it asked for the
+    session list. A session whose only client left runs its turn to the end."""
     with serve(tmp_path, script(text_turn("reply"), text_turn("again"))) as url:
         a, b = connect(url), connect(url)
         try:
@@ -323,7 +323,10 @@ def test_events_go_only_to_the_subscribers_of_their_session(tmp_path: Path) -> N
             assert {one} == {f["session_id"] for f in a.seen if f["type"] == "event"}
             assert {two} == {f["session_id"] for f in b.seen if f["type"] == "event"}
             changed = {f["session"]["id"] for f in a.seen if f["type"] == "session_changed"}
-            assert two in changed, "state changes of every session reach every client"
+            assert one in changed, "a subscriber gets its session's state changes"
+            assert two not in changed, "and not the others' until it asks for the list"
+            listed = a.request({"type": "list_sessions"})
+            assert {one, two} <= {s["id"] for s in listed["sessions"]}
             b.request({"type": "unsubscribe", "session_id": two})
             last = max(f["seq"] for f in b.seen if f["type"] == "event")
             since = len(a.seen)

@@ -61,9 +61,13 @@ class Sink:
         self.frames: list[dict[str, Any]] = []
         self.queued = 0
         self.got = anyio.Event()
+        self.ignored: set[str] = set()
 
     def backlog(self) -> int:
         return self.queued
+
+    def wants(self, session_id: str) -> bool:
+        return session_id not in self.ignored
 
     def put_status(self, text: str) -> None:
         frame = json.loads(text)
@@ -105,6 +109,21 @@ async def test_newest_change_per_session_held_until_resumed() -> None:
             await settle()
             assert ("s2", "idle") == early.states()[-1]
             assert ("s2", "busy") == late.states()[-1], "a detached connection gets nothing"
+
+
+async def test_only_the_sessions_a_connection_wants() -> None:
+    backend = Backend()
+    feed = StatusFeed(backend)  # type: ignore[arg-type]
+    with anyio.fail_after(30):
+        async with feed.running():
+            sink = Sink()
+            sink.ignored.add("other")
+            feed.attach(sink)
+            feed.resume(sink)
+            backend.put(info("other", "busy"))
+            backend.put(info("mine", "busy"))
+            await settle()
+            assert [("mine", "busy")] == sink.states()
 
 
 async def test_a_connection_behind_is_held_until_it_caught_up() -> None:

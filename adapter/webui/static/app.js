@@ -31,6 +31,8 @@ function connect() {
   ws.onopen = () => {
     state.connected = true; state.retry = 0; setConn("connected", "ok"); banner("");
     request({ type: "hello", version: 1 }).catch(() => {});
+    // Watch the session list: every session's state changes (badges, notifications).
+    request({ type: "list_sessions" }).catch(() => {});
     // Resume what we showed: events after the last one we have, nothing twice.
     for (const id of state.subscribed) subscribe(id, true);
   };
