@@ -299,7 +299,14 @@ class AcpAgent:
             raise JsonRpcError(INVALID_REQUEST, "a prompt is already running in this session")
         turn = session.turn = Turn()
         try:
-            await self.backend.prompt(session.id, text, images=images)
+            try:
+                await self.backend.prompt(session.id, text, images=images)
+            except BackendUnavailableError:
+                if turn.failure is not None:
+                    # The relay counted this turn as running on, but it never started: no
+                    # `complete` of it will come to skip.
+                    session.orphaned_turns -= 1
+                raise
             await turn.done.wait()
         finally:
             session.turn = None
