@@ -60,14 +60,20 @@ __all__ = (
 )
 
 
-class Event(msgspec.Struct, tag_field="type", kw_only=True, omit_defaults=True):
-    """Base of every event: ``seq`` and ``session_id`` are stamped by the session."""
+class Event(msgspec.Struct, tag_field="type", kw_only=True, omit_defaults=True, gc=False):
+    """Base of every event: ``seq`` and ``session_id`` are stamped by the session.
+
+    Events are not tracked by the garbage collector (``gc=False``): they hold JSON-like
+    values and payloads, never a reference back to themselves, and a session keeps
+    thousands in its history; untracked, they neither trigger nor lengthen collections.
+    (Do not put an event inside its own fields: such a cycle would never be collected.)
+    """
 
     seq: int = 0
     session_id: str = ""
 
 
-class _Part(msgspec.Struct, kw_only=True, omit_defaults=True, frozen=True):
+class _Part(msgspec.Struct, kw_only=True, omit_defaults=True, frozen=True, gc=False):
     pass
 
 

@@ -60,11 +60,16 @@ MutationType = Literal["create", "replace", "patch", "delete", "rename"]
 """What a :class:`Mutation` does to its file (or notebook cell)."""
 
 
-class _Part(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+# gc=False (payloads and their parts): frozen, built from JSON values, they cannot take part
+# in a reference cycle, and a session keeps hundreds of them in its history; untracked,
+# they do not trigger or lengthen the garbage collector's passes.
+class _Part(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True, gc=False):
     """Base of the untagged parts nested inside payloads."""
 
 
-class Payload(msgspec.Struct, tag_field="kind", frozen=True, kw_only=True, omit_defaults=True):
+class Payload(
+    msgspec.Struct, tag_field="kind", frozen=True, kw_only=True, omit_defaults=True, gc=False
+):
     """Base class of every payload kind; never instantiated directly.
 
     Attributes:
