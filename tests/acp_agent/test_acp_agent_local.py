@@ -3,6 +3,7 @@ frame in memory (asyncio and trio): permission flows the real-CLI tests cannot p
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -15,6 +16,7 @@ from typing import Any
 import anyio
 import anyio.abc
 import pytest
+import structlog
 
 from adapter.acp.agent import AcpAgent, AgentOptions
 from adapter.acp.jsonrpc import JsonRpcError
@@ -22,7 +24,14 @@ from adapter.acp.params import cli_mcp_servers, prompt_input
 from adapter.config import SessionConfig
 from adapter.local import LocalBackend
 from adapter.policies import PermissionPolicy
-from claudecode.testing import fake_cli_command, script, text_block, tool_use_block, turn
+from claudecode.testing import (
+    fake_cli_command,
+    script,
+    text_block,
+    text_turn,
+    tool_use_block,
+    turn,
+)
 
 from .schema import WireChecker
 
@@ -349,3 +358,60 @@ def test_the_agent_ends_every_cli_when_stopped(tmp_path: Path, how: str) -> None
         for pipe in (proc.stdin, proc.stdout, proc.stderr):
             if pipe is not None and not pipe.closed:
                 pipe.close()
+
+
+class _RelayBug:
+    """The backend, except that following any session but ``healthy`` fails at once (fault
+    injection: a bug in relaying those sessions)."""
+
+    def __init__(self, backend: LocalBackend) -> None:
+        self._backend = backend
+        self.healthy: str | None = None
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._backend, name)
+
+    @contextlib.asynccontextmanager
+    async def subscribe(self, session_id: str, *, after_seq: int = 0) -> AsyncIterator[Any]:
+        async with self._backend.subscribe(session_id, after_seq=after_seq) as events:
+            yield events if session_id == self.healthy else _BrokenStream()
+
+
+class _BrokenStream:
+    async def receive_batch(self) -> list[Any]:
+        raise RuntimeError("a bug in relaying this session")
+
+
+async def test_a_failure_relaying_one_session_ends_that_session_only(tmp_path: Path) -> None:
+    cli = fake_cli_command(script(text_turn("fine")), tmp_path / "fake")
+    work = tmp_path / "work"
+    work.mkdir()
+    client = Client()
+    defaults = SessionConfig(cli_path=cli, cwd=work, policy=PermissionPolicy("autonomous"))
+    new = {"cwd": str(work), "mcpServers": []}
+    prompt = [{"type": "text", "text": "go"}]
+    with anyio.fail_after(60), structlog.testing.capture_logs() as logs:
+        async with LocalBackend(defaults, idle_timeout=None) as backend:
+            relay_bug = _RelayBug(backend)
+            agent = AcpAgent(relay_bug, client.agent_sends)  # type: ignore[arg-type]
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(agent.serve, client.chunks())
+                await client.request("initialize", {"protocolVersion": 1})
+                good = (await client.answer(await client.request("session/new", new)))["result"]
+                relay_bug.healthy = good["sessionId"]
+                bad = (await client.answer(await client.request("session/new", new)))["result"]
+                rid = await client.request(
+                    "session/prompt", {"sessionId": bad["sessionId"], "prompt": prompt}
+                )
+                failed = await client.answer(rid)
+                # The relay fails before the prompt arrives (the session is gone: -32002) or
+                # while it runs (-32603 naming the relay's failure); either way, an answer.
+                assert failed["error"]["code"] in (-32002, -32603), failed
+                # The agent and the other session go on.
+                rid = await client.request(
+                    "session/prompt", {"sessionId": good["sessionId"], "prompt": prompt}
+                )
+                assert {"stopReason": "end_turn"} == (await client.answer(rid))["result"]
+                await client.inbox_send.aclose()
+    failures = [e for e in logs if e["event"] == "acp.session_relay_failed"]
+    assert [bad["sessionId"]] == [e["session_id"] for e in failures]
