@@ -200,6 +200,7 @@ def worker_from_args(args: argparse.Namespace, defaults: SessionConfig) -> Clust
         idle_timeout=args.idle_timeout or None,
         labels=labels,
         resume_lost=not args.no_resume_lost,
+        reap_orphans=True,
     )
 
 

@@ -40,6 +40,7 @@ from ..config import SessionConfig
 from ..manager import SessionManager, TooManySessionsError
 from ..session import AgentSession
 from ._gate import PublishGate
+from ._reaper import OrphanReaper
 from ._sessions import config_for, info_of
 from .config import ClusterConfig, NatsSettings, valid_token
 from .eventlog import EventPublisher, ensure_event_stream
@@ -142,6 +143,9 @@ class ClusterWorker:
         idle_timeout: seconds an idle session lives (``None``: forever).
         labels: placement labels this worker carries (e.g. ``{"repo": "api"}``).
         resume_lost: start lost sessions of dead workers here (or elsewhere).
+        reap_orphans: start a watchdog process that stops this worker's CLIs (and what
+            they started) when the worker dies without closing them, e.g. killed with
+            SIGKILL (:mod:`adapter.cluster._reaper`; Linux). The ``worker`` command sets it.
     """
 
     def __init__(
@@ -155,8 +159,10 @@ class ClusterWorker:
         idle_timeout: float | None = 900.0,
         labels: Mapping[str, str] | None = None,
         resume_lost: bool = True,
+        reap_orphans: bool = False,
     ) -> None:
         self.config = config or ClusterConfig()
+        self._reaper = OrphanReaper() if reap_orphans else None
         self.id = worker_id or f"{_host_token()}-{uuid.uuid4().hex[:8]}"
         if not valid_token(self.id):
             raise ValueError(f"worker id {self.id!r}: use letters, digits, '_' or '-'")
@@ -185,6 +191,10 @@ class ClusterWorker:
         stack = contextlib.AsyncExitStack()
         await stack.__aenter__()
         try:
+            if self._reaper is not None:
+                # First in, last out: it stops after every session was closed.
+                self._reaper.start()
+                stack.push_async_callback(self._stop_reaper)
             if self._nc is None:
                 assert self._settings is not None
                 self._nc = await self._settings.connect(
@@ -242,6 +252,11 @@ class ClusterWorker:
     def stop(self) -> None:
         """Make :meth:`serve_forever` return."""
         self._stopped.set()
+
+    async def _stop_reaper(self) -> None:
+        assert self._reaper is not None
+        with anyio.CancelScope(shield=True):
+            await anyio.to_thread.run_sync(self._reaper.stop)
 
     async def _shutdown(self) -> None:
         with anyio.CancelScope(shield=True):
@@ -373,6 +388,8 @@ class ClusterWorker:
         if command.first_seq < 1:
             raise UsageError("first_seq must be at least 1")
         config = config_for(self.defaults, command.spec)
+        if self._reaper is not None and self._reaper.env:
+            config = dataclasses.replace(config, env={**config.env, **self._reaper.env})
         if config.cli_session_id is None and (config.resume is None or config.fork_session):
             # Name the CLI session now (a fork too: the CLI takes --session-id with
             # --resume --fork-session), so its transcript is mirrored from the start and the

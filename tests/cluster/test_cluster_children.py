@@ -1,6 +1,7 @@
 """Children outlive no one: a process stopped from outside (SIGTERM, so none of its exit code
 runs, as when a test run is stopped) takes its nats-server and its worker processes with it,
-through the parent-death signal they are started with (``die_with_parent``)."""
+through the parent-death signal they are started with (``die_with_parent``); a worker killed
+with SIGKILL takes its CLIs with it, through the watchdog it starts."""
 
 from __future__ import annotations
 
@@ -12,7 +13,10 @@ import sys
 import time
 from pathlib import Path
 
+import anyio
 import pytest
+
+from adapter.cluster import ClusterConfig, LocalNatsServer
 
 pytestmark = [
     pytest.mark.nats,
@@ -109,3 +113,58 @@ def test_nats_server_and_worker_die_with_a_sigtermed_parent(tmp_path: Path) -> N
             if alive(pid):
                 with contextlib.suppress(ProcessLookupError):
                     os.kill(pid, signal.SIGKILL)
+
+
+def marked_children(parent: int) -> list[int]:
+    """The processes started by ``parent`` that carry a worker's CLI mark (its CLIs)."""
+    from adapter.cluster._reaper import MARK
+
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as fh:
+                ppid = int(fh.read().rsplit(")", 1)[1].split()[1])
+            with open(f"/proc/{entry}/environ", "rb") as fh:
+                environ = fh.read()
+        except (OSError, ValueError, IndexError):
+            continue
+        if ppid == parent and f"{MARK}=".encode() in environ:
+            found.append(int(entry))
+    return found
+
+
+@pytest.mark.anyio
+async def test_a_sigkilled_workers_clis_go_too(
+    nats_server: LocalNatsServer, cluster_config: ClusterConfig, tmp_path: Path
+) -> None:
+    # A real worker process runs two sessions (the demo CLI, a real child process each),
+    # then is killed with SIGKILL: none of its code runs, yet its CLIs are stopped by the
+    # watchdog it started (adapter.cluster._reaper).
+    from adapter.backend import SessionSpec
+    from adapter.cluster import ClusterBackend, NatsSettings
+
+    from ._processes import child
+    from ._waits import eventually
+
+    args = ["worker", "--nats", nats_server.url, "--nats-prefix", cluster_config.prefix]
+    with child(tmp_path / "worker.log", *args, "--demo", "--idle-timeout", "0") as worker:
+        settings = NatsSettings(servers=[nats_server.url])
+        async with ClusterBackend(settings, cluster_config) as backend:
+            registry = backend._require()
+            await eventually(lambda: len(registry.workers) == 1, HANG_GUARD)
+            for _ in range(2):
+                await backend.create(SessionSpec(policy="autonomous"))
+            await eventually(lambda: len(marked_children(worker.pid)) == 2, HANG_GUARD)
+            clis = marked_children(worker.pid)
+            try:
+                assert all(alive(pid) for pid in clis)
+                worker.kill()  # SIGKILL, the worker alone (not its process group)
+                worker.wait()
+                assert [] == await anyio.to_thread.run_sync(wait_gone, clis)
+            finally:
+                for pid in clis:
+                    if alive(pid):
+                        with contextlib.suppress(ProcessLookupError):
+                            os.killpg(pid, signal.SIGKILL)
