@@ -35,21 +35,17 @@ import argparse
 import contextlib
 import os
 import re
-import signal
-import subprocess
-import sys
 import tempfile
 import time
 import uuid
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import anyio
 
+from . import _cluster_processes as bench_procs
 from ._common import emitter_path, percentile
-
-_ROOT = Path(__file__).resolve().parents[1]
 
 __all__ = ("measure_cluster",)
 
@@ -58,155 +54,12 @@ def _env(lines: int, rate: float) -> dict[str, str]:
     return {"BENCH_MODE": "paced", "BENCH_LINES": str(lines), "BENCH_RATE": str(rate)}
 
 
-#: Extra options of every ``claudecode-bridge worker`` the runs start (``--publish-linger``).
-WORKER_OPTIONS: list[str] = []
-
 _STAMP = re.compile(r"t(\d+)")
 
 
 def _stamps(text: str) -> list[int]:
     # The translator may merge consecutive deltas into one chunk: every stamp counts.
     return [int(found) for found in _STAMP.findall(text)]
-
-
-@contextlib.contextmanager
-def _workers(
-    url: str, prefix: str, count: int, cli: str, env: dict[str, str], directory: Path
-) -> Iterator[list[subprocess.Popen[bytes]]]:
-    procs: list[subprocess.Popen[bytes]] = []
-    try:
-        for n in range(count):
-            procs.append(
-                _start(
-                    ["worker", "--nats", url, "--nats-prefix", prefix, "--id", f"bench-{n}",
-                     "--cli", cli, "--policy", "autonomous", "--max-sessions", "500",
-                     "--idle-timeout", "0", *WORKER_OPTIONS],
-                    env, directory / f"worker-{n}.log",
-                )
-            )  # fmt: skip
-        yield procs
-    finally:
-        _stop(procs)
-
-
-def _start(
-    args: list[str], env: dict[str, str], log_path: Path, *, stdout: int | None = None
-) -> subprocess.Popen[bytes]:
-    """``python -m adapter ARGS`` in its own process group, SIGTERMed if this process dies."""
-    from adapter.cluster import die_with_parent
-
-    with open(log_path, "wb") as log:
-        return subprocess.Popen(
-            [sys.executable, "-m", "adapter", *args],
-            stdin=subprocess.DEVNULL,
-            stdout=log if stdout is None else stdout,
-            stderr=log,
-            env={**os.environ, **env},
-            cwd=_ROOT,
-            start_new_session=True,
-            preexec_fn=die_with_parent(signal.SIGTERM),
-        )
-
-
-def _stop(procs: list[subprocess.Popen[bytes]]) -> None:
-    """SIGTERM every process group (clean shutdown), SIGKILL what is left after 30 s; reap."""
-    for proc in procs:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGTERM)
-    for proc in procs:
-        try:
-            proc.wait(30)
-        except subprocess.TimeoutExpired:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
-        if proc.stdout is not None:
-            proc.stdout.close()
-
-
-def _wait_for_line(path: Path, text: str, proc: subprocess.Popen[bytes], timeout: float) -> None:
-    deadline = time.monotonic() + timeout
-    while text not in path.read_text(errors="replace"):
-        if proc.poll() is not None or time.monotonic() > deadline:
-            raise RuntimeError(f"{path.name}: no {text!r}: {path.read_text(errors='replace')}")
-        time.sleep(0.05)
-
-
-@contextlib.contextmanager
-def _server(
-    kind: str, url: str, cli: str, env: dict[str, str], directory: Path, prefix: str
-) -> Iterator[tuple[str, dict[str, int]]]:
-    """A real ``claudecode-bridge serve`` process; yields its WebSocket URL and the pids of
-    the bridge processes by role. ``local`` runs the sessions itself; ``nats`` is a gateway
-    in front of one worker process, on subjects and streams named after ``prefix``."""
-    pids: dict[str, int] = {}
-    procs: list[subprocess.Popen[bytes]] = []
-    try:
-        serve = ["serve", "--port", "0", "--max-sessions", "500"]
-        if kind == "nats":
-            log = directory / "ws-worker.log"
-            worker = _start(
-                ["worker", "--nats", url, "--nats-prefix", prefix, "--id", "bench-ws", "--cli",
-                 cli, "--policy", "autonomous", "--max-sessions", "500", "--idle-timeout", "0",
-                 *WORKER_OPTIONS],
-                env, log,
-            )  # fmt: skip
-            procs.append(worker)
-            pids["worker"] = worker.pid
-            _wait_for_line(log, "ready", worker, 60)
-            serve += ["--nats", url, "--nats-prefix", prefix]
-        else:
-            serve += ["--cli", cli, "--policy", "autonomous"]
-        gateway = _start(serve, env, directory / f"ws-{kind}.log", stdout=subprocess.PIPE)
-        procs.append(gateway)
-        pids["gateway" if kind == "nats" else "server"] = gateway.pid
-        assert gateway.stdout is not None
-        line = gateway.stdout.readline().decode()
-        if "serving on http://" not in line:
-            raise RuntimeError(f"serve: {(directory / f'ws-{kind}.log').read_text()}")
-        base = line.split("serving on http://", 1)[1].split()[0].rstrip("/")
-        yield f"ws://{base}/ws", pids
-    finally:
-        _stop(procs)
-
-
-def _machine_cpu() -> tuple[int, int]:
-    """(busy, total) jiffies of the whole machine so far (Linux ``/proc/stat``)."""
-    with open("/proc/stat") as fh:
-        fields = [int(x) for x in fh.readline().split()[1:]]
-    idle = fields[3] + (fields[4] if len(fields) > 4 else 0)  # idle + iowait
-    return sum(fields) - idle, sum(fields)
-
-
-def _cpu_seconds(pid: int) -> float:
-    """User + system CPU seconds of one process so far (Linux ``/proc``)."""
-    with open(f"/proc/{pid}/stat") as fh:
-        fields = fh.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
-def _children(parents: set[int]) -> list[int]:
-    """The pids of the processes whose parent is one of ``parents`` (the emitters)."""
-    found = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat") as fh:
-                ppid = int(fh.read().rsplit(")", 1)[1].split()[1])
-        except (OSError, ValueError, IndexError):
-            continue
-        if ppid in parents:
-            found.append(int(entry))
-    return found
-
-
-def _cpu_of(pids: list[int]) -> float:
-    total = 0.0
-    for pid in pids:
-        with contextlib.suppress(OSError, ValueError, IndexError):
-            total += _cpu_seconds(pid)
-    return total
 
 
 async def _ws_request(client: Any, frame: dict[str, Any]) -> dict[str, Any]:
@@ -248,11 +101,11 @@ async def _ws_stream(
         reader = await _open(url, subscriber)
         await _ws_request(reader, {"type": "subscribe", "session_id": session_id, "since_seq": 0})
         readers.append((reader, subscriber))
-    emitters = _children(set(pids.values()))
-    before = {role: _cpu_seconds(pid) for role, pid in pids.items()}
-    before_emitters = _cpu_of(emitters)
+    emitters = bench_procs.children(set(pids.values()))
+    before = {role: bench_procs.cpu_seconds(pid) for role, pid in pids.items()}
+    before_emitters = bench_procs.cpu_of(emitters)
     before_client = time.process_time()
-    machine = _machine_cpu()
+    machine = bench_procs.machine_cpu()
     start = time.monotonic()
     acked = [0.0]
 
@@ -266,10 +119,10 @@ async def _ws_stream(
     for _, subscriber in readers:
         await subscriber.done
     wall = time.monotonic() - start
-    cpu = {role: (_cpu_seconds(pid) - before[role]) / wall for role, pid in pids.items()}
-    cpu["emitters"] = (_cpu_of(emitters) - before_emitters) / wall
+    cpu = {role: (bench_procs.cpu_seconds(pid) - before[role]) / wall for role, pid in pids.items()}
+    cpu["emitters"] = (bench_procs.cpu_of(emitters) - before_emitters) / wall
     cpu["client"] = (time.process_time() - before_client) / wall
-    busy, total = (now - then for now, then in zip(_machine_cpu(), machine, strict=True))
+    busy, total = (now - then for now, then in zip(bench_procs.machine_cpu(), machine, strict=True))
     # Every process on the machine (emitters, nats-server, this client, anything else), in
     # cores: how close the machine was to saturation while the deltas streamed.
     cpu["machine"] = busy / total * (os.cpu_count() or 1) if total else 0.0
@@ -345,7 +198,7 @@ async def _cluster(
 
     config = ClusterConfig(prefix=f"bench{uuid.uuid4().hex[:6]}")
     try:
-        with _workers(url, config.prefix, workers, cli, env, directory) as procs:
+        with bench_procs.workers(url, config.prefix, workers, cli, env, directory) as procs:
             async with ClusterBackend(NatsSettings(servers=[url]), config) as backend:
                 registry = backend._require()
                 with anyio.move_on_after(60):
@@ -357,49 +210,12 @@ async def _cluster(
                             break
                         await anyio.sleep(0.05)
                 if len(registry.workers) < workers:
-                    raise RuntimeError(_workers_missing(procs, registry.workers, directory))
+                    missing = bench_procs.workers_missing(procs, registry.workers, directory)
+                    raise RuntimeError(missing)
                 yield backend
     finally:
         with anyio.move_on_after(30, shield=True):
-            await _drop_streams(url, config.prefix)
-
-
-async def _drop_streams(url: str, prefix: str) -> None:
-    """Delete a finished run's event and transcript streams. Each prefix reserves their
-    ``max_bytes`` (1.25 GiB by default) in the JetStream store, which nats-server caps at
-    75% of the free disk: the sections' reservations together need not fit on one server,
-    one at a time do."""
-    from nats.js.errors import NotFoundError
-
-    from adapter.cluster import ClusterConfig, NatsSettings
-
-    config = ClusterConfig(prefix=prefix)
-    nc = await NatsSettings(servers=[url]).connect()
-    try:
-        js = nc.jetstream()
-        for name in (config.event_stream, config.transcript_stream):
-            with contextlib.suppress(NotFoundError):
-                await js.delete_stream(name)
-    finally:
-        await nc.close()
-
-
-def _workers_missing(
-    procs: list[subprocess.Popen[bytes]], seen: Any, directory: Path, lines: int = 30
-) -> str:
-    """Why workers never registered: each missing one's exit status and the tail of its log
-    (the logs live in a temporary directory that is gone once the run fails)."""
-    report = [f"only {sorted(seen)} of {len(procs)} workers registered (waited up to 60 s)"]
-    for n, proc in enumerate(procs):
-        if f"bench-{n}" in seen:
-            continue
-        status = proc.poll()
-        tail = (directory / f"worker-{n}.log").read_text(errors="replace").splitlines()[-lines:]
-        report.append(
-            f"--- bench-{n} ({'running' if status is None else f'exited {status}'}), log tail:"
-        )
-        report.extend(tail)
-    return "\n".join(report)
+            await bench_procs.drop_streams(url, config.prefix)
 
 
 def _backend(
@@ -437,7 +253,8 @@ async def _measure(sizes: dict[str, int], only: tuple[str, ...], log: Any) -> di
             if "ws" in only:
                 for kind in ("local", "nats"):
                     prefix = f"bench{uuid.uuid4().hex[:6]}"
-                    with _server(kind, server.url, cli, env, directory, prefix) as (url, pids):
+                    serving = bench_procs.server(kind, server.url, cli, env, directory, prefix)
+                    with serving as (url, pids):
                         if kind == "nats":
                             assert server.process is not None
                             pids["nats-server"] = server.process.pid
@@ -445,7 +262,7 @@ async def _measure(sizes: dict[str, int], only: tuple[str, ...], log: Any) -> di
                             url, sessions, pids
                         )
                     if kind == "nats":
-                        await _drop_streams(server.url, prefix)
+                        await bench_procs.drop_streams(server.url, prefix)
                     row = _latency_row(kind, sessions, samples)
                     row["cpu_share"] = cpu
                     row["prompting_s"] = prompting
@@ -596,7 +413,7 @@ def main() -> None:
     )
     args = parser.parse_args()
     if args.publish_linger is not None:
-        WORKER_OPTIONS[:] = ["--publish-linger", args.publish_linger]
+        bench_procs.WORKER_OPTIONS[:] = ["--publish-linger", args.publish_linger]
     only = tuple(name.strip() for name in args.only.split(",") if name.strip())
     unknown = set(only) - set(SECTIONS)
     if unknown:
