@@ -37,11 +37,10 @@ import anyio.abc
 from starlette.routing import BaseRoute, WebSocketRoute
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
-from claudecode import ClaudeCodeError, UsageError
+from claudecode import UsageError
 from claudecode._log import get_logger
 
 from ..backend import (
-    BackendUnavailableError,
     HistoryBackend,
     SessionBackend,
     SessionInfo,
@@ -56,10 +55,10 @@ from ..chat.history import (
 )
 from ..events import Event
 from ..fanout import SubscriberDropped
-from ..manager import TooManySessionsError, UnknownSessionError
 from ..policies import PermissionDecision
 from ..server.app import ServerContext
-from ..session import UnknownPermissionError
+from .encoded import event_text
+from .errors import error_of
 from .protocol import (
     CLOSE_FRAME_TOO_LARGE,
     CLOSE_INTERNAL,
@@ -71,7 +70,6 @@ from .protocol import (
     CloseSession,
     CreateSession,
     Error,
-    ErrorCode,
     Hello,
     History,
     Interrupt,
@@ -91,7 +89,6 @@ from .protocol import (
     Unsubscribe,
     decode_client_frame,
     encode_frame,
-    event_frame,
 )
 from .status import StatusFeed
 from .views import SessionViews
@@ -120,60 +117,6 @@ class _Close(Exception):
         super().__init__(reason)
         self.code = code
         self.reason = reason
-
-
-_ENCODED: collections.OrderedDict[int, tuple[Event, str]] = collections.OrderedDict()
-_ENCODED_MAX = 128  # entries; only frames up to _ENCODED_BYTES: at most 8 MiB held
-_ENCODED_BYTES = 64 * 1024
-
-
-def _event_text(event: Event) -> str:
-    """The ``event`` frame of a published event as text, encoded once for every client of
-    the session (subscribers share the event objects; a small identity cache)."""
-    hit = _ENCODED.get(id(event))
-    if hit is not None and hit[0] is event:
-        return hit[1]
-    text = encode_frame(event_frame(event)).decode()  # type: ignore[arg-type]
-    if len(text) <= _ENCODED_BYTES:
-        _ENCODED[id(event)] = (event, text)
-        if len(_ENCODED) > _ENCODED_MAX:
-            _ENCODED.popitem(last=False)
-    return text
-
-
-def _terminal_error_of(exc: BaseException) -> tuple[ErrorCode, str] | None:
-    try:
-        from terminals import TerminalError, TooManyTerminalsError, UnknownTerminalError
-    except ImportError:  # the terminals extra is not installed
-        return None
-    if isinstance(exc, UnknownTerminalError):
-        return "unknown_session", str(exc)
-    if isinstance(exc, TooManyTerminalsError):
-        return "too_many_sessions", str(exc)
-    if isinstance(exc, TerminalError):
-        return "bad_request", str(exc)
-    return None
-
-
-def _error_of(exc: BaseException) -> tuple[ErrorCode, str]:
-    terminal = _terminal_error_of(exc)
-    if terminal is not None:
-        return terminal
-    if isinstance(exc, UnknownSessionError):
-        return "unknown_session", str(exc).strip("'\"")
-    if isinstance(exc, UnknownPermissionError):
-        return "unknown_permission", str(exc)
-    if isinstance(exc, TooManySessionsError):
-        return "too_many_sessions", str(exc)
-    if isinstance(exc, HistoryNotFoundError):
-        return "history_not_found", str(exc)
-    if isinstance(exc, UsageError):
-        return "bad_request", str(exc)
-    if isinstance(exc, BackendUnavailableError):
-        return "unavailable", str(exc)
-    if isinstance(exc, ClaudeCodeError):
-        return "cli_error", str(exc)
-    return "internal", "internal error (see the server log)"
 
 
 class WebSocketConnection:
@@ -283,7 +226,7 @@ class WebSocketConnection:
 
     async def _send_event(self, event: Event) -> None:
         """Write an event frame (see :meth:`_emit`)."""
-        await self._emit(_event_text(event))
+        await self._emit(event_text(event))
 
     def _end(self, code: int, reason: str, *, flush: bool = True) -> None:
         """Close with ``code``: after the queued frames (``flush``) or at once (a writer
@@ -371,7 +314,7 @@ class WebSocketConnection:
         try:
             await self._handlers[type(frame)](frame)
         except Exception as exc:
-            code, message = _error_of(exc)
+            code, message = error_of(exc)
             if code == "internal":
                 _log.exception("ws.request_failed", frame_type=type(frame).__name__)
             self.send(
@@ -559,7 +502,7 @@ class WebSocketConnection:
             except Exception as exc:
                 if not started:
                     raise
-                code, message = _error_of(exc)
+                code, message = error_of(exc)
                 _log.warning("ws.subscription_failed", session_id=session_id, error=message)
                 self.send(Error(code=code, message=message, session_id=session_id))
             finally:
