@@ -69,24 +69,31 @@ async def _ws_request(client: Any, frame: dict[str, Any]) -> dict[str, Any]:
     return reply
 
 
+#: The child processes the WebSocket clients are spread over (``benchmarks.ws`` clients, at
+#: its ``CLIENT_NICE``).
+CLIENT_PROCESSES = 2
+
+
 async def _ws_stream(
     url: str, sessions: int, pids: dict[str, int] | None = None
 ) -> tuple[list[int], int, float, dict[str, float], float, list[int]]:
-    """Like :func:`_stream`, through a server's WebSocket endpoint: one connection creates
-    the sessions, one more per session subscribes, then prompts its session (all at once,
-    so the sessions stream together) and reads. Besides the samples, the deltas and the wall
-    time: the CPU share of each process of ``pids`` from the prompts to the last
-    ``complete``, with ``emitters`` (the CLI stand-ins, children of those processes),
-    ``client`` (this process: the WebSocket clients) and ``machine`` (the cores busy on the
-    whole machine meanwhile); and the seconds until the last prompt was acknowledged (how
-    far apart the sessions started); and the samples of the deltas written after that (the
-    steady state).
+    """Like :func:`_stream`, through a server's WebSocket endpoint: one connection here
+    creates the sessions; one more per session, in :data:`CLIENT_PROCESSES` client
+    processes, subscribes; then this process prompts every session at once and the clients
+    read. Besides the samples, the deltas and the wall time: the CPU share of each process
+    of ``pids`` from the prompts to the last ``complete``, with ``emitters`` (the CLI
+    stand-ins, children of those processes), ``clients`` (the client processes) and
+    ``machine`` (the cores busy on the whole machine meanwhile); and the seconds until the
+    last prompt was acknowledged (how far apart the sessions started); and the samples of
+    the deltas written after that (the steady state).
 
-    The clients are the WebSocket benchmark's sans-IO connections (``benchmarks.ws``: no
-    task or future per frame), the same for both paths; a client that costs as much CPU per
-    frame as the server would compete for the same two cores with the three processes of
-    the NATS path more than with the one of the in-process path."""
-    from .ws import _open, _Subscriber
+    The clients are the WebSocket benchmark's (``benchmarks.ws``): sans-IO connections (no
+    task or future per frame) in child processes at nice 10, as there: they stand in for
+    browsers on other machines, so the bridge processes (and the CLIs beside them) get the
+    CPU first, while the clients' own delay in reading a frame still counts in every
+    latency. The same for both paths: run in this process at normal priority, they took
+    ~25% of a core, competing with the three processes of the NATS path on two cores."""
+    from .ws import _ClientProcess, _open
 
     pids = pids or {}
     control = await _open(url)
@@ -94,40 +101,40 @@ async def _ws_stream(
         (await _ws_request(control, {"type": "create_session"}))["session_id"]
         for _ in range(sessions)
     ]
-    pairs: list[tuple[int, int]] = []
-    readers = []
-    for session_id in ids:
-        subscriber = _Subscriber(session_id, pairs)
-        reader = await _open(url, subscriber)
-        await _ws_request(reader, {"type": "subscribe", "session_id": session_id, "since_seq": 0})
-        readers.append((reader, subscriber))
-    emitters = bench_procs.children(set(pids.values()))
-    before = {role: bench_procs.cpu_seconds(pid) for role, pid in pids.items()}
-    before_emitters = bench_procs.cpu_of(emitters)
-    before_client = time.process_time()
-    machine = bench_procs.machine_cpu()
-    start = time.monotonic()
-    acked = [0.0]
+    clients = [
+        _ClientProcess(url, ids[n::CLIENT_PROCESSES])
+        for n in range(min(CLIENT_PROCESSES, len(ids)))
+    ]
+    try:
+        for client in clients:
+            await anyio.to_thread.run_sync(client.ready)
+        emitters = bench_procs.children(set(pids.values()))
+        before = {role: bench_procs.cpu_seconds(pid) for role, pid in pids.items()}
+        before_emitters = bench_procs.cpu_of(emitters)
+        before_clients = bench_procs.cpu_of([client.proc.pid for client in clients])
+        machine = bench_procs.machine_cpu()
+        start = time.monotonic()
+        acked = [0.0]
 
-    async def prompt(reader: Any, session_id: str) -> None:
-        await _ws_request(reader, {"type": "prompt", "session_id": session_id, "text": "go"})
-        acked[0] = max(acked[0], time.monotonic())
+        async def prompt(session_id: str) -> None:
+            await _ws_request(control, {"type": "prompt", "session_id": session_id, "text": "go"})
+            acked[0] = max(acked[0], time.monotonic())
 
-    async with anyio.create_task_group() as tg:
-        for reader, subscriber in readers:
-            tg.start_soon(prompt, reader, subscriber.session_id)
-    for _, subscriber in readers:
-        await subscriber.done
-    wall = time.monotonic() - start
+        async with anyio.create_task_group() as tg:
+            for session_id in ids:
+                tg.start_soon(prompt, session_id)
+        results = [await anyio.to_thread.run_sync(client.result) for client in clients]
+    finally:
+        for client in clients:
+            client.kill()
+    wall = max(r["last_ns"] for r in results) / 1e9 - start
     cpu = {role: (bench_procs.cpu_seconds(pid) - before[role]) / wall for role, pid in pids.items()}
     cpu["emitters"] = (bench_procs.cpu_of(emitters) - before_emitters) / wall
-    cpu["client"] = (time.process_time() - before_client) / wall
+    cpu["clients"] = (sum(r["cpu_s"] for r in results) - before_clients) / wall
     busy, total = (now - then for now, then in zip(bench_procs.machine_cpu(), machine, strict=True))
-    # Every process on the machine (emitters, nats-server, this client, anything else), in
+    # Every process on the machine (emitters, nats-server, the clients, anything else), in
     # cores: how close the machine was to saturation while the deltas streamed.
     cpu["machine"] = busy / total * (os.cpu_count() or 1) if total else 0.0
-    for reader, _ in readers:
-        await reader.close()
     for session_id in ids:
         with contextlib.suppress(Exception):
             await _ws_request(control, {"type": "close_session", "session_id": session_id})
@@ -135,6 +142,7 @@ async def _ws_stream(
     # Steady state: the deltas written once every session had been prompted (the starts of
     # 50 sessions at once hold up the first deltas of every path alike).
     settled = int(acked[0] * 1e9)
+    pairs = [pair for r in results for pair in r["samples_ns"]]
     samples = [latency for _, latency in pairs]
     steady = [latency for written, latency in pairs if written >= settled]
     return samples, len(pairs), wall, cpu, max(0.0, acked[0] - start), steady
