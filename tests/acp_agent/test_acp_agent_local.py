@@ -21,6 +21,7 @@ import structlog
 from adapter.acp.agent import AcpAgent, AgentOptions
 from adapter.acp.jsonrpc import JsonRpcError
 from adapter.acp.params import cli_mcp_servers, prompt_input
+from adapter.backend import SessionInfo, SessionSpec
 from adapter.config import SessionConfig
 from adapter.local import LocalBackend
 from adapter.policies import PermissionPolicy
@@ -361,20 +362,26 @@ def test_the_agent_ends_every_cli_when_stopped(tmp_path: Path, how: str) -> None
 
 
 class _RelayBug:
-    """The backend, except that following any session but ``healthy`` fails at once (fault
-    injection: a bug in relaying those sessions)."""
+    """The backend, except that following a session created in a directory named ``bad``
+    fails at once (fault injection: a bug in relaying that session)."""
 
     def __init__(self, backend: LocalBackend) -> None:
         self._backend = backend
-        self.healthy: str | None = None
+        self._broken: set[str] = set()
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._backend, name)
 
+    async def create(self, spec: SessionSpec, *, session_id: str | None = None) -> SessionInfo:
+        info = await self._backend.create(spec, session_id=session_id)
+        if spec.cwd and Path(spec.cwd).name == "bad":
+            self._broken.add(info.id)
+        return info
+
     @contextlib.asynccontextmanager
     async def subscribe(self, session_id: str, *, after_seq: int = 0) -> AsyncIterator[Any]:
         async with self._backend.subscribe(session_id, after_seq=after_seq) as events:
-            yield events if session_id == self.healthy else _BrokenStream()
+            yield _BrokenStream() if session_id in self._broken else events
 
 
 class _BrokenStream:
@@ -388,6 +395,7 @@ async def test_a_failure_relaying_one_session_ends_that_session_only(tmp_path: P
     work.mkdir()
     client = Client()
     defaults = SessionConfig(cli_path=cli, cwd=work, policy=PermissionPolicy("autonomous"))
+    (work / "bad").mkdir()
     new = {"cwd": str(work), "mcpServers": []}
     prompt = [{"type": "text", "text": "go"}]
     with anyio.fail_after(60), structlog.testing.capture_logs() as logs:
@@ -398,8 +406,8 @@ async def test_a_failure_relaying_one_session_ends_that_session_only(tmp_path: P
                 tg.start_soon(agent.serve, client.chunks())
                 await client.request("initialize", {"protocolVersion": 1})
                 good = (await client.answer(await client.request("session/new", new)))["result"]
-                relay_bug.healthy = good["sessionId"]
-                bad = (await client.answer(await client.request("session/new", new)))["result"]
+                rid = await client.request("session/new", {**new, "cwd": str(work / "bad")})
+                bad = (await client.answer(rid))["result"]
                 rid = await client.request(
                     "session/prompt", {"sessionId": bad["sessionId"], "prompt": prompt}
                 )
