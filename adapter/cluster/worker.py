@@ -35,13 +35,12 @@ import msgspec
 from claudecode import UsageError
 from claudecode._log import get_logger
 
-from ..backend import SessionSpec
 from ..config import SessionConfig
 from ..manager import SessionManager, TooManySessionsError
-from ..session import AgentSession
 from ._gate import PublishGate
+from ._hosted import Hosted, cli_env, respond
 from ._reaper import OrphanReaper
-from ._sessions import config_for, info_of
+from ._sessions import config_for
 from .config import ClusterConfig, NatsSettings, valid_token
 from .eventlog import EventPublisher, ensure_event_stream
 from .fencing import FencedError, is_wrong_last_sequence
@@ -62,7 +61,6 @@ from .wire import (
     WireError,
     WorkerInfo,
     decode_command,
-    encode,
     error_body,
 )
 
@@ -76,57 +74,6 @@ _log = get_logger("claudecode.adapter.cluster.worker")
 
 #: A record's times and seq are refreshed at most this often (state changes go at once).
 _REFRESH = 2.0
-#: Commands that may wait for a session; beyond, the sender gets a ``usage`` error.
-_COMMAND_QUEUE = 64
-
-
-class _Hosted:
-    """What the worker keeps per session."""
-
-    def __init__(self, session: AgentSession, spec: SessionSpec, first_seq: int, created: float):
-        self.session = session
-        self.spec = spec
-        self.offset = first_seq - 1
-        self.created_at = created
-        self.changed = anyio.Event()
-        self.sub: Any = None
-        # Commands run in order, one at a time, in the session's own task (not in the NATS
-        # callback, which unsubscribing would cancel mid-answer).
-        self.commands, self.inbox = anyio.create_memory_object_stream[Any](_COMMAND_QUEUE)
-        self.drained = anyio.Event()
-        self.ended = anyio.Event()
-        self.finalized = anyio.Event()
-        #: The revision of this worker's last write of the session's record (None: none
-        #: yet); later writes are conditional on it.
-        self.revision: int | None = None
-        self.publisher: EventPublisher | None = None
-        self.mirror: TranscriptMirror | None = None
-        #: Cancelled when the session moved to another worker (this one is fenced off).
-        self.scope = anyio.CancelScope()
-        self.fenced = False
-        #: :meth:`state` when the record writer last built the record it wrote.
-        self.written_state: tuple[Any, ...] | None = None
-
-    def state(self) -> tuple[Any, ...]:
-        """What the record says beyond its times and last seq, as a cheap key taken from
-        the session (as ``LocalBackend`` does)."""
-        session = self.session
-        config = session.config
-        return (
-            session.status,
-            session.status_reason,
-            tuple(session.pending_permissions),
-            session.cli_session_id,
-            config.model,
-            config.permission_mode,
-        )
-
-    def published(self) -> None:
-        """After each published batch: wake the record's writer only when the state differs
-        from the record it last wrote; the times and seq are refreshed on a timer."""
-        if self.state() != self.written_state:
-            # changed is replaced after each wake-up: set the current one.
-            self.changed.set()
 
 
 class ClusterWorker:
@@ -175,7 +122,7 @@ class ClusterWorker:
         self._manager = SessionManager(
             self.defaults, max_sessions=max_sessions, idle_timeout=idle_timeout
         )
-        self._hosted: dict[str, _Hosted] = {}
+        self._hosted: dict[str, Hosted] = {}
         self._gate = PublishGate(self.config.publish_linger)
         self._starting = 0
         self._started_at = time.time()
@@ -354,16 +301,16 @@ class ClusterWorker:
             command = decode_command(msg.data)
         except WireError as exc:
             _log.warning("cluster.malformed_command", subject=msg.subject, error=str(exc))
-            await _respond(msg, Reply(error=ErrorBody("bad_request", str(exc))))
+            await respond(msg, Reply(error=ErrorBody("bad_request", str(exc))))
             return
         if not isinstance(command, CreateSession):
-            await _respond(msg, Reply(error=ErrorBody("bad_request", "expected a create request")))
+            await respond(msg, Reply(error=ErrorBody("bad_request", "expected a create request")))
             return
         if len(self._hosted) + self._starting >= self.max_sessions:
-            await _respond(msg, Reply(error=ErrorBody("declined", f"worker {self.id} is full")))
+            await respond(msg, Reply(error=ErrorBody("declined", f"worker {self.id} is full")))
             return
         if any(self.labels.get(k) != v for k, v in command.spec.labels.items()):
-            await _respond(
+            await respond(
                 msg, Reply(error=ErrorBody("declined", f"worker {self.id} lacks the labels"))
             )
             return
@@ -377,7 +324,7 @@ class ClusterWorker:
             reply = Reply(error=error_body(exc))
         finally:
             self._starting -= 1
-        await _respond(msg, reply)
+        await respond(msg, reply)
 
     async def _start(self, command: CreateSession) -> Reply:
         session_id = command.session_id or uuid.uuid4().hex
@@ -403,12 +350,10 @@ class ClusterWorker:
                 self.config,
                 config.resume,
                 config.cwd or os.getcwd(),
-                _cli_env(config),
+                cli_env(config),
             )
         session = await self._manager.create(config, session_id=session_id)
-        hosted = _Hosted(
-            session, command.spec, command.first_seq, command.created_at or time.time()
-        )
+        hosted = Hosted(session, command.spec, command.first_seq, command.created_at or time.time())
         self._hosted[session_id] = hosted
         try:
 
@@ -417,10 +362,10 @@ class ClusterWorker:
                     hosted.commands.send_nowait(msg)
                 except anyio.WouldBlock:
                     busy = ErrorBody("usage", "too many commands waiting for this session")
-                    await _respond(msg, Reply(error=busy))
+                    await respond(msg, Reply(error=busy))
                 except (anyio.ClosedResourceError, anyio.BrokenResourceError):
                     ended = ErrorBody("unknown_session", f"session {session_id!r} has ended")
-                    await _respond(msg, Reply(error=ended))
+                    await respond(msg, Reply(error=ended))
 
             hosted.sub = await self._nc.subscribe(
                 self.config.command_subject(session_id), cb=enqueue
@@ -440,7 +385,7 @@ class ClusterWorker:
             hosted.mirror = self._mirror(hosted)
             if hosted.mirror is not None:
                 await hosted.mirror.prime()
-            record = self._record(hosted)
+            record = hosted.record(self.id)
             assert self.registry is not None
             hosted.revision = await self.registry.put(record)
         except BaseException:
@@ -454,19 +399,9 @@ class ClusterWorker:
         _log.info("cluster.session_started", worker=self.id, session_id=session_id)
         return Reply(info=record.info)
 
-    def _record(self, hosted: _Hosted) -> SessionRecord:
-        info = info_of(
-            hosted.session,
-            owner=self.id,
-            created_at=hosted.created_at,
-            seq_offset=hosted.offset,
-            spec=hosted.spec,
-        )
-        return SessionRecord(info=info, spec=hosted.spec)
-
     # -- one session -------------------------------------------------------------------
 
-    async def _host(self, hosted: _Hosted) -> None:
+    async def _host(self, hosted: Hosted) -> None:
         session = hosted.session
         publisher, mirror = hosted.publisher, hosted.mirror
         assert publisher is not None
@@ -510,7 +445,7 @@ class ClusterWorker:
                 _log.info("cluster.session_ended", worker=self.id, session_id=session.id)
 
     async def _fenced(
-        self, hosted: _Hosted, run: Callable[..., Awaitable[None]], *args: Any
+        self, hosted: Hosted, run: Callable[..., Awaitable[None]], *args: Any
     ) -> None:
         """Run a writer of the session's events / transcript / record; when JetStream
         refuses its write because another process wrote in between, fence the session."""
@@ -519,7 +454,7 @@ class ClusterWorker:
         except FencedError as exc:
             self._fence(hosted, str(exc))
 
-    def _fence(self, hosted: _Hosted, reason: str) -> None:
+    def _fence(self, hosted: Hosted, reason: str) -> None:
         """The session moved to another worker: stop everything this worker does for it
         (no more events, transcript lines or records) and close its CLI."""
         if hosted.fenced:
@@ -544,21 +479,21 @@ class ClusterWorker:
         if info.owner != self.id or info.status == "lost":
             self._fence(hosted, f"the registry says the session is {info.status} on {info.owner}")
 
-    def _mirror(self, hosted: _Hosted) -> TranscriptMirror | None:
+    def _mirror(self, hosted: Hosted) -> TranscriptMirror | None:
         config = hosted.session.config
         cli_session_id = config.cli_session_id or (None if config.fork_session else config.resume)
         if cli_session_id is None:
             return None  # no id known up front (_start names every session it starts)
-        return TranscriptMirror(self._js, self.config, cli_session_id, _cli_env(config))
+        return TranscriptMirror(self._js, self.config, cli_session_id, cli_env(config))
 
-    async def _write_record(self, hosted: _Hosted, *, ttl: float | None = None) -> None:
+    async def _write_record(self, hosted: Hosted, *, ttl: float | None = None) -> None:
         """Write the session's record over this worker's own last write only.
 
         Raises:
             FencedError: someone else wrote it since (the session was declared lost).
         """
         assert self.registry is not None
-        record = self._record(hosted)
+        record = hosted.record(self.id)
         try:
             hosted.revision = await self.registry.put(record, ttl=ttl, revision=hosted.revision)
             return
@@ -571,7 +506,7 @@ class ClusterWorker:
         # Our own earlier write landed (its acknowledgement was lost): write over it.
         hosted.revision = await self.registry.put(record, ttl=ttl, revision=found[1])
 
-    async def _final_record(self, hosted: _Hosted) -> None:
+    async def _final_record(self, hosted: Hosted) -> None:
         if hosted.finalized.is_set():
             return
         try:
@@ -582,20 +517,20 @@ class ClusterWorker:
             _log.warning("cluster.record_failed", session_id=hosted.session.id, error=repr(exc))
         hosted.finalized.set()
 
-    async def _sync_record(self, hosted: _Hosted) -> None:
+    async def _sync_record(self, hosted: Hosted) -> None:
         # Write the record when the state changes (at once: a command, or a published batch
-        # whose state key differs, see _Hosted.published) or times / seq moved (checked
+        # whose state key differs, see Hosted.published) or times / seq moved (checked
         # every _REFRESH seconds, not per batch); one write in flight per session.
         assert self.registry is not None
         hosted.written_state = hosted.state()
-        last = self._record(hosted).info
+        last = hosted.record(self.id).info
         written = time.monotonic()
         while True:
             with anyio.move_on_after(_REFRESH):
                 await hosted.changed.wait()
             hosted.changed = anyio.Event()
             state = hosted.state()
-            record = self._record(hosted)
+            record = hosted.record(self.id)
             info = record.info
             moved = (info.last_seq, info.last_activity) != (last.last_seq, last.last_activity)
             changed = msgspec.structs.replace(
@@ -616,19 +551,19 @@ class ClusterWorker:
             last, written = info, time.monotonic()
             hosted.written_state = state
 
-    async def _run_commands(self, hosted: _Hosted) -> None:
+    async def _run_commands(self, hosted: Hosted) -> None:
         async with hosted.inbox:
             async for msg in hosted.inbox:
                 await self._on_command(hosted, msg)
         hosted.drained.set()
 
-    async def _on_command(self, hosted: _Hosted, msg: Msg) -> None:
+    async def _on_command(self, hosted: Hosted, msg: Msg) -> None:
         session = hosted.session
         try:
             command = decode_command(msg.data)
         except WireError as exc:
             _log.warning("cluster.malformed_command", session_id=session.id, error=str(exc))
-            await _respond(msg, Reply(error=ErrorBody("bad_request", str(exc))))
+            await respond(msg, Reply(error=ErrorBody("bad_request", str(exc))))
             return
         try:
             if isinstance(command, Prompt):
@@ -648,25 +583,10 @@ class ClusterWorker:
             else:
                 raise UsageError(f"{type(command).__name__} is not a session command")
         except Exception as exc:
-            await _respond(msg, Reply(error=error_body(exc)))
+            await respond(msg, Reply(error=error_body(exc)))
             return
         hosted.changed.set()
-        await _respond(msg, Reply(info=self._record(hosted).info))
-
-
-async def _respond(msg: Msg, reply: Reply) -> None:
-    if not msg.reply:
-        return  # a publish, not a request: nobody to answer
-    try:
-        await msg.respond(encode(reply))
-    except Exception as exc:  # the connection is gone: the requester times out
-        _log.debug("cluster.respond_failed", error=repr(exc))
-
-
-def _cli_env(config: SessionConfig) -> dict[str, str]:
-    # The environment the CLI runs with (where its config directory is).
-    inherit = config.client_options.get("inherit_env", True)
-    return {**(os.environ if inherit else {}), **config.env}
+        await respond(msg, Reply(info=hosted.record(self.id).info))
 
 
 def _host_token() -> str:
