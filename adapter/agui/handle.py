@@ -61,6 +61,17 @@ class RunHandle:
         changed, self._changed = self._changed, self._event_class()
         changed.set()
 
+    def use_ticks(self) -> None:
+        """Its owner calls :meth:`tick` periodically (one timer for many runs): listeners then
+        send keep-alive comments on its ticks instead of timing out their own waits."""
+        self._ticking = True
+
+    def tick(self, interval: float) -> None:
+        """Wake the listeners if nothing woke them for ``interval`` seconds (each then sends
+        a ``: keep-alive`` comment)."""
+        if not self.done and time.monotonic() - self._last_wake >= interval:
+            self._wake()
+
     async def keep_alive(self, interval: float) -> None:
         """Until the run ends, wake the listeners whenever nothing woke them for
         ``interval`` seconds, so each sends a ``: keep-alive`` comment.
@@ -84,8 +95,8 @@ class RunHandle:
     async def listen(self, *, start: int = 0, keepalive: float = 15.0) -> AsyncIterator[bytes]:
         """Frames from index ``start`` on, live; ``: keep-alive`` comments while idle.
 
-        The comments come from :meth:`keep_alive` when it runs for this handle (a service's
-        runs have it); otherwise after ``keepalive`` idle seconds of this listener.
+        The comments come from :meth:`keep_alive` or :meth:`tick` when the handle has them
+        (a service's runs do); otherwise after ``keepalive`` idle seconds of this listener.
         """
         index = start
         self.listeners += 1

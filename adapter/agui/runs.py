@@ -82,6 +82,17 @@ def _now_ms() -> int:
 
 
 @dataclass(eq=False)
+class _LiveRun:
+    """A run in its pump: what stopping it or shutting the server down needs."""
+
+    thread: _Thread
+    translator: RunTranslator
+    session_id: str
+    scope: anyio.CancelScope = field(default_factory=anyio.CancelScope)
+    stopper: anyio.CancelScope | None = None  # the stop under way
+
+
+@dataclass(eq=False)
 class _Thread:
     thread_id: str
     record: ThreadRecord
@@ -134,6 +145,10 @@ class AguiService:
         # waits for the disk.
         self._dirty: dict[str, _Thread] = {}
         self._save_wakeup: anyio.Event | None = None
+        # Service-wide, not per run: a run starts no task but its own (a burst of run starts
+        # is that much shorter), and keeps fewer objects for the collector to walk.
+        self._handles: set[RunHandle] = set()  # ticked for keep-alive comments
+        self._live: dict[RunHandle, _LiveRun] = {}  # runs in their pump
 
     @contextlib.asynccontextmanager
     async def running(self) -> AsyncIterator[AguiService]:
@@ -142,6 +157,8 @@ class AguiService:
             self._tg = tg
             self._save_wakeup = anyio.Event()
             tg.start_soon(self._saver)
+            tg.start_soon(self._keepalive_ticker)
+            tg.start_soon(self._on_shutdown)
             try:
                 yield self
             finally:
@@ -159,6 +176,22 @@ class AguiService:
             dirty, self._dirty = self._dirty, {}
             await self._save(*dirty.values())
             await anyio.sleep(_SAVE_INTERVAL)
+
+    async def _keepalive_ticker(self) -> None:
+        """Wake the listeners of every run idle for ``keepalive`` seconds (each sends a
+        keep-alive comment): one timer for all runs."""
+        while True:
+            await anyio.sleep(self.keepalive / 4)
+            for handle in list(self._handles):
+                handle.tick(self.keepalive)
+
+    async def _on_shutdown(self) -> None:
+        """End every run in its pump when the server begins shutting down (those still
+        starting end as they reach it)."""
+        await self._shutting_down().wait()
+        for handle, live in list(self._live.items()):
+            handle.shutdown = True
+            live.scope.cancel()
 
     def _request_save(self, thread: _Thread) -> None:
         self._dirty[thread.thread_id] = thread
@@ -253,7 +286,8 @@ class AguiService:
         translator = RunTranslator(
             thread.thread_id, run_input.run_id, clock=_now_ms, memory=thread.memory
         )
-        self._tg.start_soon(handle.keep_alive, self.keepalive)
+        handle.use_ticks()
+        self._handles.add(handle)
         self._tg.start_soon(self._run, thread, run_input, handle, translator)
         return handle
 
@@ -262,13 +296,37 @@ class AguiService:
         thread = self._threads.get(thread_id)
         if thread is None or thread.run is None or thread.run.done:
             return False
-        thread.run.stop_requested.set()
+        self._request_stop(thread.run)
         return True
 
     def left(self, handle: RunHandle) -> None:
         """A listener went away; the last one leaving may interrupt the run."""
         if handle.listeners == 0 and not handle.done and self.disconnect == "interrupt":
-            handle.stop_requested.set()
+            self._request_stop(handle)
+
+    def _request_stop(self, handle: RunHandle) -> None:
+        handle.stop_requested.set()
+        live = self._live.get(handle)
+        if live is not None and live.stopper is None and self._tg is not None:
+            live.stopper = anyio.CancelScope()
+            self._tg.start_soon(self._stop_run, handle, live)
+        # A run not yet in its pump stops as it gets there.
+
+    async def _stop_run(self, handle: RunHandle, live: _LiveRun) -> None:
+        """Interrupt the CLI turn; end the run anyway if the turn has not ended after
+        the grace period (cancelled as soon as the run ends)."""
+        assert live.stopper is not None
+        with live.stopper:
+            try:
+                live.translator.stop()
+                with contextlib.suppress(ClaudeCodeError):
+                    await self.backend.interrupt(live.session_id)
+                await anyio.sleep(_STOP_GRACE)
+                # The CLI did not end its turn in time: end the run anyway.
+                self._emit(live.thread, handle, live.translator.finish())
+            except Exception as exc:  # the service's task group must not fail
+                _log.error("agui.stop_failed", thread_id=live.thread.thread_id, error=repr(exc))
+            live.scope.cancel()  # not reached when the run ended first (cancelled above)
 
     async def connect(self, run_input: RunAgentInput) -> tuple[list[bytes], RunHandle | None]:
         """What ``agent/connect`` answers: the frames to send now, and a live run to join
@@ -329,6 +387,7 @@ class AguiService:
                     )
                 self._emit(thread, handle, translator.finish())
                 handle.close()
+                self._handles.discard(handle)
                 if thread.run is handle:
                     # An idle thread keeps no frames: its listeners hold the handle until
                     # they have read to its end, and nothing else needs a finished run.
@@ -467,65 +526,62 @@ class AguiService:
         options = props.get("claudecode") if isinstance(props, dict) else None
         mode = options.get("approvals") if isinstance(options, dict) else None
         end_at_approval = mode != "in_run"
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(self._watch_stop, thread, handle, translator, session_id, tg.cancel_scope)
-            tg.start_soon(self._watch_shutdown, handle, tg.cancel_scope)
-            while not translator.finished:
-                try:
-                    batch = await stream.receive_batch()
-                except anyio.EndOfStream:
-                    self._emit(
-                        thread,
-                        handle,
-                        translator.error("the Claude Code session ended", "cli_exited"),
-                    )
-                    break
-                except SubscriberDropped as exc:
-                    self._emit(thread, handle, translator.error(str(exc), "lagged"))
-                    break
-                except BackendUnavailableError as exc:
-                    # The backend lost its sessions' transport (a gateway without NATS):
-                    # the client runs again (reconnects) when it is back.
-                    self._emit(thread, handle, translator.error(str(exc), "unavailable"))
-                    break
-                out: list[AguiEvent] = []
-                for event in batch:
-                    thread.last_seq = event.seq
-                    out += translator.feed(event)
-                    if translator.finished:
-                        break
-                thread.awaiting.update(translator.awaiting)
-                thread.awaiting_tools.update(translator.awaiting_tools)
-                ended_for = sorted(translator.awaiting_tools)
-                if end_at_approval:
-                    ended_for += sorted(translator.awaiting)
-                if ended_for and not translator.finished:
-                    # The page must act (run its tools, answer approvals): the run ends here
-                    # and the next one carries its answers.
-                    out += translator.finish({"awaiting": ended_for})
-                self._emit(thread, handle, out)
-                if thread.log.dirty:
-                    self._request_save(thread)
-            tg.cancel_scope.cancel()
+        live = _LiveRun(thread, translator, session_id)
+        self._live[handle] = live
+        try:
+            with live.scope:
+                if self._shutting_down().is_set():
+                    handle.shutdown = True
+                    return
+                if handle.stop_requested.is_set():
+                    self._request_stop(handle)
+                await self._pump_events(thread, handle, translator, stream, end_at_approval)
+        finally:
+            del self._live[handle]
+            if live.stopper is not None:
+                live.stopper.cancel()
 
-    async def _watch_stop(
+    async def _pump_events(
         self,
         thread: _Thread,
         handle: RunHandle,
         translator: RunTranslator,
-        session_id: str,
-        scope: anyio.CancelScope,
+        stream: Any,
+        end_at_approval: bool,
     ) -> None:
-        await handle.stop_requested.wait()
-        translator.stop()
-        with contextlib.suppress(ClaudeCodeError):
-            await self.backend.interrupt(session_id)
-        await anyio.sleep(_STOP_GRACE)
-        # The CLI did not end its turn in time: end the run anyway.
-        self._emit(thread, handle, translator.finish())
-        scope.cancel()
-
-    async def _watch_shutdown(self, handle: RunHandle, scope: anyio.CancelScope) -> None:
-        await self._shutting_down().wait()
-        handle.shutdown = True
-        scope.cancel()
+        while not translator.finished:
+            try:
+                batch = await stream.receive_batch()
+            except anyio.EndOfStream:
+                self._emit(
+                    thread,
+                    handle,
+                    translator.error("the Claude Code session ended", "cli_exited"),
+                )
+                break
+            except SubscriberDropped as exc:
+                self._emit(thread, handle, translator.error(str(exc), "lagged"))
+                break
+            except BackendUnavailableError as exc:
+                # The backend lost its sessions' transport (a gateway without NATS):
+                # the client runs again (reconnects) when it is back.
+                self._emit(thread, handle, translator.error(str(exc), "unavailable"))
+                break
+            out: list[AguiEvent] = []
+            for event in batch:
+                thread.last_seq = event.seq
+                out += translator.feed(event)
+                if translator.finished:
+                    break
+            thread.awaiting.update(translator.awaiting)
+            thread.awaiting_tools.update(translator.awaiting_tools)
+            ended_for = sorted(translator.awaiting_tools)
+            if end_at_approval:
+                ended_for += sorted(translator.awaiting)
+            if ended_for and not translator.finished:
+                # The page must act (run its tools, answer approvals): the run ends here
+                # and the next one carries its answers.
+                out += translator.finish({"awaiting": ended_for})
+            self._emit(thread, handle, out)
+            if thread.log.dirty:
+                self._request_save(thread)
