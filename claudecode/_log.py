@@ -57,6 +57,8 @@ class _QuietWhenDisabled:
         return self._proxy.info(event, *args, **kw)
 
     def __getattr__(self, name: str) -> Any:
+        if name in _QuietWhenDisabled.__slots__:  # not set yet (copy, pickle): no recursion
+            raise AttributeError(name)
         return getattr(self._proxy, name)
 
 

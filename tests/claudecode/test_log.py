@@ -39,3 +39,13 @@ def test_disabled_levels_skip_the_processors() -> None:
         get_logger("claudecode.quiet").debug("dropped")
         get_logger("claudecode.quiet").info("dropped too")
     assert [] == logs
+
+
+def test_a_copied_logger_still_logs() -> None:
+    """The level-checking wrapper survives copy (no recursion on its unset slots)."""
+    import copy
+
+    logging.getLogger("claudecode.copied").setLevel(logging.DEBUG)
+    with structlog.testing.capture_logs() as logs:
+        copy.copy(get_logger("claudecode.copied")).info("still.here", n=1)
+    assert [{"event": "still.here", "n": 1, "log_level": "info"}] == logs
