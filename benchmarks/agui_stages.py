@@ -109,8 +109,7 @@ def install_server_probes(path: str) -> None:
             task = getattr(callback, "__self__", None)
             what = repr(callback)
             if isinstance(task, asyncio.Task):
-                coro = task.get_coro()
-                what = getattr(coro, "__qualname__", repr(coro))
+                what = task.get_name()  # anyio names a task after its coroutine
             slow_steps.append((started, took, what[:160]))
 
     gc_started = [0]
