@@ -26,7 +26,7 @@ import anyio.abc
 from claudecode import UsageError
 from claudecode._log import get_logger
 
-from ..backend import SessionBackend
+from ..backend import BackendUnavailableError, SessionBackend
 from ..chat import ChatSnapshot, ChatView
 from ..events import Event
 from ..fanout import SubscriberDropped
@@ -41,6 +41,8 @@ _log = get_logger("claudecode.adapter.ws")
 #: ``last_seq`` only after its pause, and if the history no longer reaches back that far the
 #: view misses those events.
 FOLLOW_BATCH_SECONDS = 0.05
+#: Seconds a follower waits before following again when the backend was unavailable.
+UNAVAILABLE_RETRY_SECONDS = 1.0
 
 
 class SessionViews:
@@ -102,6 +104,11 @@ class SessionViews:
                             await anyio.sleep(FOLLOW_BATCH_SECONDS)
                 except SubscriberDropped:
                     continue  # fell behind: catch up from where the view is
+                except BackendUnavailableError:
+                    # The backend lost its connection (a gateway without NATS): follow again
+                    # from where the view is once it is back, instead of ending the view.
+                    await anyio.sleep(UNAVAILABLE_RETRY_SECONDS)
+                    continue
                 except (anyio.EndOfStream, UsageError):
                     return
         except Exception:  # a broken view must not take the server down

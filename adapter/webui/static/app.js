@@ -10,6 +10,7 @@ if (params.get("token")) { sessionStorage.setItem("ccb-token", token); history.r
 const state = {
   ws: null, connected: false, retry: 0, nextId: 1, waiting: new Map(),
   sessions: new Map(), current: null, chats: new Map(), subscribed: new Set(),
+  unavailable: new Map(),   // session id -> { tries, timer }: resubscribing after "unavailable"
 };
 window.ccbState = state; // for tests and debugging
 
@@ -73,6 +74,8 @@ function onFrame(f) {
     state.waiting.delete(f.request_id);
     if (f.type === "error") waiter.reject(Object.assign(new Error(f.message), { code: f.code }));
     else waiter.resolve(f);
+  } else if (f.type === "error" && f.code === "unavailable" && state.subscribed.has(f.session_id)) {
+    retryLater(f.session_id, f.message);   // the server lost its backend: back soon, no gap
   } else if (f.type === "error") {
     banner(f.message, true);
   }
@@ -115,10 +118,28 @@ function subscribe(id, resume) {
   const frame = { type: "subscribe", session_id: id };
   if (resume && chat) frame.since_seq = chat.lastSeq;
   state.subscribed.add(id);
-  return request(frame).catch((err) => {
+  return request(frame).then(() => {
+    if (state.unavailable.delete(id) && !state.unavailable.size) banner("");
+  }).catch((err) => {
     if (err.code === "unknown_session") { state.subscribed.delete(id); state.chats.delete(id); }
-    banner(err.message, true);
+    if (err.code === "unavailable") retryLater(id, err.message);
+    else banner(err.message, true);
   });
+}
+
+// A server that lost its backend (a gateway without NATS) ends the subscription with an
+// "unavailable" error: subscribe again after the last event we have, backing off, and say so.
+function retryLater(id, why) {
+  const retry = state.unavailable.get(id) || { tries: 0, timer: null };
+  if (retry.timer) return;
+  retry.tries += 1;
+  const delay = Math.min(500 * 2 ** Math.min(retry.tries - 1, 4), 8000);
+  state.unavailable.set(id, retry);
+  banner("Sessions are unavailable (" + why + ") — retrying in " + Math.round(delay / 1000) + " s…", true);
+  retry.timer = setTimeout(() => {
+    retry.timer = null;
+    if (state.connected && state.subscribed.has(id)) subscribe(id, true);
+  }, delay);
 }
 
 // ------------------------------------------------------------------ sessions
