@@ -82,8 +82,11 @@ class Hosted:
         return SessionRecord(info=info, spec=self.spec)
 
     def published(self) -> None:
-        """After each published batch: wake the record's writer only when the state differs
-        from the record it last wrote; the times and seq are refreshed on a timer."""
+        """After each published batch: tell the transcript mirror the session was active;
+        wake the record's writer only when the state differs from the record it last wrote
+        (the times and seq are refreshed on a timer)."""
+        if self.mirror is not None:
+            self.mirror.nudge()
         if self.state() != self.written_state:
             # changed is replaced after each wake-up: set the current one.
             self.changed.set()

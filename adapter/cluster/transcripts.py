@@ -90,7 +90,16 @@ def find_transcript(config_root: Path, cli_session_id: str) -> Path | None:
 
 
 class TranscriptMirror:
-    """Follows one CLI session's file and mirrors its complete lines into JetStream."""
+    """Follows one CLI session's file and mirrors its complete lines into JetStream.
+
+    The CLI writes its file as the session works, so :meth:`run` looks at the file when
+    the session was active (:meth:`nudge`, called by the worker for every published batch
+    of events), at most every ``poll_interval``, and otherwise every ``idle_interval`` (a
+    last look after the session went quiet). Until the file exists (the CLI creates it
+    with its first turn) the look while active backs off from ``poll_interval`` to
+    ``idle_interval``: a session whose CLI never writes one costs a directory listing
+    every ``idle_interval``, not four a second.
+    """
 
     def __init__(
         self,
@@ -100,6 +109,7 @@ class TranscriptMirror:
         env: Mapping[str, str] | None = None,
         *,
         poll_interval: float = 0.25,
+        idle_interval: float = 2.0,
     ) -> None:
         self._js = js
         self._config = config
@@ -107,6 +117,8 @@ class TranscriptMirror:
         self._root = config_dir(env)
         self._subject = config.transcript_subject(cli_session_id)
         self._interval = poll_interval
+        self._idle_interval = idle_interval
+        self._nudged = anyio.Event()
         self._path: Path | None = None
         #: Bytes of the file mirrored so far.
         self.offset: int | None = None
@@ -123,12 +135,17 @@ class TranscriptMirror:
             self._js, self._config, self.cli_session_id
         )
 
+    def nudge(self) -> None:
+        """The session was active: look at the file soon."""
+        self._nudged.set()
+
     async def run(self) -> None:
         """Mirror until cancelled (then call :meth:`flush` for the last lines).
 
         Raises:
             FencedError: another worker mirrors this CLI session now.
         """
+        backoff = self._interval
         while True:
             try:
                 await self.flush()
@@ -141,7 +158,14 @@ class TranscriptMirror:
                     cli_session_id=self.cli_session_id,
                     error=repr(exc),
                 )
-            await anyio.sleep(self._interval)
+            with anyio.move_on_after(self._idle_interval):
+                await self._nudged.wait()
+            self._nudged = anyio.Event()
+            if self._path is None:
+                backoff = min(backoff * 2, self._idle_interval)
+                await anyio.sleep(backoff)
+            else:
+                await anyio.sleep(self._interval)  # what else the CLI writes meanwhile
 
     async def flush(self) -> None:
         """Publish what the file gained since the last call (complete lines only).

@@ -19,6 +19,7 @@ from adapter.cluster.transcripts import (
     PROJECT_HEADER,
     TranscriptCache,
     fence_transcript,
+    mirrored_size,
 )
 from adapter.cluster.wire import MSG_ID_HEADER
 
@@ -106,3 +107,39 @@ async def test_the_copy_follows_the_mirror(
         assert ("remember the word teapot", 2) == (first.title, first.message_count)
     finally:
         await cache.close()
+
+
+async def test_the_mirror_looks_when_nudged(
+    nats_client: Any, cluster_config: ClusterConfig, tmp_path: Path
+) -> None:
+    # An hour between looks when the session is quiet: only the nudges (one per published
+    # batch of the session's events) make it mirror what the file gained, before the file
+    # exists and after.
+    import anyio
+
+    js = nats_client.jetstream()
+    await ensure_transcript_stream(js, cluster_config)
+    config_dir = tmp_path / "worker-config"
+    env = {"CLAUDE_CONFIG_DIR": str(config_dir)}
+    mirror = TranscriptMirror(
+        js, cluster_config, CLI_ID, env, poll_interval=0.01, idle_interval=3600.0
+    )
+    await mirror.prime()
+    source = config_dir / "projects" / "-srv-repo" / f"{CLI_ID}.jsonl"
+
+    async def mirrored() -> int:
+        return await mirrored_size(js, cluster_config, CLI_ID)
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(mirror.run)
+        await anyio.wait_all_tasks_blocked()  # it looked once: no file yet
+        source.parent.mkdir(parents=True)
+        for text in ("first", "second"):
+            with source.open("ab") as file:
+                file.write(line("user", text))
+            size = source.stat().st_size
+            with anyio.fail_after(60):
+                while await mirrored() != size:
+                    mirror.nudge()
+                    await anyio.sleep(0.05)
+        tg.cancel_scope.cancel()
