@@ -152,6 +152,10 @@ class ChatView:
         self._open_text: dict[str | None, str] = {}
         self._open_reasoning: dict[str | None, str] = {}
         self._runs: dict[str, int] = {}
+        #: Text / reasoning entry id -> its text so far, in pieces not yet joined. A streamed
+        #: message arrives in thousands of chunks: joining the whole text at every chunk would
+        #: cost time quadratic in its length, so the pieces are joined when someone looks.
+        self._pieces: dict[str, list[str]] = {}
         self._events = 0
         self._key = ""
         self.todos: tuple[TodoItem, ...] = ()
@@ -170,14 +174,17 @@ class ChatView:
     @property
     def entries(self) -> list[ChatEntry]:
         """The entries in display order."""
+        self._join_pieces()
         return list(self._entries.values())
 
     def entry(self, entry_id: str) -> ChatEntry | None:
         """One entry by id."""
+        self._join_pieces()
         return self._entries.get(entry_id)
 
     def open_permissions(self) -> list[PermissionEntry]:
         """The permission requests still open."""
+        self._join_pieces()
         return [
             e
             for e in self._entries.values()
@@ -186,6 +193,7 @@ class ChatView:
 
     def snapshot(self) -> ChatSnapshot:
         """The whole view as one JSON-serializable value."""
+        self._join_pieces()
         return ChatSnapshot(
             entries=tuple(self._entries.values()),
             todos=self.todos,
@@ -201,6 +209,18 @@ class ChatView:
 
     def apply(self, events: Iterable[Event]) -> ChatDelta:
         """Fold ``events`` in (in order) and say which entries changed."""
+        self._fold(events)
+        return self._take_delta()
+
+    def fold(self, events: Iterable[Event]) -> None:
+        """Fold ``events`` in (in order) without computing a :class:`ChatDelta`: for a
+        follower that keeps the view only for :meth:`snapshot`. Streamed text then costs time
+        linear in its length however small the batches are."""
+        self._fold(events)
+        self._reset_delta()
+
+    def _fold(self, events: Iterable[Event]) -> None:
+        handlers = _HANDLERS
         for event in events:
             self._events += 1
             if event.seq:
@@ -208,10 +228,45 @@ class ChatView:
                 self._key = str(event.seq)
             else:
                 self._key = f"h{self._events}"
-            handler = _HANDLERS.get(type(event))
-            if handler is not None:
-                handler(self, event)
-        return self._take_delta()
+            handler = handlers.get(type(event))
+            if handler is None:
+                continue
+            if type(event) in _CHUNKS and self._continue_run(event):
+                continue
+            if self._pieces:
+                self._join_pieces()
+            handler(self, event)
+
+    def _continue_run(self, event: Event) -> bool:
+        """Add a chunk to the open entry it continues, as a piece; False if it starts one."""
+        kind: type[AssistantText | ReasoningEntry]
+        if isinstance(event, MessageChunk):
+            open_id = self._open_text.get(event.parent_tool_call_id)
+            kind = AssistantText
+        elif isinstance(event, Reasoning):
+            open_id = self._open_reasoning.get(event.parent_tool_call_id)
+            kind = ReasoningEntry
+        else:
+            return False
+        entry = self._entries.get(open_id) if open_id is not None else None
+        if open_id is None or not isinstance(entry, kind) or entry.message_id != event.message_id:
+            return False
+        pieces = self._pieces.get(open_id)
+        if pieces is None:
+            self._pieces[open_id] = [entry.text, event.text]
+        else:
+            pieces.append(event.text)
+            if len(pieces) >= _MAX_PIECES:  # bounded memory per open entry
+                pieces[:] = ["".join(pieces)]
+        self._touched[open_id] = None
+        return True
+
+    def _join_pieces(self) -> None:
+        for entry_id, pieces in self._pieces.items():
+            entry = self._entries.get(entry_id)
+            if isinstance(entry, (AssistantText, ReasoningEntry)):
+                self._entries[entry_id] = msgspec.structs.replace(entry, text="".join(pieces))
+        self._pieces.clear()
 
     # ------------------------------------------------------------------ deltas
 
@@ -221,6 +276,7 @@ class ChatView:
         self._removed: list[str] = []
 
     def _take_delta(self) -> ChatDelta:
+        self._join_pieces()
         born = [i for i in self._born if i in self._entries]
         added: list[ChatEntry] = []
         if born:
@@ -548,6 +604,12 @@ def _upsert(items: tuple[TodoItem, ...], item: TodoItem) -> tuple[TodoItem, ...]
             return (*items[:i], merged, *items[i + 1 :])
     return (*items, item)
 
+
+#: Chunks that may continue an open text / reasoning entry (see ``ChatView._continue_run``).
+_CHUNKS = frozenset((MessageChunk, Reasoning))
+#: Pieces an open entry keeps before they are joined: a streamed message's text is copied once
+#: per this many chunks instead of at every chunk.
+_MAX_PIECES = 256
 
 _HANDLERS: dict[type[Any], Any] = {
     UserMessage: ChatView._on_user,

@@ -97,7 +97,7 @@ class SessionViews:
                         session_id, after_seq=view.last_seq
                     ) as stream:
                         while True:
-                            view.apply(await stream.receive_batch())
+                            view.fold(await stream.receive_batch())
                             # Fold events in batches: a streaming session would otherwise
                             # wake this task for every delta. A snapshot is exact whatever
                             # the view's lag (the client replays from its last_seq).

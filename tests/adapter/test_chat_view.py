@@ -379,3 +379,44 @@ def test_whole_equals_incremental_in_any_split(events: list[Event], cuts: list[i
     assert parts.entries == parts_replica
     ids = [e.id for e in whole.entries]
     assert len(ids) == len(set(ids))
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    events=st.lists(_EVENTS, max_size=40),
+    cuts=st.lists(st.integers(min_value=0, max_value=40), max_size=8),
+    ways=st.lists(st.sampled_from(["fold", "apply", "fold+read"]), min_size=9, max_size=9),
+)
+def test_fold_equals_apply_in_any_split(
+    events: list[Event], cuts: list[int], ways: list[str]
+) -> None:
+    """``fold`` (no delta; chunks kept as pieces until someone looks) gives the same view as
+    ``apply``, whatever the batches, the mix of both, and the reads in between."""
+    whole, _ = build(events)
+    view = ChatView()
+    bounds = [0, *sorted({c for c in cuts if c <= len(events)}), len(events)]
+    for (start, end), way in zip(itertools.pairwise(bounds), ways, strict=False):
+        if way == "apply":
+            view.apply(events[start:end])
+        else:
+            view.fold(events[start:end])
+            if way == "fold+read":
+                assert [e.id for e in view.entries] == [e.id for e in view.entries]
+    assert view.snapshot() == whole.snapshot()
+    assert view.entries == whole.entries
+
+
+def test_a_long_streamed_message_is_joined_when_read() -> None:
+    """Thousands of chunks folded one at a time (a follower's small batches): the text is
+    exact when read, and the pieces an open entry keeps stay bounded."""
+    view = ChatView()
+    chunks = [f"{i:05d}." for i in range(5000)]
+    for text in chunks:
+        view.fold([MessageChunk(message_id="m1", text=text)])
+    assert all(len(pieces) <= 256 for pieces in view._pieces.values())
+    (entry,) = view.entries
+    assert isinstance(entry, AssistantText)
+    assert entry.text == "".join(chunks)
+    view.fold([MessageChunk(message_id="m1", text="end")])
+    delta = view.apply([MessageChunk(message_id="m1", text="!")])
+    assert delta.updated and delta.updated[0].text.endswith("end!")  # type: ignore[union-attr]
