@@ -6,6 +6,14 @@ A transport moves bytes; everything about messages lives in the layer above
 into debug logs and a bounded tail that errors carry, and shuts down in steps: close stdin,
 wait ``close_grace``, SIGTERM, wait ``kill_after``, SIGKILL — reaping the child on every path.
 
+The CLI leads its own process group, and it is reaped only after that group got SIGKILL: the
+shells and tools it started never outlive it, and since an exited but unreaped child keeps
+its process id the signal cannot reach an unrelated process that got the id again (the exit
+is awaited without reaping, :mod:`claudecode._child_exit`). Its end is watched apart from its
+stdout: a CLI that exits while a child of it keeps stdout open ends the output after
+``exit_grace`` (that child is killed with the group, what the pipe holds is still read), where
+the output would otherwise never end.
+
 The child's stdout is a pipe we create and read ourselves, non-blocking: a read takes what
 the pipe holds straight into the bytes the protocol splits (the event loop's pipe transport
 would read each chunk into a fresh 256 KiB buffer and copy it twice more through a
@@ -22,15 +30,21 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import fcntl
 import os
+import select
 import signal
 import subprocess
+import sys
+import termios
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 
 import anyio
 import anyio.abc
+import anyio.lowlevel
 
+from ._child_exit import ChildExit
 from ._log import get_logger
 from ._private_args import redact_argv
 from .errors import CLIStartError
@@ -46,6 +60,8 @@ _STDERR_LINE_CHARS = 2000
 _STDERR_PENDING_MAX = 64 * 1024
 #: At most this much stderr is read at once when the tail is asked for (the rest: the drain).
 _STDERR_DRAIN_MAX = 1024 * 1024
+#: How often an exited CLI's stdout is looked at while the reader still drains it.
+_DRAIN_POLL = 0.05
 
 
 class Transport(ABC):
@@ -98,6 +114,8 @@ class SubprocessTransport(Transport):
         env: its whole environment.
         close_grace: seconds to wait for exit after closing stdin, before SIGTERM.
         kill_after: seconds between SIGTERM and SIGKILL.
+        exit_grace: seconds the output may stay open after the CLI itself exited (held by
+            a child of it) before that child's process group is killed and the output ends.
         stderr_tail_lines: how many stderr lines to keep for errors.
         on_stderr: called with each complete stderr line (on the event loop, by the drain
             task or whoever reads :attr:`stderr_tail`; must not block).
@@ -112,6 +130,7 @@ class SubprocessTransport(Transport):
         env: Mapping[str, str] | None = None,
         close_grace: float = 5.0,
         kill_after: float = 5.0,
+        exit_grace: float = 2.0,
         stderr_tail_lines: int = 50,
         on_stderr: Callable[[str], None] | None = None,
         user: str | None = None,
@@ -121,11 +140,17 @@ class SubprocessTransport(Transport):
         self.env = dict(env) if env is not None else None
         self.close_grace = close_grace
         self.kill_after = kill_after
+        self.exit_grace = exit_grace
         self.on_stderr = on_stderr
         self.user = user
         self._tail_lines = max(1, stderr_tail_lines)
         self._tail: collections.deque[str] = collections.deque(maxlen=self._tail_lines)
-        self._process: anyio.abc.Process | None = None
+        self._process: subprocess.Popen[bytes] | None = None
+        self._exit: ChildExit | None = None
+        self._reaped = False
+        self._exit_watch = anyio.CancelScope()
+        self._exit_seen = anyio.Event()
+        self._stdin: int | None = None
         self._stdout: int | None = None
         self._stderr: int | None = None
         self._stderr_pending = b""
@@ -155,13 +180,17 @@ class SubprocessTransport(Transport):
         return "\n".join(lines)
 
     async def start(self, task_group: anyio.abc.TaskGroup) -> None:
-        # Every end is created non-inheritable; the child gets the write ends as fds 1 and 2.
+        # Every end is created non-inheritable; the child gets its ends as fds 0, 1 and 2.
+        # Plain Popen, not the event loop's subprocess support: asyncio's child watcher
+        # reaps the child the moment it exits, before its process group could be signalled.
+        in_read, in_write = os.pipe()
         read_end, write_end = os.pipe()
         err_read, err_write = os.pipe()
         try:
-            self._process = await anyio.open_process(
+            # Spawning blocks as briefly as the event loop's own spawn does (fork/exec).
+            self._process = subprocess.Popen(  # noqa: ASYNC220
                 self.argv,
-                stdin=subprocess.PIPE,
+                stdin=in_read,
                 stdout=write_end,
                 stderr=err_write,
                 cwd=self.cwd,
@@ -170,23 +199,71 @@ class SubprocessTransport(Transport):
                 user=self.user,
             )
         except OSError as exc:
-            os.close(read_end)
-            os.close(err_read)
+            for fd in (in_write, read_end, err_read):
+                os.close(fd)
             raise CLIStartError(f"could not start {self.argv[0]!r}: {exc}") from exc
         except BaseException:
-            os.close(read_end)
-            os.close(err_read)
+            for fd in (in_write, read_end, err_read):
+                os.close(fd)
             raise
         finally:
             # Only the child writes: its exit (and its children's) is our end of input.
+            os.close(in_read)
             os.close(write_end)
             os.close(err_write)
-        os.set_blocking(read_end, False)
-        os.set_blocking(err_read, False)
+        self._exit = ChildExit(self._process.pid)
+        for fd in (in_write, read_end, err_read):
+            os.set_blocking(fd, False)
+        self._stdin = in_write
         self._stdout = read_end
         self._stderr = err_read
         _log.debug("cli.spawned", pid=self._process.pid, argv=redact_argv(self.argv))
         task_group.start_soon(self._drain_stderr, name="claudecode stderr drain")
+        task_group.start_soon(self._watch_exit, name="claudecode exit watch")
+
+    async def _watch_exit(self) -> None:
+        """End the output of a CLI that exited while a child of it holds its stdout."""
+        assert self._exit is not None
+        with self._exit_watch:
+            try:
+                await self._exit.wait()  # the one waiter on the pidfd; others: the event
+            except (anyio.ClosedResourceError, OSError):
+                return
+            finally:
+                self._exit_seen.set()
+            # The reader normally meets the end of output (and reaps) within this grace.
+            await anyio.sleep(self.exit_grace)
+            if self._reaped or self._closed:
+                return
+            _log.debug("cli.exited_output_open", pid=self.pid)
+            self._reap()  # its process group is killed first: the holders of stdout die
+            # The reader drains what the pipe holds, then meets its end (the holders are
+            # gone) -- or, for a holder that left the group, the pipe is closed once empty.
+            while (fd := self._stdout) is not None:
+                state = _pipe_state(fd)
+                if state == "empty":
+                    # No await since the check: nothing can be read between it and this.
+                    _log.warning("cli.exited_output_held", pid=self.pid)
+                    self._close_stdout()
+                    return
+                if state == "ended":
+                    return  # the reader will see the end itself
+                await anyio.sleep(_DRAIN_POLL)
+
+    def _reap(self) -> int:
+        """Kill what is left of the exited CLI's process group, then reap the CLI.
+
+        Call only once it has exited (the group id is still its own until the reap)."""
+        process = self._require()
+        if not self._reaped:
+            self._kill_group(signal.SIGKILL)
+            process.wait()
+            self._reaped = True
+            if self._exit is not None:
+                self._exit.close()
+        returncode = process.returncode
+        assert returncode is not None
+        return returncode
 
     async def _drain_stderr(self) -> None:
         try:
@@ -254,9 +331,28 @@ class SubprocessTransport(Transport):
                 _log.warning("cli.stderr_callback_failed", error=repr(exc))
 
     async def send(self, data: bytes) -> None:
-        process = self._require()
-        assert process.stdin is not None
-        await process.stdin.send(data)
+        self._require()
+        # The checkpoint comes first (as trio's own streams do it): once the bytes are
+        # written, send returns without letting the reader see the peer's answer first.
+        await anyio.lowlevel.checkpoint()
+        view = memoryview(data)
+        while view:
+            fd = self._stdin
+            if fd is None:
+                raise anyio.ClosedResourceError
+            try:
+                written = os.write(fd, view)
+            except BlockingIOError:
+                try:
+                    await anyio.wait_writable(fd)
+                except anyio.ClosedResourceError:
+                    raise
+                except OSError as exc:
+                    raise anyio.BrokenResourceError from exc
+                continue
+            except (BrokenPipeError, ConnectionResetError) as exc:
+                raise anyio.BrokenResourceError from exc
+            view = view[written:]
 
     async def receive(self) -> bytes:
         self._require()
@@ -288,17 +384,36 @@ class SubprocessTransport(Transport):
         if self._stdin_closed or self._process is None:
             return
         self._stdin_closed = True
-        assert self._process.stdin is not None
-        with contextlib.suppress(OSError, anyio.BrokenResourceError):
-            await self._process.stdin.aclose()
+        self._close_stdin()
+        await anyio.lowlevel.checkpoint()
+
+    def _close_stdin(self) -> None:
+        fd, self._stdin = self._stdin, None
+        if fd is not None:
+            anyio.notify_closing(fd)  # wakes a writer waiting on it (ClosedResourceError)
+            with contextlib.suppress(OSError):
+                os.close(fd)
 
     async def wait(self) -> int | None:
-        process = self._require()
-        code = await process.wait()
+        self._require()
+        while not await self._exited(1.0):
+            pass
+        code = self._reap()
+        self._exit_watch.cancel()  # its work is done
         # Let the stderr drain finish so error messages carry the whole tail.
         with anyio.move_on_after(1):
             await self._stderr_done.wait()
         return code
+
+    async def _exited(self, timeout: float) -> bool:
+        """Wait up to ``timeout`` seconds for the CLI's exit (without reaping it)."""
+        assert self._exit is not None
+        if self._reaped:
+            return True
+        with anyio.move_on_after(timeout):
+            await self._exit_seen.wait()
+        # Asked again: the exit watch may not run (its task group cancelled, say).
+        return self._reaped or self._exit.has_exited()
 
     async def aclose(self, *, force: bool = False) -> None:
         if self._closed or self._process is None:
@@ -307,42 +422,63 @@ class SubprocessTransport(Transport):
         process = self._process
         with anyio.CancelScope(shield=True):
             try:
+                exited = False
                 if not force:
                     await self.close_input()
-                    with anyio.move_on_after(self.close_grace):
-                        await process.wait()
-                if process.returncode is None and not force:
-                    self._signal(signal.SIGTERM)
-                    with anyio.move_on_after(self.kill_after):
-                        await process.wait()
-                if process.returncode is None:
-                    self._signal(signal.SIGKILL)
-                await process.wait()
+                    exited = await self._exited(self.close_grace)
+                if not exited and not force:
+                    self._kill_group(signal.SIGTERM)
+                    exited = await self._exited(self.kill_after)
+                while not exited:
+                    self._kill_group(signal.SIGKILL)
+                    exited = await self._exited(max(self.kill_after, 1.0))
+                self._reap()  # kills what is left of its group first
             finally:
+                self._exit_watch.cancel()
                 self._close_stdout()
                 # The last of stderr into the tail, then our end closed (a grandchild that
                 # keeps the pipe open must not keep the drain task alive).
                 self._read_stderr()
                 self._end_stderr()
-                if process.stdin is not None:
-                    with contextlib.suppress(OSError, anyio.BrokenResourceError):
-                        await process.stdin.aclose()
+                self._close_stdin()
+                if self._exit is not None:
+                    self._exit.close()
                 _log.debug("cli.reaped", pid=process.pid, returncode=process.returncode)
 
-    def _signal(self, sig: signal.Signals) -> None:
+    def _kill_group(self, sig: signal.Signals) -> None:
         # The child leads its own process group (start_new_session), so the signal also
-        # reaches the shells and tools it started.
+        # reaches the shells and tools it started. Never after the reap: the id may be reused.
+        if self._reaped:
+            return
         assert self._process is not None
         try:
             os.killpg(self._process.pid, sig)
         except (ProcessLookupError, PermissionError):
-            with contextlib.suppress(ProcessLookupError):
-                self._process.send_signal(sig)
+            # Not Popen.send_signal: it polls, which would reap.
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(self._process.pid, sig)
 
-    def _require(self) -> anyio.abc.Process:
+    def _require(self) -> subprocess.Popen[bytes]:
         if self._process is None:
             raise RuntimeError("transport not started")
         return self._process
+
+
+def _pipe_state(fd: int) -> str:
+    """Whether a pipe's read end holds bytes (``"data"``), is at its end (``"ended"``: every
+    writer is gone), or is ``"empty"`` with a writer still holding it open."""
+    poller = select.poll()
+    poller.register(fd, select.POLLIN)
+    events = poller.poll(0)
+    if not events:
+        return "empty"
+    try:
+        available = int.from_bytes(
+            fcntl.ioctl(fd, termios.FIONREAD, b"\0\0\0\0"), sys.byteorder, signed=True
+        )
+    except OSError:
+        return "data"
+    return "data" if available > 0 else "ended"
 
 
 def _stderr_text(raw: bytes) -> str:

@@ -9,6 +9,8 @@
 * ``control_request``: the lines written for any other control request of the host
   (``"{request_id}"`` is replaced by its id); ``None`` keeps the fake's default answer;
 * ``exit_after_user``: exit with this code right after the Nth prompt's lines (1-based).
+* ``spawn_before_exit``: an argv started just before that exit, left running; it inherits
+  stdout and stderr unless ``spawn_quiet`` (then /dev/null); its pid goes to ``spawn_pid_file``.
 
 Lines are dicts (written as JSON) or raw strings (written byte for byte).
 """
@@ -60,6 +62,12 @@ def handle(msg):
             for line in lines:
                 sys.stdout.write((line if isinstance(line, str) else json.dumps(line)) + "\\n")
             sys.stdout.flush()
+            if PLAN.get("spawn_before_exit"):
+                import subprocess
+                quiet = subprocess.DEVNULL if PLAN.get("spawn_quiet") else None
+                child = subprocess.Popen(PLAN["spawn_before_exit"], stdout=quiet, stderr=quiet)
+                with open(PLAN["spawn_pid_file"], "w") as out:
+                    out.write(str(child.pid))
             os._exit(PLAN.get("exit_code", 0))
         return lines
     return []
