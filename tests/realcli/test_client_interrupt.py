@@ -73,6 +73,10 @@ async def test_interrupt_mid_stream_then_next_prompt_works(
     assert session.exit_code == 0
 
 
+#: How a turn interrupted while a permission request (or its callback) is open may end.
+_ABORTED_WHILE_ASKING = ("aborted_tools", "aborted_streaming")
+
+
 async def test_interrupt_while_a_permission_request_is_open(
     cli_options: Any, fake_api: FakeAnthropicAPI, cli_env: Any
 ) -> None:
@@ -110,7 +114,11 @@ async def test_interrupt_while_a_permission_request_is_open(
     interrupted = first[-1]
     assert isinstance(interrupted, m.ResultMessage)
     assert "error_during_execution" == interrupted.subtype and interrupted.is_error
-    assert "aborted_tools" == interrupted.terminal_reason
+    # The CLI asks for permission as soon as the tool_use block is complete, while the API's
+    # stream may still be open (message_delta / message_stop not read yet): an interrupt that
+    # lands in that window ends the turn as aborted_streaming, later as aborted_tools. On a
+    # loaded machine both happen; the request was cancelled and nothing ran either way.
+    assert interrupted.terminal_reason in _ABORTED_WHILE_ASKING
     result = second[-1]
     assert isinstance(result, m.ResultMessage)
     assert (False, "next turn fine") == (result.is_error, result.result)
@@ -166,6 +174,6 @@ async def test_interrupt_cancels_a_waiting_permission_callback(
     assert not (cli_env.cwd / "never.txt").exists()
     interrupted = first[-1]
     assert isinstance(interrupted, m.ResultMessage)
-    assert "aborted_tools" == interrupted.terminal_reason
+    assert interrupted.terminal_reason in _ABORTED_WHILE_ASKING  # see the test above
     result = second[-1]
     assert isinstance(result, m.ResultMessage) and "next turn fine" == result.result
