@@ -5,7 +5,8 @@ controlling terminal, so Ctrl-C typed into the terminal interrupts its foregroun
 ``stop`` can signal the whole process group. The master side is non-blocking; reads and
 writes wait for readiness with :func:`anyio.wait_readable` / :func:`anyio.wait_writable`, which
 work on asyncio and trio alike. The child's exit is awaited on a pidfd (Linux), falling back
-to polling ``waitid(WNOWAIT)`` elsewhere; either way the child is not reaped until
+to polling ``waitid(WNOWAIT)`` elsewhere (:mod:`claudecode._child_exit`, which the client's
+subprocess transport uses too); either way the child is not reaped until
 :meth:`PtyProcess.reap`, so its process group id cannot be reused while we may still signal it.
 """
 
@@ -22,9 +23,10 @@ from collections.abc import Mapping, Sequence
 import anyio
 import anyio.lowlevel
 
+from claudecode._child_exit import ChildExit
+
 __all__ = ("PtyProcess",)
 
-_POLL_INTERVAL = 0.05
 #: Reads in a row before yielding to other tasks while output keeps coming.
 _READS_PER_CHECKPOINT = 8
 
@@ -48,12 +50,7 @@ class PtyProcess:
         self._closed = False
         self._reaped = False
         self._reads = 0
-        self._pidfd: int | None = None
-        if hasattr(os, "pidfd_open"):
-            try:
-                self._pidfd = os.pidfd_open(popen.pid)
-            except OSError:
-                self._pidfd = None
+        self._exit = ChildExit(popen.pid)
 
     @classmethod
     def spawn(
@@ -205,23 +202,12 @@ class PtyProcess:
 
     def has_exited(self) -> bool:
         """Whether the child has exited (it stays unreaped until :meth:`reap`)."""
-        if self._reaped:
-            return True
-        try:
-            result = os.waitid(os.P_PID, self.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
-        except ChildProcessError:
-            return True
-        return result is not None
+        return self._reaped or self._exit.has_exited()
 
     async def wait_exited(self) -> None:
         """Wait until the child exits, without reaping it."""
-        if self._pidfd is not None:
-            while not self.has_exited():
-                await anyio.wait_readable(self._pidfd)
-            return
-        # No pidfd on this platform: poll (an exit raises no event we could wait for).
-        while not self.has_exited():  # noqa: ASYNC110
-            await anyio.sleep(_POLL_INTERVAL)
+        if not self._reaped:
+            await self._exit.wait()
 
     def reap(self) -> int:
         """Collect the exited child's status (call after :meth:`wait_exited`)."""
@@ -239,7 +225,4 @@ class PtyProcess:
         self._closed = True
         anyio.notify_closing(self._fd)
         os.close(self._fd)
-        if self._pidfd is not None:
-            anyio.notify_closing(self._pidfd)
-            os.close(self._pidfd)
-            self._pidfd = None
+        self._exit.close()
