@@ -35,7 +35,7 @@ import msgspec
 
 from ..backend import SessionInfo
 from ..chat.history import HistorySession
-from ..chat.view import ChatSnapshot
+from ..chat.snapshot import ChatSnapshot
 from ..events import AnyEvent, event_schema
 
 __all__ = (

@@ -1,0 +1,57 @@
+"""The values a :class:`~adapter.chat.view.ChatView` hands out: what one fold changed
+(:class:`ChatDelta`), the whole chat at once (:class:`ChatSnapshot`) and the usage summed over
+its turns (:class:`ChatUsage`). Frozen and JSON-serializable; the view builds them."""
+
+from __future__ import annotations
+
+import msgspec
+
+from normalize import TodoItem
+
+from ..events import ContextWindow
+from .entries import ChatEntry
+
+__all__ = ("ChatDelta", "ChatSnapshot", "ChatUsage")
+
+
+class ChatDelta(msgspec.Struct, kw_only=True, frozen=True):
+    """What one :meth:`ChatView.apply` changed. Apply ``removed`` (ids), then ``updated``
+    (replace in place by id), then ``added`` (append in order)."""
+
+    added: tuple[ChatEntry, ...] = ()
+    updated: tuple[ChatEntry, ...] = ()
+    removed: tuple[str, ...] = ()
+
+    def __bool__(self) -> bool:
+        return bool(self.added or self.updated or self.removed)
+
+
+class ChatUsage(msgspec.Struct, kw_only=True, frozen=True):
+    """Usage and cost summed over the turns seen."""
+
+    cost_usd: float = 0.0
+    turns: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_creation_tokens: int = 0
+    duration_ms: float = 0.0
+
+
+class ChatSnapshot(msgspec.Struct, kw_only=True, frozen=True):
+    """Everything a UI needs to draw the chat at once (JSON-serializable).
+
+    ``last_seq`` is the ``seq`` of the newest event folded in: a client continues with the
+    events after it.
+    """
+
+    entries: tuple[ChatEntry, ...] = ()
+    todos: tuple[TodoItem, ...] = ()
+    usage: ChatUsage = ChatUsage()
+    context_window: ContextWindow | None = None
+    model: str | None = None
+    permission_mode: str | None = None
+    cli_session_id: str | None = None
+    commands: tuple[str, ...] = ()
+    tools: tuple[str, ...] = ()
+    last_seq: int = 0
