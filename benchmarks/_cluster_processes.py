@@ -17,9 +17,6 @@ _ROOT = Path(__file__).resolve().parents[1]
 
 __all__ = (
     "WORKER_OPTIONS",
-    "children",
-    "cpu_of",
-    "cpu_seconds",
     "drop_streams",
     "machine_cpu",
     "server",
@@ -141,37 +138,6 @@ def machine_cpu() -> tuple[int, int]:
         fields = [int(x) for x in fh.readline().split()[1:]]
     idle = fields[3] + (fields[4] if len(fields) > 4 else 0)  # idle + iowait
     return sum(fields) - idle, sum(fields)
-
-
-def cpu_seconds(pid: int) -> float:
-    """User + system CPU seconds of one process so far (Linux ``/proc``)."""
-    with open(f"/proc/{pid}/stat") as fh:
-        fields = fh.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
-def children(parents: set[int]) -> list[int]:
-    """The pids of the processes whose parent is one of ``parents`` (the emitters)."""
-    found = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat") as fh:
-                ppid = int(fh.read().rsplit(")", 1)[1].split()[1])
-        except (OSError, ValueError, IndexError):
-            continue
-        if ppid in parents:
-            found.append(int(entry))
-    return found
-
-
-def cpu_of(pids: list[int]) -> float:
-    total = 0.0
-    for pid in pids:
-        with contextlib.suppress(OSError, ValueError, IndexError):
-            total += cpu_seconds(pid)
-    return total
 
 
 async def drop_streams(url: str, prefix: str) -> None:

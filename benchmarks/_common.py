@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import platform
 import statistics
@@ -16,10 +17,13 @@ from .corpus import CACHE_DIR
 
 __all__ = (
     "Countdown",
+    "child_pids",
+    "cpu_of",
     "emitter_path",
     "machine",
     "peak_rss_bytes",
     "percentile",
+    "process_cpu_seconds",
     "reset_peak_rss",
     "rss_bytes",
     "spread",
@@ -105,6 +109,38 @@ def peak_rss_bytes() -> int:
     import resource
 
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+
+
+def process_cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds of one process so far (Linux ``/proc``)."""
+    with open(f"/proc/{pid}/stat") as fh:
+        fields = fh.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def cpu_of(pids: Sequence[int]) -> float:
+    """CPU seconds of ``pids`` so far, together (a process that is gone counts 0)."""
+    total = 0.0
+    for pid in pids:
+        with contextlib.suppress(OSError, ValueError, IndexError):
+            total += process_cpu_seconds(pid)
+    return total
+
+
+def child_pids(parents: set[int]) -> list[int]:
+    """The pids of the live processes whose parent is one of ``parents`` (Linux ``/proc``)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as fh:
+                ppid = int(fh.read().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+        if ppid in parents:
+            found.append(int(entry))
+    return found
 
 
 def _cpu_model() -> str:

@@ -45,7 +45,7 @@ from typing import Any
 import anyio
 
 from . import _cluster_processes as bench_procs
-from ._common import emitter_path, percentile
+from ._common import child_pids, cpu_of, emitter_path, percentile, process_cpu_seconds
 
 __all__ = ("measure_cluster",)
 
@@ -108,10 +108,10 @@ async def _ws_stream(
     try:
         for client in clients:
             await anyio.to_thread.run_sync(client.ready)
-        emitters = bench_procs.children(set(pids.values()))
-        before = {role: bench_procs.cpu_seconds(pid) for role, pid in pids.items()}
-        before_emitters = bench_procs.cpu_of(emitters)
-        before_clients = bench_procs.cpu_of([client.proc.pid for client in clients])
+        emitters = child_pids(set(pids.values()))
+        before = {role: process_cpu_seconds(pid) for role, pid in pids.items()}
+        before_emitters = cpu_of(emitters)
+        before_clients = cpu_of([client.proc.pid for client in clients])
         machine = bench_procs.machine_cpu()
         start = time.monotonic()
         acked = [0.0]
@@ -128,8 +128,8 @@ async def _ws_stream(
         for client in clients:
             client.kill()
     wall = max(r["last_ns"] for r in results) / 1e9 - start
-    cpu = {role: (bench_procs.cpu_seconds(pid) - before[role]) / wall for role, pid in pids.items()}
-    cpu["emitters"] = (bench_procs.cpu_of(emitters) - before_emitters) / wall
+    cpu = {role: (process_cpu_seconds(pid) - before[role]) / wall for role, pid in pids.items()}
+    cpu["emitters"] = (cpu_of(emitters) - before_emitters) / wall
     cpu["clients"] = (sum(r["cpu_s"] for r in results) - before_clients) / wall
     busy, total = (now - then for now, then in zip(bench_procs.machine_cpu(), machine, strict=True))
     # Every process on the machine (emitters, nats-server, the clients, anything else), in

@@ -25,7 +25,7 @@ from typing import Any, Literal
 
 import anyio
 
-from ._common import Countdown, percentile
+from ._common import Countdown, child_pids, cpu_of, percentile
 
 __all__ = ("measure_latency",)
 
@@ -123,30 +123,9 @@ def _cpu_ours() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def _proc_cpu(pid: int) -> float:
-    """CPU seconds used so far by process ``pid`` (0 when it is gone)."""
-    try:
-        with open(f"/proc/{pid}/stat") as fh:
-            fields = fh.read().rsplit(")", 1)[1].split()
-    except OSError:
-        return 0.0
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime + stime
-
-
 def _cpu_children() -> float:
     """CPU seconds used so far by our live child processes (the emitters), from /proc."""
-    me = str(os.getpid())
-    total = 0.0
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/stat") as fh:
-                    ppid = fh.read().rsplit(")", 1)[1].split()[1]
-            except OSError:
-                continue
-            if ppid == me:
-                total += _proc_cpu(int(entry))
-    return total
+    return cpu_of(child_pids({os.getpid()}))
 
 
 class _Finished(Countdown):
@@ -158,7 +137,7 @@ class _Finished(Countdown):
 
     def done(self, pid: int | None = None) -> None:
         if pid is not None:
-            self.emitter_cpu += _proc_cpu(pid)
+            self.emitter_cpu += cpu_of([pid])
         super().done()
 
 
