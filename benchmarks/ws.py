@@ -458,6 +458,32 @@ async def _idle(url: str, server: _Server, count: int) -> dict[str, Any]:
     }
 
 
+def _measured_stream(
+    server: _Server,
+    sessions: int,
+    clients: int,
+    log: Callable[[str], None],
+    processes: int,
+    *,
+    watch_list: bool = False,
+) -> dict[str, Any]:
+    """One streaming run on ``server`` (see ``_stream``) with the server's CPU seconds in it."""
+    cpu = server.cpu()
+    run = asyncio.run(
+        _stream(
+            server.url,
+            sessions,
+            clients,
+            log,
+            processes=processes,
+            server_cpu=server.cpu,
+            watch_list=watch_list,
+        )
+    )
+    run["server_cpu_s"] = server.cpu() - cpu
+    return run
+
+
 def measure_ws(
     cli: str,
     *,
@@ -475,31 +501,13 @@ def measure_ws(
     try:
         results: dict[str, Any] = {"lines_per_session": lines, "rate": rate}
         log(f"ws: fan-out to {fanout_clients} clients")
-        cpu = server.cpu()
-        results["fanout"] = asyncio.run(
-            _stream(server.url, 1, fanout_clients, log, processes=processes, server_cpu=server.cpu)
-        )
-        results["fanout"]["server_cpu_s"] = server.cpu() - cpu
+        results["fanout"] = _measured_stream(server, 1, fanout_clients, log, processes)
         log(f"ws: {sessions} sessions x 2 clients")
-        cpu = server.cpu()
-        results["sessions"] = asyncio.run(
-            _stream(server.url, sessions, 2, log, processes=processes, server_cpu=server.cpu)
-        )
-        results["sessions"]["server_cpu_s"] = server.cpu() - cpu
+        results["sessions"] = _measured_stream(server, sessions, 2, log, processes)
         log(f"ws: {sessions} sessions x 2 clients watching the session list")
-        cpu = server.cpu()
-        results["sessions_list"] = asyncio.run(
-            _stream(
-                server.url,
-                sessions,
-                2,
-                log,
-                processes=processes,
-                server_cpu=server.cpu,
-                watch_list=True,
-            )
+        results["sessions_list"] = _measured_stream(
+            server, sessions, 2, log, processes, watch_list=True
         )
-        results["sessions_list"]["server_cpu_s"] = server.cpu() - cpu
         log(f"ws: {idle} idle connections")
         results["idle"] = asyncio.run(_idle(server.url, server, idle))
         return results
@@ -532,19 +540,7 @@ def measure_ws_sessions(
             for key, watch_list in (("rounds", False), ("rounds_list", True)):
                 what = " watching the list" if watch_list else ""
                 log(f"ws: round {index + 1}: {sessions} sessions x 2 clients{what}")
-                cpu = server.cpu()
-                run = asyncio.run(
-                    _stream(
-                        server.url,
-                        sessions,
-                        2,
-                        log,
-                        processes=processes,
-                        server_cpu=server.cpu,
-                        watch_list=watch_list,
-                    )
-                )
-                run["server_cpu_s"] = server.cpu() - cpu
+                run = _measured_stream(server, sessions, 2, log, processes, watch_list=watch_list)
                 log(
                     f"  p99 {run['p99_ms']:.2f} ms (while streaming {run['steady_p99_ms']:.2f})"
                     f", max {run['max_ms']:.1f}, p50 {run['p50_ms']:.2f}, "
