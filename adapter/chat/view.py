@@ -189,35 +189,20 @@ class ChatView:
             handler = handlers.get(type(event))
             if handler is None:
                 continue
-            if type(event) in _CHUNKS and self._continue_run(event):
-                continue
-            if self._pieces:
-                self._join_pieces()
+            if self._pieces and type(event) not in _CHUNKS:
+                self._join_pieces()  # whatever else a handler does sees whole texts
             handler(self, event)
 
-    def _continue_run(self, event: Event) -> bool:
-        """Add a chunk to the open entry it continues, as a piece; False if it starts one."""
-        kind: type[AssistantText | ReasoningEntry]
-        if isinstance(event, MessageChunk):
-            open_id = self._open_text.get(event.parent_tool_call_id)
-            kind = AssistantText
-        elif isinstance(event, Reasoning):
-            open_id = self._open_reasoning.get(event.parent_tool_call_id)
-            kind = ReasoningEntry
-        else:
-            return False
-        entry = self._entries.get(open_id) if open_id is not None else None
-        if open_id is None or not isinstance(entry, kind) or entry.message_id != event.message_id:
-            return False
-        pieces = self._pieces.get(open_id)
+    def _grow(self, entry: AssistantText | ReasoningEntry, text: str) -> None:
+        """Add a chunk to the open entry it continues, as a piece (see ``_pieces``)."""
+        pieces = self._pieces.get(entry.id)
         if pieces is None:
-            self._pieces[open_id] = [entry.text, event.text]
+            self._pieces[entry.id] = [entry.text, text]
         else:
-            pieces.append(event.text)
+            pieces.append(text)
             if len(pieces) >= _MAX_PIECES:  # bounded memory per open entry
                 pieces[:] = ["".join(pieces)]
-        self._touched[open_id] = None
-        return True
+        self._touched[entry.id] = None
 
     def _join_pieces(self) -> None:
         for entry_id, pieces in self._pieces.items():
@@ -321,8 +306,9 @@ class ChatView:
         open_id = self._open_text.get(parent)
         entry = self._entries.get(open_id) if open_id else None
         if isinstance(entry, AssistantText) and entry.message_id == event.message_id:
-            self._set(msgspec.structs.replace(entry, text=entry.text + event.text))
+            self._grow(entry, event.text)
             return
+        self._join_pieces()  # a new run starts: settle the pending texts (once per run)
         self._add(
             AssistantText(
                 id=self._run_id("text", event.message_id),
@@ -337,8 +323,9 @@ class ChatView:
         open_id = self._open_reasoning.get(parent)
         entry = self._entries.get(open_id) if open_id else None
         if isinstance(entry, ReasoningEntry) and entry.message_id == event.message_id:
-            self._set(msgspec.structs.replace(entry, text=entry.text + event.text))
+            self._grow(entry, event.text)
             return
+        self._join_pieces()  # a new run starts: settle the pending texts (once per run)
         self._add(
             ReasoningEntry(
                 id=self._run_id("reasoning", event.message_id),
@@ -563,7 +550,7 @@ def _upsert(items: tuple[TodoItem, ...], item: TodoItem) -> tuple[TodoItem, ...]
     return (*items, item)
 
 
-#: Chunks that may continue an open text / reasoning entry (see ``ChatView._continue_run``).
+#: Chunks that may continue an open text / reasoning entry (see ``ChatView._grow``).
 _CHUNKS = frozenset((MessageChunk, Reasoning))
 #: Pieces an open entry keeps before they are joined: a streamed message's text is copied once
 #: per this many chunks instead of at every chunk.
