@@ -78,9 +78,13 @@ def find_nats_server() -> str:
     return found
 
 
+#: Times a cluster picks its ports again when one was taken before its member bound it.
+_PORT_ATTEMPTS = 5
+
+
 def _free_port() -> int:
-    # Only for cluster route ports, which must be known before the peers start; the race
-    # with another process taking the port in between is accepted for tests.
+    # Only for cluster ports, which must be known before the peers start; another process
+    # may take one in between: LocalNatsCluster then picks them all again.
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
@@ -255,15 +259,21 @@ class LocalNatsCluster:
         self._own_dir = directory is None
         self.directory = Path(directory or tempfile.mkdtemp(prefix="bridge-nats-cluster-"))
         self.directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+        self._size, self._name, self._startup_timeout = size, name, startup_timeout
+        self.servers = self._members()
+
+    def _members(self) -> list[LocalNatsServer]:
+        """Members on fresh ports (fixed from then on: a member restarts on its own)."""
+        size, name = self._size, self._name
         routes = [_free_port() for _ in range(size)]
         clients = [_free_port() for _ in range(size)]
-        self.servers = [
+        return [
             LocalNatsServer(
                 self.directory / f"n{i}",
                 name=f"{name}-n{i}",
                 port=clients[i],
                 cluster=(name, routes[i], [p for j, p in enumerate(routes) if j != i]),
-                startup_timeout=startup_timeout,
+                startup_timeout=self._startup_timeout,
             )
             for i in range(size)
         ]
@@ -274,13 +284,22 @@ class LocalNatsCluster:
         return [server.url for server in self.servers]
 
     def __enter__(self) -> Self:
-        try:
-            for server in self.servers:
-                server.start()
-        except BaseException:
-            self._kill_all()
-            raise
-        return self
+        for attempt in range(_PORT_ATTEMPTS):
+            try:
+                for server in self.servers:
+                    server.start()
+                return self
+            except RuntimeError as exc:
+                self._kill_all()
+                # The ports were free when picked, but another process may take one before
+                # its member binds it: pick them all again.
+                if "address already in use" not in str(exc) or attempt == _PORT_ATTEMPTS - 1:
+                    raise
+                self.servers = self._members()
+            except BaseException:
+                self._kill_all()
+                raise
+        raise AssertionError("unreachable")
 
     def _kill_all(self) -> None:
         for server in self.servers:
