@@ -15,6 +15,7 @@ import uuid
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -22,7 +23,7 @@ import anyio
 from claudecode import ClaudeCodeError, UsageError
 from claudecode._version import __version__
 
-from ..backend import BackendUnavailableError, SessionBackend, SessionSpec
+from ..backend import BackendUnavailableError, HistoryBackend, SessionBackend, SessionSpec
 from ..chat.history import (
     HistoryIndex,
     HistoryNotFoundError,
@@ -87,7 +88,9 @@ class AgentOptions:
     ``permission_mode``: the CLI's starting mode. ``cwd``: run every session there instead of
     the directory the editor sends. ``cancel_grace``: seconds a cancelled
     turn may take to end before the prompt answers ``cancelled`` anyway. ``env``: where to
-    look for the CLI's history files (``HOME``, ``CLAUDE_CONFIG_DIR``; default: ours).
+    look for the CLI's history files (``HOME``, ``CLAUDE_CONFIG_DIR``; default: ours), unless
+    the backend keeps the history of its sessions itself (a
+    :class:`~adapter.HistoryBackend`, such as a cluster gateway): then its ``history_dir``.
     """
 
     model: str | None = None
@@ -185,6 +188,17 @@ class AcpAgent:
         # The CLI authenticates itself (its login or ANTHROPIC_API_KEY); nothing to do here.
         return {}
 
+    def _history_config(self) -> Path:
+        """Where the stored sessions are, laid out like the CLI's config directory."""
+        # Sessions that run elsewhere (on a cluster's workers) have their transcripts there,
+        # not in this machine's CLI directory: the backend keeps a copy of them.
+        if isinstance(self.backend, HistoryBackend):
+            try:
+                return self.backend.history_dir
+            except AttributeError:  # a backend made without a history (history=False)
+                pass
+        return config_dir(self.options.env)
+
     def _spec(self, cwd: str, mcp: list[dict[str, Any]], **changes: Any) -> SessionSpec:
         return SessionSpec(
             cwd=cwd,
@@ -235,7 +249,7 @@ class AcpAgent:
         p = decode_params(params, LoadSessionParams)
         if p.session_id in self._relay.sessions:
             raise JsonRpcError(INVALID_REQUEST, f"session {p.session_id} is open already")
-        config = config_dir(self.options.env)
+        config = self._history_config()
         cwd = self.options.cwd or p.cwd
         elsewhere = False
         try:
@@ -259,7 +273,10 @@ class AcpAgent:
         translator = UpdateTranslator(cwd=spec.cwd, replay=True)
         updates = [u for event in replay for u in translator.updates(event)]
         await self._relay.notify_updates(p.session_id, updates)
-        session = await self._relay.start(spec, p.session_id)
+        # Under an id of its own in the backend: the session may have run there under the
+        # ACP id before (a cluster keeps a closed session's record and events for a while).
+        backend_id = f"{p.session_id}-{uuid.uuid4().hex[:8]}"
+        session = await self._relay.start(spec, p.session_id, backend_id=backend_id)
         return Then(self._opened(session), lambda: self._relay.follow(session))
 
     async def _list_sessions(self, params: Any) -> dict[str, Any]:
@@ -269,7 +286,7 @@ class AcpAgent:
         except ValueError:
             raise JsonRpcError(INVALID_PARAMS, "Invalid params: unknown cursor") from None
         if self._history is None:
-            self._history = HistoryIndex(config_dir(self.options.env))
+            self._history = HistoryIndex(self._history_config())
         index = self._history
         cwd = self.options.cwd or p.cwd
         stored = await anyio.to_thread.run_sync(lambda: index.list(cwd))
@@ -300,7 +317,7 @@ class AcpAgent:
         turn = session.turn = Turn()
         try:
             try:
-                await self.backend.prompt(session.id, text, images=images)
+                await self.backend.prompt(session.backend_id, text, images=images)
             except BackendUnavailableError:
                 if turn.failure is not None:
                     # The relay counted this turn as running on, but it never started: no
@@ -329,7 +346,7 @@ class AcpAgent:
         session = self._relay.get(p.session_id)
         if all(m["id"] != p.mode_id for m in SESSION_MODES):
             raise JsonRpcError(INVALID_PARAMS, f"Invalid params: unknown mode {p.mode_id!r}")
-        await self.backend.set_permission_mode(session.id, p.mode_id)
+        await self.backend.set_permission_mode(session.backend_id, p.mode_id)
         session.mode = p.mode_id
         return {}
 
@@ -338,7 +355,7 @@ class AcpAgent:
         session = self._relay.get(p.session_id)
         if p.config_id != "model" or not isinstance(p.value, str) or not p.value:
             raise JsonRpcError(INVALID_PARAMS, f"Invalid params: no option {p.config_id!r}")
-        await self.backend.set_model(session.id, None if p.value == "default" else p.value)
+        await self.backend.set_model(session.backend_id, None if p.value == "default" else p.value)
         session.model = None if p.value == "default" else p.value
         return {"configOptions": self._config_options(session)}
 

@@ -80,9 +80,14 @@ class Turn:
 
 @dataclass
 class AcpSession:
-    """One open session as the editor sees it."""
+    """One open session as the editor sees it.
+
+    ``id`` is the ACP session id (the CLI's session id); ``backend_id`` the session's id in
+    the backend, which differs for a loaded session (see :meth:`SessionRelay.start`).
+    """
 
     id: str
+    backend_id: str
     cwd: str
     mode: str
     model: str | None
@@ -114,11 +119,19 @@ class SessionRelay:
             raise JsonRpcError(RESOURCE_NOT_FOUND, f"Resource not found: session {session_id}")
         return session
 
-    async def start(self, spec: SessionSpec, session_id: str) -> AcpSession:
-        """Create the session in the backend and hold it open (not followed yet)."""
-        info = await self.backend.create(spec, session_id=session_id)
+    async def start(
+        self, spec: SessionSpec, session_id: str, *, backend_id: str | None = None
+    ) -> AcpSession:
+        """Create the session in the backend and hold it open (not followed yet).
+
+        ``session_id`` is the editor's name for it; in the backend it is ``backend_id``
+        (default: the same). A session loaded again needs an id of its own there: a cluster
+        keeps a closed session's record and events for a while under its old id.
+        """
+        info = await self.backend.create(spec, session_id=backend_id or session_id)
         session = AcpSession(
             id=session_id,
+            backend_id=info.id,
             cwd=spec.cwd or "",
             mode=info.permission_mode or "default",
             model=info.model,
@@ -148,7 +161,7 @@ class SessionRelay:
             session.turn.error = "the session was closed"
             session.turn.done.set()
         with contextlib.suppress(UsageError, ClaudeCodeError):
-            await self.backend.close(session.id)
+            await self.backend.close(session.backend_id)
         if session.scope is not None:
             session.scope.cancel()
 
@@ -173,10 +186,10 @@ class SessionRelay:
             )
             with contextlib.suppress(UsageError, ClaudeCodeError):
                 await self.backend.answer_permission(
-                    session.id, pending_id, decision_for_option(None)
+                    session.backend_id, pending_id, decision_for_option(None)
                 )
         with contextlib.suppress(UsageError, ClaudeCodeError):
-            await self.backend.interrupt(session.id)
+            await self.backend.interrupt(session.backend_id)
         self._peer.start_soon(self._cancel_guard, turn, name="acp cancel guard")
 
     async def _cancel_guard(self, turn: Turn) -> None:
@@ -205,7 +218,7 @@ class SessionRelay:
         retry = _RETRY_FIRST
         while True:
             try:
-                async with self.backend.subscribe(session.id, after_seq=after) as events:
+                async with self.backend.subscribe(session.backend_id, after_seq=after) as events:
                     while True:
                         batch = await events.receive_batch()
                         after = batch[-1].seq
@@ -316,7 +329,7 @@ class SessionRelay:
         self, session: AcpSession, event: PermissionRequest, decision: PermissionDecision
     ) -> None:
         with contextlib.suppress(UnknownPermissionError, UsageError, ClaudeCodeError):
-            await self.backend.answer_permission(session.id, event.pending_id, decision)
+            await self.backend.answer_permission(session.backend_id, event.pending_id, decision)
             if decision.behavior != "deny" and event.tool_call_id:
                 await self.notify_updates(
                     session.id, session.translator.running(event.tool_call_id)
