@@ -27,7 +27,7 @@ from claudecode.stream_events import ErrorEvent as SseError
 
 from ._context import ContextTracker
 from ._tools import ToolCalls
-from ._turn_state import BoundedMap, SeenIds, TextKind, TextLedger
+from ._turn_state import BoundedMap, TextKind, TextLedger
 from .events import Event, MessageChunk, Raw, Reasoning, ToolInputDelta
 
 __all__ = ("StreamEvents",)
@@ -46,8 +46,6 @@ class StreamEvents:
     registry, one event). Accounting a run at once gives the same result as accounting each
     delta: the ledger emits the part of the concatenated text past what was already shown.
     """
-
-    _seen: SeenIds
 
     _ledger: TextLedger
     _calls: ToolCalls
@@ -73,16 +71,12 @@ class StreamEvents:
     def _feed_batch(self, batch: list[InboundMessage], out: list[Event]) -> None:
         """Translate ``batch`` into ``out`` (``out`` is also :attr:`_merge_into`).
 
-        The hot loop of the adapter (most lines are deltas): duplicates are checked for the
-        whole batch at once when it can be (:meth:`SeenIds.add_batch`), and a delta of the
-        current run costs a few attribute reads, three comparisons and an append.
+        The hot loop of the adapter (most lines are deltas): a delta of the current run costs
+        a few attribute reads, three comparisons and an append. ``stream_event`` lines are not
+        checked for duplicates (the CLI never repeats them; see :mod:`adapter.translate`);
+        the other lines go through :meth:`feed`, which is.
         """
-        seen = self._seen
-        try:
-            distinct = seen.add_batch(batch)
-        except Exception:  # a message without a (hashable) uuid: check one by one
-            distinct = False
-        feed = self._dispatch if distinct else self.feed
+        feed = self.feed  # the other lines: duplicates dropped, then dispatched
         current = self._current_message
         turn_open = self._turn_open  # only feed() below can change it: read again after it
         run_kind: str | int | None = None
@@ -106,7 +100,7 @@ class StreamEvents:
                         kind = event.index
                         piece = delta.partial_json
                     else:
-                        kind = None  # signature, citations: nothing to show
+                        continue  # signature, citations: nothing to show
                 elif (
                     event.__class__ in _SILENT
                     or (
@@ -116,16 +110,10 @@ class StreamEvents:
                     # the stop of a text or thinking block: only tool blocks stream state
                     or (event.__class__ is ContentBlockStop and not self._calls.streaming)
                 ):
-                    kind = None
+                    continue  # no event, and the turn is open already
                 else:
                     kind = ""  # the other stream events: dispatched below
                 if kind != "":
-                    if not distinct:
-                        uuid = message.uuid
-                        if uuid and not seen.add(uuid):
-                            continue  # a line seen before: dropped, as feed() would
-                    if kind is None:
-                        continue  # no event, and the turn is open already
                     parent = message.parent_tool_use_id
                     message_id = message.api_message_id or current.get(parent) or ""
                     if kind == run_kind and message_id == run_id and parent == run_parent:

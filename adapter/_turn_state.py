@@ -13,7 +13,9 @@ Rules (all of the translator's de-duplication lives here):
      came, exactly the missing tail);
    * not streamed (no ``--include-partial-messages``): the ``assistant`` line emits the text
      once;
-   * any order, duplicates, drops: a message never emits more text than its longest account.
+   * any order, drops, repeated lines: a message never emits more text than its longest
+     account (a repeated delta counts again: ``stream_event`` lines are not checked for
+     duplicates, see "Duplicates" in :mod:`adapter.translate`).
 
 2. **Every memory is bounded** (least recently used entries are forgotten), so a long
    session does not grow without limit.
@@ -24,8 +26,7 @@ from __future__ import annotations
 from collections import OrderedDict
 from collections.abc import Hashable
 from dataclasses import dataclass
-from operator import attrgetter
-from typing import Any, Generic, Literal, TypeVar
+from typing import Generic, Literal, TypeVar
 
 __all__ = ("BoundedMap", "BoundedSet", "SeenIds", "TextLedger")
 
@@ -77,8 +78,7 @@ class BoundedMap(Generic[K, V]):
 
 
 class BoundedSet(Generic[K]):
-    """A set that remembers at least its ``limit`` newest members (at most about twice as
-    many: twice plus one batch with :meth:`add_fresh`).
+    """A set that remembers at least its ``limit`` newest members (at most twice as many).
 
     Two generations instead of an insertion-ordered ring: adding is one or two set lookups
     and one insert, with no per-member bookkeeping (it runs once per CLI line). When the
@@ -102,39 +102,6 @@ class BoundedSet(Generic[K]):
             self._old, self._new = new, set()
         return True
 
-    def add_fresh(self, keys: set[K]) -> bool:
-        """Add all of ``keys`` if none is there yet; else add nothing and return ``False``."""
-        new = self._new
-        if not (keys.isdisjoint(new) and keys.isdisjoint(self._old)):
-            return False
-        new |= keys
-        if len(new) >= self._limit:
-            self._old, self._new = new, set()
-        return True
-
-    def add_all(self, keys: list[K], ignore: K | None = None) -> bool:
-        """:meth:`add_fresh` of a list (no set to build first): add every key of ``keys`` if
-        none is there yet and none repeats; else add nothing and return ``False``.
-        ``ignore`` (when given) is never remembered, and may repeat in ``keys``."""
-        new = self._new
-        if not (new.isdisjoint(keys) and self._old.isdisjoint(keys)):
-            return False
-        before = len(new)
-        new.update(keys)
-        added = len(new) - before
-        if ignore is not None and ignore in new:
-            new.discard(ignore)
-            added -= 1
-            if added + keys.count(ignore) != len(keys):
-                new.difference_update(keys)  # none of them was there before: undone
-                return False
-        elif added != len(keys):
-            new.difference_update(keys)  # a key repeats in ``keys``; none was there before
-            return False
-        if len(new) >= self._limit:
-            self._old, self._new = new, set()
-        return True
-
     def __contains__(self, key: object) -> bool:
         return key in self._new or key in self._old
 
@@ -142,12 +109,8 @@ class BoundedSet(Generic[K]):
         return len(self._new) + len(self._old)
 
 
-_NONE_HASH = hash(None)
-_UUID = attrgetter("uuid")
-
-
 class SeenIds:
-    """The uuids of the recent lines (at least ``limit``), to drop a line seen before.
+    """The uuids of recent lines (at least ``limit``), to drop a line seen before.
 
     Remembered by their hash, not the string: a 64-bit ``int`` costs less than half the
     memory of a 36-character uuid string (a session otherwise keeps thousands of them,
@@ -163,29 +126,6 @@ class SeenIds:
     def add(self, uuid: str) -> bool:
         """Add ``uuid``; return ``False`` if it was seen before."""
         return self._hashes.add(hash(uuid))
-
-    def add_batch(self, messages: list[Any]) -> bool:
-        """:meth:`add_distinct` of the ``uuid`` attributes of ``messages``.
-
-        Raises ``AttributeError`` (or ``TypeError`` for an unhashable uuid) when a message
-        has none: the caller then checks one by one.
-        """
-        return self._hashes.add_all(list(map(hash, map(_UUID, messages))), _NONE_HASH)
-
-    def add_distinct(self, uuids: list[str | None]) -> bool:
-        """Add every uuid of ``uuids`` (``None`` is skipped) if none was seen and none repeats.
-
-        Returns ``False``, adding nothing, otherwise: the caller then adds them one by one.
-        A few C-level set operations for a whole batch instead of a Python call per line
-        (the CLI's lines all have distinct uuids, except after a replay).
-        """
-        fresh = set(map(hash, uuids))
-        if len(fresh) != len(uuids):  # a uuid repeats, or several lines have none
-            nones = uuids.count(None)
-            if nones < 2 or len(fresh) + nones - 1 != len(uuids):
-                return False
-        fresh.discard(_NONE_HASH)
-        return self._hashes.add_fresh(fresh)
 
     def __contains__(self, uuid: object) -> bool:
         return isinstance(uuid, str) and hash(uuid) in self._hashes

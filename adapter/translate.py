@@ -58,8 +58,13 @@ carries the same kind, message and status in ``error``, so a consumer that stops
 when a successful ``result`` confirms them. The last committed UUID is
 ``Complete.last_message_uuid`` (usable as ``--resume-session-at``).
 
-**Duplicates.** Every line the CLI writes has its own ``uuid``; a line whose ``uuid`` was
-already seen is dropped.
+**Duplicates.** Every line the CLI writes has its own ``uuid``. A line whose ``uuid`` was
+already seen is dropped, except ``stream_event`` lines: those are never checked. The CLI can
+write a ``user`` / ``assistant`` / ``result`` / ``system`` line again (a resumed session
+replays its transcript), but it never repeats a ``stream_event`` (they are not in the
+transcript), and checking them would cost a set lookup on every token. Text is bounded per
+message anyway (:mod:`adapter._turn_state`), so an ``assistant`` line never repeats text
+that streamed; a stream event fed twice would be shown twice.
 
 **Control requests are not turns.** The ``user`` line that echoes a ``set_model``
 (``<local-command-stdout>``, between turns) opens no turn, even without ``isReplay``.
@@ -268,8 +273,14 @@ class Translator(StreamEvents):
     # ------------------------------------------------------------------ public API
 
     def feed(self, message: InboundMessage) -> list[Event]:
-        """Translate one message from the CLI into zero or more events."""
+        """Translate one message from the CLI into zero or more events.
+
+        A message whose ``uuid`` was seen before gives nothing, unless it is a
+        ``stream_event`` (see "Duplicates" in the module documentation).
+        """
         try:
+            if message.__class__ is StreamEvent:
+                return self._dispatch(message)
             uuid = getattr(message, "uuid", None)
             if uuid and uuid.__class__ is str and not self._seen.add(uuid):
                 return []

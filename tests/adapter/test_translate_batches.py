@@ -103,7 +103,7 @@ def test_repeated_lines_are_dropped_in_batches_as_one_by_one(
     seed: int, repeats: list[int], sizes: list[int]
 ) -> None:
     """Lines seen before (in an earlier batch or the same one) are dropped by feed_many as
-    by feed(): the whole-batch duplicate check falls back to one by one when it must."""
+    by feed(), and repeated ``stream_event`` lines are kept by both (never checked)."""
     from benchmarks.corpus import generate_lines
 
     lines, _ = generate_lines(400, seed)
@@ -120,45 +120,3 @@ def test_repeated_lines_are_dropped_in_batches_as_one_by_one(
         got += batched.feed_many(msgs[start : start + size])
         start += size
     assert [encode_event(e) for e in expected] == [encode_event(e) for e in coalesce(got)]
-
-
-def test_seen_ids_add_distinct() -> None:
-    """add_distinct adds a batch only when no uuid repeats or was seen; None is skipped."""
-    from adapter._turn_state import SeenIds
-
-    seen = SeenIds(4)
-    assert seen.add_distinct(["a", None, "b", None])
-    assert "a" in seen and "b" in seen and None not in seen
-    assert not seen.add_distinct(["c", "a"])  # "a" was seen: nothing added
-    assert "c" not in seen
-    assert not seen.add_distinct(["c", "d", "c"])  # "c" repeats within the batch
-    assert "c" not in seen and "d" not in seen
-    assert seen.add_distinct(["c", "d", "e"])  # the new generation fills up and rotates
-    assert all(k in seen for k in "abcde")
-    assert seen.add("f") and not seen.add("e")
-    assert seen.add_distinct([]) and seen.add_distinct([None, None])
-
-
-def test_seen_ids_add_batch() -> None:
-    """add_batch: add_distinct of the messages' uuids (None skipped, may repeat)."""
-    from types import SimpleNamespace
-
-    from adapter._turn_state import SeenIds
-
-    def batch(*uuids: str | None) -> list[SimpleNamespace]:
-        return [SimpleNamespace(uuid=u) for u in uuids]
-
-    seen = SeenIds(4)
-    assert seen.add_batch(batch("a", None, "b", None))
-    assert "a" in seen and "b" in seen and None not in seen and len(seen) == 2
-    assert not seen.add_batch(batch("c", "a"))  # "a" was seen: nothing added
-    assert "c" not in seen
-    assert not seen.add_batch(batch("c", "d", "c"))  # "c" repeats within the batch
-    assert "c" not in seen and "d" not in seen
-    assert not seen.add_batch(batch("c", None, "d", "c", None))  # with None as well
-    assert "c" not in seen and "d" not in seen and len(seen) == 2
-    assert seen.add_batch(batch("c", "d", "e"))  # the new generation fills up and rotates
-    assert all(k in seen for k in "abcde")
-    assert seen.add("f") and not seen.add("e")
-    assert seen.add_batch([]) and seen.add_batch(batch(None, None))
-    assert None not in seen

@@ -1,8 +1,9 @@
 """Hypothesis: the translator on arbitrary orders of real messages, mutations and garbage.
 
 Sequences are built from the recorded transcripts: shuffled, with lines dropped and
-duplicated, with lines whose fields were replaced by random JSON, and with unknown and
-malformed lines and random bytes in between; ``finish_turn`` is called at random points.
+duplicated (not ``stream_event`` lines, which the CLI never repeats), with lines whose
+fields were replaced by random JSON, and with unknown and malformed lines and random bytes
+in between; ``finish_turn`` is called at random points.
 Whatever comes in, the translator
 
 * never raises and never reports an internal error,
@@ -36,7 +37,7 @@ from test_translate_support import (
 from adapter.events import ContextWindow, ErrorEvent, Event, MessageChunk
 from adapter.translate import Translator
 from claudecode._codec import decode_line
-from claudecode.messages import InboundMessage, ResultMessage, UnknownMessage
+from claudecode.messages import InboundMessage, ResultMessage, StreamEvent, UnknownMessage
 
 PROCESSES: list[Process] = [p for name in NAMES for p in processes(name)]
 #: Lines to mutate (not the CLI's huge initialize answer: keeps failure reports readable).
@@ -109,6 +110,24 @@ _noise: st.SearchStrategy[InboundMessage] = st.one_of(
 _Step = int | InboundMessage | None
 
 
+def _once_per_stream_event(messages: list[InboundMessage], order: list[int]) -> list[_Step]:
+    """``order`` without the repeats of ``stream_event`` lines (their first time stays).
+
+    The CLI repeats only lines of its transcript (a resumed session replays it), and
+    ``stream_event`` lines are not in it: the translator does not check them for duplicates
+    (a set lookup per token), so only the other lines are repeated here.
+    """
+    seen: set[int] = set()
+    steps: list[_Step] = []
+    for index in order:
+        if isinstance(messages[index], StreamEvent):
+            if index in seen:
+                continue
+            seen.add(index)
+        steps.append(index)
+    return steps
+
+
 @st.composite
 def _sequences(draw: st.DrawFn) -> tuple[int, list[_Step]]:
     which = draw(st.integers(0, len(PROCESSES) - 1))
@@ -124,7 +143,7 @@ def _sequences(draw: st.DrawFn) -> tuple[int, list[_Step]]:
             ),
         )
     )
-    steps: list[_Step] = list(order)
+    steps: list[_Step] = _once_per_stream_event(PROCESSES[which].messages, order)
     extras = draw(st.lists(st.tuples(st.integers(0, len(steps)), st.none() | _noise), max_size=6))
     for position, extra in sorted(extras, key=lambda pair: -pair[0]):
         steps.insert(position, extra)

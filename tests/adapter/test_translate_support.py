@@ -147,8 +147,10 @@ def emitted_texts(events: list[Event]) -> dict[tuple[str, str], str]:
 def text_bounds(messages: list[InboundMessage]) -> dict[tuple[str, str], int]:
     """The most text each ``(message id, kind)`` can rightly show: its longest account.
 
-    Counts every distinct line (by ``uuid``) once: the streamed deltas of the message, or its
-    ``assistant`` blocks, whichever is longer; a result's own text under ``result:<uuid>``.
+    Counts every distinct line (by ``uuid``) once, and every ``stream_event`` line each time
+    (the translator does not check those for duplicates): the streamed deltas of the
+    message, or its ``assistant`` blocks, whichever is longer; a result's own text under
+    ``result:<uuid>``.
     """
     streamed: dict[tuple[str, str], int] = defaultdict(int)
     delivered: dict[tuple[str, str], int] = defaultdict(int)
@@ -156,7 +158,7 @@ def text_bounds(messages: list[InboundMessage]) -> dict[tuple[str, str], int]:
     current: dict[str | None, str] = {}
     for msg in messages:
         uuid = getattr(msg, "uuid", None)
-        if uuid is not None:
+        if uuid is not None and not isinstance(msg, StreamEvent):
             if uuid in seen:
                 continue
             seen.add(uuid)

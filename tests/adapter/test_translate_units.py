@@ -171,10 +171,22 @@ def test_sub_agent_text_is_nested_and_does_not_count_as_the_turns_text() -> None
 
 
 def test_duplicate_lines_are_dropped_by_uuid() -> None:
-    """A line seen twice (same uuid) gives its events once."""
-    t = Translator()
+    """A line the CLI can repeat (a resumed session replays its transcript), seen twice with
+    the same uuid, gives its events once; in a batch as one by one."""
+    line_ = assistant("m1", tool_use("T1", command="ls"), uuid="same")
+    assert 1 == len(feed(Translator(), line_, line_))
+    assert 1 == len(Translator().feed_many([line(line_), line(line_)]))
+    done = result(uuid="R")
+    assert 1 == len(of_type(feed(Translator(), done, done), Complete))
+
+
+def test_stream_events_are_not_checked_for_duplicates() -> None:
+    """The CLI never repeats a ``stream_event`` line (not in its transcript): they are not
+    checked, so the same delta fed twice is shown twice, one by one and in a batch."""
     delta = text_delta("x", "m1") | {"uuid": "same"}
-    assert 1 == len(feed(t, delta, delta))
+    assert ["x", "x"] == [e.text for e in of_type(feed(Translator(), delta, delta), MessageChunk)]
+    merged = Translator().feed_many([line(delta), line(delta)])
+    assert ["xx"] == [e.text for e in of_type(merged, MessageChunk)]
 
 
 # ------------------------------------------------------------------------ tool calls
