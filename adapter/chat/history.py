@@ -14,9 +14,18 @@ it stopped in each file, so listing again reads only what was appended. Partial 
 garbage and unknown line types are skipped.
 
 :func:`load_events` turns a transcript into the adapter's events (user messages, text,
-reasoning, tool calls and their results through :mod:`normalize`), so
+reasoning, tool calls and their results through :mod:`normalize`, compactions), so
 :class:`~adapter.chat.ChatView` shows a stored session exactly like a live one. Resume one
 with :func:`resume_spec` (a :class:`~adapter.SessionSpec` for any backend).
+
+**Compaction.** The CLI writes a compaction as a ``system`` / ``compact_boundary`` line, then
+the summary it continues from (a ``user`` line marked ``isCompactSummary``: not something
+anyone wrote, so not shown), then, for ``/compact``, the command and its
+``<local-command-stdout>``. Live, the session shows the ``/compact`` prompt first and the
+:class:`~adapter.events.CompactBoundary` after it, and the CLI sends the command's output
+only as a replay (not shown). So a stored boundary becomes its event after the ``/compact``
+line that follows it (whose output is then left out), or where it stands when no
+``/compact`` follows (an automatic compaction).
 """
 
 from __future__ import annotations
@@ -32,7 +41,14 @@ import msgspec
 
 from .._tools import ToolCalls
 from ..backend import SessionSpec
-from ..events import Event, MessageChunk, Reasoning, SessionStatus, UserMessage
+from ..events import (
+    CompactBoundary,
+    Event,
+    MessageChunk,
+    Reasoning,
+    SessionStatus,
+    UserMessage,
+)
 from .usertext import parse_user_text
 
 __all__ = (
@@ -53,6 +69,7 @@ _TITLE_LENGTH = 120
 _USER = b'"type":"user"'
 _ASSISTANT = b'"type":"assistant"'
 _TITLES = (b'"type":"custom-title"', b'"type":"summary"')
+_BOUNDARY = b'"subtype":"compact_boundary"'
 _SESSION_ID = re.compile(r"[0-9A-Za-z][0-9A-Za-z_-]{0,127}")
 
 
@@ -88,6 +105,7 @@ class _Message(msgspec.Struct):
 
 class _Line(msgspec.Struct, rename="camel"):
     type: str = ""
+    subtype: str | None = None
     uuid: str | None = None
     timestamp: str | None = None
     is_sidechain: bool = False
@@ -100,6 +118,8 @@ class _Line(msgspec.Struct, rename="camel"):
     session_id: str | None = None
     summary: str | None = None
     custom_title: str | None = None
+    #: Of a compact boundary: ``trigger``, ``preTokens`` (read leniently, see _boundary).
+    compact_metadata: Any = None
 
 
 _decoder = msgspec.json.Decoder(_Line)
@@ -372,15 +392,53 @@ def find_session_file(
 
 
 def _iter_lines(path: Path) -> Iterator[_Line]:
+    """The messages of a transcript, and its compact boundaries."""
     with path.open("rb") as f:
         for raw in f:
-            if _USER not in raw and _ASSISTANT not in raw:
+            if _USER not in raw and _ASSISTANT not in raw and _BOUNDARY not in raw:
                 continue
             if not raw.endswith(b"\n"):
                 break  # a partial last line
             line = _decode(raw)
-            if line is not None and line.message is not None:
+            if line is not None and (line.message is not None or _is_boundary(line)):
                 yield line
+
+
+def _is_boundary(line: _Line) -> bool:
+    return line.type == "system" and line.subtype == "compact_boundary"
+
+
+def _boundary(line: _Line) -> CompactBoundary:
+    meta = line.compact_metadata if isinstance(line.compact_metadata, dict) else {}
+    trigger = meta.get("trigger")
+    tokens = meta.get("preTokens")
+    return CompactBoundary(
+        trigger=trigger if isinstance(trigger, str) else None,
+        pre_tokens=tokens if isinstance(tokens, int) and not isinstance(tokens, bool) else None,
+    )
+
+
+def _user_text(message: _Message) -> str | None:
+    """The text of a user message that is text only (a prompt, a command), else None."""
+    content = message.content
+    if isinstance(content, str):
+        return content
+    if all(isinstance(b, dict) and b.get("type") == "text" for b in content):
+        return "\n".join(b["text"] for b in content if isinstance(b.get("text"), str))
+    return None
+
+
+def _is_compact_command(message: _Message) -> bool:
+    text = _user_text(message)
+    if text is None:
+        return False
+    parsed = parse_user_text(text)
+    return parsed.kind == "command" and parsed.name == "compact"
+
+
+def _is_command_output(message: _Message) -> bool:
+    text = _user_text(message)
+    return text is not None and parse_user_text(text).kind == "command_output"
 
 
 def load_events(path: str | os.PathLike[str]) -> list[Event]:
@@ -394,19 +452,42 @@ def load_events(path: str | os.PathLike[str]) -> list[Event]:
     calls = ToolCalls()
     events: list[Event] = []
     cwd = model = session_id = None
+    # A compaction waiting for the line after it: the /compact it belongs to goes first.
+    boundary: CompactBoundary | None = None
+    # The /compact line just shown: its output line (the compaction's echo) is not.
+    after_compact = False
     for line in _iter_lines(path):
         if line.is_sidechain or line.is_meta or line.is_compact_summary:
             continue
-        message = line.message
-        assert message is not None
         cwd = cwd or line.cwd
         session_id = session_id or line.session_id
+        if _is_boundary(line):
+            if boundary is not None:
+                events.append(boundary)
+            boundary, after_compact = _boundary(line), False
+            continue
+        message = line.message
+        assert message is not None
+        if after_compact:
+            after_compact = False
+            if line.type == "user" and _is_command_output(message):
+                continue
+        if boundary is not None:
+            if line.type == "user" and _is_compact_command(message):
+                events += _user_events(line, message, calls)
+                events.append(boundary)
+                boundary, after_compact = None, True
+                continue
+            events.append(boundary)
+            boundary = None
         if line.type == "assistant":
             if message.model and message.model != "<synthetic>":
                 model = message.model
             events += _assistant_events(message, calls)
         elif line.type == "user":
             events += _user_events(line, message, calls)
+    if boundary is not None:
+        events.append(boundary)
     status = SessionStatus(status="resumed", cli_session_id=session_id, model=model, cwd=cwd)
     return [status, *events]
 
