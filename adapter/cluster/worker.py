@@ -21,6 +21,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import os
+import random
 import socket
 import time
 import uuid
@@ -72,8 +73,17 @@ __all__ = ("ClusterWorker",)
 
 _log = get_logger("claudecode.adapter.cluster.worker")
 
-#: A record's times and seq are refreshed at most this often (state changes go at once).
+#: A record's times and seq are refreshed about this often (state changes go at once).
 _REFRESH = 2.0
+
+
+def _refresh_period() -> float:
+    """Seconds until a record's next refresh: :data:`_REFRESH` on average, drawn anew after
+    each write from half to one and a half times it. Sessions prompted together would
+    otherwise refresh together, every ``_REFRESH`` seconds: fifty records written in one
+    instant, and every watcher (each gateway, each worker) decoding all of them at once,
+    held up the events of every session by tens of milliseconds."""
+    return _REFRESH * (0.5 + random.random())
 
 
 class ClusterWorker:
@@ -520,13 +530,14 @@ class ClusterWorker:
     async def _sync_record(self, hosted: Hosted) -> None:
         # Write the record when the state changes (at once: a command, or a published batch
         # whose state key differs, see Hosted.published) or times / seq moved (checked
-        # every _REFRESH seconds, not per batch); one write in flight per session.
+        # about every _REFRESH seconds, spread: _refresh_period; not per batch); one write
+        # in flight per session.
         assert self.registry is not None
         hosted.written_state = hosted.state()
         last = hosted.record(self.id).info
-        written = time.monotonic()
+        written, period = time.monotonic(), _refresh_period()
         while True:
-            with anyio.move_on_after(_REFRESH):
+            with anyio.move_on_after(period):
                 await hosted.changed.wait()
             hosted.changed = anyio.Event()
             state = hosted.state()
@@ -539,7 +550,7 @@ class ClusterWorker:
             if not changed:
                 # The record written says the same: this state is accounted for.
                 hosted.written_state = state
-                if not (moved and time.monotonic() - written >= _REFRESH):
+                if not (moved and time.monotonic() - written >= period):
                     continue
             try:
                 await self._write_record(hosted)
@@ -548,7 +559,7 @@ class ClusterWorker:
             except Exception as exc:
                 _log.warning("cluster.record_failed", session_id=info.id, error=repr(exc))
                 continue
-            last, written = info, time.monotonic()
+            last, written, period = info, time.monotonic(), _refresh_period()
             hosted.written_state = state
 
     async def _run_commands(self, hosted: Hosted) -> None:

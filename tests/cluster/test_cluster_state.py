@@ -48,3 +48,13 @@ async def test_the_record_is_idle_after_each_turn(
         await backend.close(info.id)
         closed = await wait_state(backend, info.id, "closed")
         assert (closed.status, closed.status_reason) == ("terminated", None)
+
+
+def test_record_refreshes_are_spread_not_in_step() -> None:
+    # Sessions prompted together must not refresh their records in the same instant every
+    # period: each period is drawn anew around _REFRESH.
+    periods = [cluster_worker._refresh_period() for _ in range(500)]
+    low, high = cluster_worker._REFRESH * 0.5, cluster_worker._REFRESH * 1.5
+    assert all(low <= period < high for period in periods)
+    assert max(periods) - min(periods) > cluster_worker._REFRESH * 0.5
+    assert sum(periods) / len(periods) == pytest.approx(cluster_worker._REFRESH, rel=0.1)
