@@ -6,6 +6,11 @@ the protocol alone: at start the real stdout is moved to a private descriptor an
 inherits descriptor 1 can never corrupt the stream. Logs go to stderr (or ``--log-file``).
 Closing stdin ends the agent: every session is closed and its CLI reaped, then it exits 0.
 SIGTERM and SIGINT do the same (an editor stopping its agent).
+
+The sessions run in this process (a :class:`~adapter.local.LocalBackend`), or with
+``--nats URL`` on a cluster's ``claudecode-bridge worker`` processes: the agent is then a
+gateway (a :class:`~adapter.cluster.ClusterBackend`) and lists and loads the cluster's stored
+sessions.
 """
 
 from __future__ import annotations
@@ -62,6 +67,14 @@ def add_acp_arguments(parser: argparse.ArgumentParser) -> None:
         "OTEL_EXPORTER_OTLP_ENDPOINT also switches it on)",
     )
     parser.add_argument("-v", "--verbose", action="count", default=0, help="log more")
+    from ..cluster.cli_worker import add_nats_arguments
+
+    cluster = parser.add_argument_group(
+        "cluster",
+        "run the sessions on a cluster's 'claudecode-bridge worker' processes instead of here "
+        "(needs the cluster extra); session/list and session/load show the cluster's sessions",
+    )
+    add_nats_arguments(cluster, required=False)
 
 
 def _own_stdout() -> int:
@@ -146,11 +159,19 @@ async def serve_stdio(backend: SessionBackend, options: AgentOptions, protocol_f
         tg.cancel_scope.cancel()
 
 
-async def _serve(config: SessionConfig, options: AgentOptions, protocol_fd: int) -> None:
-    from ..local import LocalBackend
-
-    async with LocalBackend(config, idle_timeout=None) as backend:
+async def _serve(backend: Any, options: AgentOptions, protocol_fd: int) -> None:
+    async with backend:
         await serve_stdio(backend, options, protocol_fd)
+
+
+def _cluster_backend(args: argparse.Namespace) -> Any:
+    """A gateway to the cluster ``--nats`` names (not started)."""
+    from ..cluster import ClusterBackend
+    from ..cluster.cli_worker import cluster_config_from_args, nats_settings_from_args
+
+    return ClusterBackend(
+        nats_settings_from_args(args, "bridge-acp-gateway"), cluster_config_from_args(args)
+    )
 
 
 def acp_command(args: argparse.Namespace) -> int:
@@ -165,20 +186,38 @@ def acp_command(args: argparse.Namespace) -> int:
     configure_logging(args.verbose)
     tracer_provider: Any = configure_tracing(args.otlp)
     policy = PermissionPolicy(args.policy)
-    with tempfile.TemporaryDirectory(prefix="claudecode-acp-") as scratch:
-        if args.demo:
-            from ..demo import demo_cli
-
-            cli_path = str(demo_cli(scratch))
-        else:
-            try:
-                cli_path = find_cli(args.cli)
-            except CLINotFoundError as exc:
-                print(f"claudecode-bridge acp: {exc}. {INSTALL_HINT}", file=sys.stderr)
-                return 1
-        config = SessionConfig(
-            cli_path=cli_path, policy=policy, cwd=args.cwd, tracer_provider=tracer_provider
+    if args.nats and (args.demo or args.cli):
+        print(
+            "claudecode-bridge acp: --demo and --cli choose the CLI run here; with --nats the "
+            "workers run the sessions (give them --cli)",
+            file=sys.stderr,
         )
+        return 2
+    with tempfile.TemporaryDirectory(prefix="claudecode-acp-") as scratch:
+        backend: Any
+        if args.nats:
+            try:
+                backend = _cluster_backend(args)
+            except ValueError as exc:
+                print(f"claudecode-bridge acp: {exc}", file=sys.stderr)
+                return 2
+        else:
+            from ..local import LocalBackend
+
+            if args.demo:
+                from ..demo import demo_cli
+
+                cli_path = str(demo_cli(scratch))
+            else:
+                try:
+                    cli_path = find_cli(args.cli)
+                except CLINotFoundError as exc:
+                    print(f"claudecode-bridge acp: {exc}. {INSTALL_HINT}", file=sys.stderr)
+                    return 1
+            config = SessionConfig(
+                cli_path=cli_path, policy=policy, cwd=args.cwd, tracer_provider=tracer_provider
+            )
+            backend = LocalBackend(config, idle_timeout=None)
         options = AgentOptions(
             model=args.model,
             policy=args.policy,
@@ -186,7 +225,7 @@ def acp_command(args: argparse.Namespace) -> int:
             cwd=str(Path(args.cwd).resolve()) if args.cwd else None,
         )
         try:
-            anyio.run(_serve, config, options, protocol_fd)
+            anyio.run(_serve, backend, options, protocol_fd)
         except KeyboardInterrupt:
             return 130
         finally:

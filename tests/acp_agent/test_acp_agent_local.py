@@ -423,3 +423,19 @@ async def test_a_failure_relaying_one_session_ends_that_session_only(tmp_path: P
                 await client.inbox_send.aclose()
     failures = [e for e in logs if e["event"] == "acp.session_relay_failed"]
     assert [bad["sessionId"]] == [e["session_id"] for e in failures]
+
+
+@pytest.mark.parametrize("local", [["--demo"], ["--cli", "/bin/true"]])
+def test_nats_with_a_local_cli_is_a_usage_error(tmp_path: Path, local: list[str]) -> None:
+    """``--nats`` runs the sessions on the cluster's workers: choosing a CLI to run here as
+    well is refused (exit 2, the reason on stderr), before anything connects."""
+    done = subprocess.run(
+        [sys.executable, "-m", "adapter", "acp", "--nats", "nats://127.0.0.1:9", *local],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        env={**os.environ, "HOME": str(tmp_path)},
+        timeout=120,
+    )
+    assert 2 == done.returncode
+    assert b"with --nats the workers run the sessions" in done.stderr
+    assert b"" == done.stdout

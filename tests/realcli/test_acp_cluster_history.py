@@ -1,12 +1,14 @@
 """An ACP agent in front of a cluster lists and loads the cluster's stored sessions.
 
-The official ACP client (``@agentclientprotocol/sdk``) drives an agent embedded in front of a
-:class:`~adapter.cluster.ClusterBackend` (``acp_agent/cluster_gateway.py``); its sessions run
-on a ``worker`` process with the real CLI (the fake Messages API behind it), its own HOME, on
-a real nats-server. The agent's machine has no CLI files of its own (an empty HOME): what
-``session/list`` shows and ``session/load`` replays comes from the transcripts the worker
-mirrors, which the gateway keeps a copy of (``ClusterBackend.history_dir``); the loaded
-session resumes on the worker with its earlier conversation.
+The official ACP client (``@agentclientprotocol/sdk``) drives an agent whose sessions run on
+a ``worker`` process with the real CLI (the fake Messages API behind it), its own HOME, on a
+real nats-server: first an agent embedded in front of a
+:class:`~adapter.cluster.ClusterBackend` (``acp_agent/cluster_gateway.py``), then
+``claudecode-bridge acp --nats`` (the editor restarted). The agent's machine has no CLI files
+of its own (an empty HOME): what ``session/list`` shows and ``session/load`` replays comes
+from the transcripts the worker mirrors, which the gateway keeps a copy of
+(``ClusterBackend.history_dir``); the loaded session resumes on the worker with its earlier
+conversation.
 """
 
 from __future__ import annotations
@@ -120,8 +122,10 @@ def test_a_cluster_session_is_listed_and_loads_with_its_history(
         # A second agent process (the editor restarted), on a machine without the CLI's
         # files: it lists and loads once its copy of the mirror has the whole conversation.
         before = len(fake_api.main_requests())
+        command = [sys.executable, "-m", "adapter", "acp", "--policy", "autonomous"]
+        command += ["--nats", server.url, "--nats-prefix", config.prefix]
         client = start(
-            agent,
+            command,
             [
                 {"op": "initialize"},
                 {"op": "wait_file", "path": str(go)},
