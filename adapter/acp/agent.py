@@ -270,6 +270,13 @@ class AcpAgent:
             recorded = next((e.cwd for e in replay if isinstance(e, SessionStatus)), None)
             cwd = recorded or cwd
         spec = self._spec(cwd, p.mcp_servers, resume=p.session_id)
+        # Open in another agent on the same backend (another editor on the cluster): two CLIs
+        # resuming one conversation would both append to it.
+        for info in await self.backend.list():
+            if info.cli_session_id == p.session_id and info.state not in ("closed", "errored"):
+                raise JsonRpcError(
+                    INVALID_REQUEST, f"session {p.session_id} is open already (elsewhere)"
+                )
         translator = UpdateTranslator(cwd=spec.cwd, replay=True)
         updates = [u for event in replay for u in translator.updates(event)]
         await self._relay.notify_updates(p.session_id, updates)

@@ -22,6 +22,7 @@ from adapter.acp.agent import AcpAgent, AgentOptions
 from adapter.acp.jsonrpc import JsonRpcError
 from adapter.acp.params import cli_mcp_servers, prompt_input
 from adapter.backend import SessionInfo, SessionSpec
+from adapter.chat import project_slug
 from adapter.config import SessionConfig
 from adapter.local import LocalBackend
 from adapter.policies import PermissionPolicy
@@ -439,3 +440,74 @@ def test_nats_with_a_local_cli_is_a_usage_error(tmp_path: Path, local: list[str]
     assert 2 == done.returncode
     assert b"with --nats the workers run the sessions" in done.stderr
     assert b"" == done.stdout
+
+
+HISTORY = Path(__file__).resolve().parents[1] / "fixtures" / "history" / "projects"
+STORED = "8e0ef7c0-2997-4c14-89ba-3bc6b8f3c1d7"
+
+
+class _KeepsHistory(LocalBackend):
+    """A backend whose sessions' history is kept apart from this machine's CLI directory
+    (as a cluster gateway's copy of the workers' transcripts is)."""
+
+    def __init__(self, history: Path, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._history_root = history
+
+    @property
+    def history_dir(self) -> Path:
+        return self._history_root
+
+
+async def test_two_agents_on_one_backend_list_its_history_and_load_it_once(
+    tmp_path: Path,
+) -> None:
+    """Stored sessions come from the backend's history, not from the agent's own CLI
+    directory; a session open in one agent cannot be loaded in another on the same backend
+    (-32600) until it is closed there; loaded again, it gets a backend id of its own."""
+    cli = fake_cli_command(script(text_turn("fine"), text_turn("fine again")), tmp_path / "fake")
+    work = tmp_path / "work"
+    work.mkdir()
+    history = tmp_path / "history"
+    project = history / "projects" / project_slug(work)
+    project.mkdir(parents=True)
+    stored = next(HISTORY.glob(f"*/{STORED}.jsonl"))
+    (project / stored.name).write_bytes(stored.read_bytes())
+    # Where the agents would look for the CLI's own files: empty.
+    options = AgentOptions(policy="autonomous", env={"CLAUDE_CONFIG_DIR": str(tmp_path / "own")})
+    defaults = SessionConfig(cli_path=cli, cwd=work, policy=PermissionPolicy("autonomous"))
+    load = {"sessionId": STORED, "cwd": str(work), "mcpServers": []}
+    first, second = Client(), Client()
+    with anyio.fail_after(60):
+        async with (
+            _KeepsHistory(history, defaults, idle_timeout=None) as backend,
+            anyio.create_task_group() as tg,
+        ):
+            for client in (first, second):
+                agent = AcpAgent(backend, client.agent_sends, options)
+                tg.start_soon(agent.serve, client.chunks())
+                await client.answer(await client.request("initialize", {"protocolVersion": 1}))
+            listed = await second.answer(await second.request("session/list", {}))
+            assert [STORED] == [s["sessionId"] for s in listed["result"]["sessions"]]
+
+            loaded = await first.answer(await first.request("session/load", load))
+            assert "result" in loaded, loaded
+            assert first.updates("user_message_chunk"), "the history was replayed"
+            prompt = {"sessionId": STORED, "prompt": [{"type": "text", "text": "go"}]}
+            done = await first.answer(await first.request("session/prompt", prompt))
+            assert {"stopReason": "end_turn"} == done["result"]
+            [running] = await backend.list()
+            assert running.id.startswith(f"{STORED}-") and STORED == running.cli_session_id
+
+            refused = await second.answer(await second.request("session/load", load))
+            assert -32600 == refused["error"]["code"], refused
+            assert "open already" in refused["error"]["message"]
+
+            closed = {"sessionId": STORED}
+            await first.answer(await first.request("session/close", closed))
+            again = await second.answer(await second.request("session/load", load))
+            assert "result" in again, again
+            ids = {info.id for info in await backend.list()}
+            assert 2 == len(ids), "loaded again under a backend id of its own"
+            for client in (first, second):
+                await client.inbox_send.aclose()
