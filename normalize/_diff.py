@@ -12,7 +12,14 @@ from typing import Any
 
 from ._coerce import as_int, as_list, as_map
 
-__all__ = ("apply_edit", "hunks_line_range", "split_lines", "structured_patch_diff", "unified_diff")
+__all__ = (
+    "apply_edit",
+    "grouped_opcodes",
+    "hunks_line_range",
+    "split_lines",
+    "structured_patch_diff",
+    "unified_diff",
+)
 
 _NO_NEWLINE = "\\ No newline at end of file\n"
 
@@ -45,6 +52,25 @@ def _emit(out: list[str], prefix: str, line: str) -> None:
         out.append(_NO_NEWLINE)
 
 
+_Opcode = tuple[str, int, int, int, int]
+
+
+def grouped_opcodes(a: list[str], b: list[str], context: int = 3) -> list[list[_Opcode]]:
+    """``difflib.SequenceMatcher(None, a, b, autojunk=False).get_grouped_opcodes(context)``.
+
+    When ``a`` and ``b`` share no line (an edit of one line into another, the usual
+    ``Edit`` of a few words) the matcher would find no match and give one ``replace`` (or
+    ``insert`` / ``delete``) of everything: that group is returned without building it.
+    """
+    if a or b:
+        if a and b and not frozenset(a).isdisjoint(b):
+            matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
+            return list(matcher.get_grouped_opcodes(context))
+        tag = "replace" if a and b else "delete" if a else "insert"
+        return [[(tag, 0, len(a), 0, len(b))]]
+    return []
+
+
 def unified_diff(
     old: str | None, new: str, *, path: str = "file", context: int = 3
 ) -> tuple[str, int | None, int | None]:
@@ -56,11 +82,10 @@ def unified_diff(
     """
     a = split_lines(old or "")
     b = split_lines(new)
-    matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
     out: list[str] = []
     start: int | None = None
     end: int | None = None
-    for group in matcher.get_grouped_opcodes(context):
+    for group in grouped_opcodes(a, b, context):
         i1, i2 = group[0][1], group[-1][2]
         j1, j2 = group[0][3], group[-1][4]
         out.append(f"@@ -{_range(i1, i2 - i1)} +{_range(j1, j2 - j1)} @@\n")

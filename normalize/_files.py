@@ -193,8 +193,10 @@ def _cut_mutation(mutation: Mutation, result: ToolResult) -> Mutation:
     return msgspec.structs.replace(mutation, content=content, diff=diff, truncated=True)
 
 
-def _with_patch(mutation: Mutation, hunks: object, path: str) -> Mutation:
-    diff = structured_patch_diff(hunks, path=path)
+def _with_patch(mutation: Mutation, hunks: object, path: str, diff: str | None = None) -> Mutation:
+    """``mutation`` with the diff of ``hunks`` (``diff``: already rebuilt from them)."""
+    if diff is None:
+        diff = structured_patch_diff(hunks, path=path)
     if not diff:
         return mutation
     start, end = hunks_line_range(as_list(hunks))
@@ -227,8 +229,11 @@ def _edits_result(payload: ModifyFile, data: Mapping[str, Any]) -> ModifyFile:
     hunks = data.get("structuredPatch")
     original = first_str(data, "originalFile", "originalFileContents")
     mutations = payload.mutations
-    if len(mutations) == 1 and structured_patch_diff(hunks, path=path):
-        return msgspec.structs.replace(payload, mutations=(_with_patch(mutations[0], hunks, path),))
+    if len(mutations) == 1:
+        diff = structured_patch_diff(hunks, path=path)
+        if diff:  # rebuilt once, not again by _with_patch
+            patched = _with_patch(mutations[0], hunks, path, diff)
+            return msgspec.structs.replace(payload, mutations=(patched,))
     if original is None:
         return payload
     # Replay the edits on the original file so each mutation gets a real, numbered diff.

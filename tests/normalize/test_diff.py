@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from normalize_helpers import apply_patch
 
 from normalize import unified_diff
-from normalize._diff import structured_patch_diff
+from normalize._diff import grouped_opcodes, structured_patch_diff
 
 texts = st.lists(
     st.sampled_from(["a", "b", "c", "", "def f():", "    return 1", "ü€😀", "x\r"]), max_size=12
@@ -30,6 +30,20 @@ def test_unified_diff_applies(old: str, new: str) -> None:
         assert start is not None
         assert end is not None
         assert 1 <= start <= max(end, 1)
+
+
+@settings(max_examples=400)
+@given(
+    a=st.lists(st.sampled_from(["a\n", "b\n", "c", "d e f\n", ""]), max_size=8),
+    b=st.lists(st.sampled_from(["a\n", "x\n", "c", "g h\n", ""]), max_size=8),
+    context=st.integers(0, 4),
+)
+def test_grouped_opcodes_are_difflibs(a: list[str], b: list[str], context: int) -> None:
+    """The shortcut for texts without a common line gives difflib's groups exactly."""
+    import difflib
+
+    matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
+    assert grouped_opcodes(a, b, context) == list(matcher.get_grouped_opcodes(context))
 
 
 def test_unified_diff_has_context_and_hunk_headers() -> None:
