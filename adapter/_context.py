@@ -111,16 +111,22 @@ class ContextTracker:
         """Override the counts a ``message_delta`` usage carries (absent counts are kept)."""
         if usage is None:
             return
-        if self._counts is None:
-            self._counts = {"input": 0, "output": 0, "cache_creation": 0, "cache_read": 0}
-        for key, value in (
-            ("input", usage.input_tokens),
-            ("output", usage.output_tokens),
-            ("cache_creation", usage.cache_creation_input_tokens),
-            ("cache_read", usage.cache_read_input_tokens),
-        ):
-            if value is not None:
-                self._counts[key] = _count(value)
+        counts = self._counts
+        if counts is None:
+            counts = self._counts = {"input": 0, "output": 0, "cache_creation": 0, "cache_read": 0}
+        # Spelled out, no loop over (key, value) pairs: once per message_start / message_delta.
+        value = usage.input_tokens
+        if value is not None:
+            counts["input"] = _count(value)
+        value = usage.output_tokens
+        if value is not None:
+            counts["output"] = _count(value)
+        value = usage.cache_creation_input_tokens
+        if value is not None:
+            counts["cache_creation"] = _count(value)
+        value = usage.cache_read_input_tokens
+        if value is not None:
+            counts["cache_read"] = _count(value)
 
     def learn_sizes(self, model_usage: Mapping[str, ModelUsage]) -> None:
         """Remember every model's ``contextWindow`` from a result's ``modelUsage``."""

@@ -87,9 +87,9 @@ class StreamEvents:
             if turn_open and message.__class__ is StreamEvent:
                 # ``__class__ is`` tests: cheaper than isinstance (exact classes, as decoded)
                 event = message.event
-                kind: str | int | None
                 if event.__class__ is ContentBlockDelta:
                     delta = event.delta
+                    kind: str | int
                     if delta.__class__ is TextDelta:
                         kind = "text"
                         piece = delta.text
@@ -101,19 +101,6 @@ class StreamEvents:
                         piece = delta.partial_json
                     else:
                         continue  # signature, citations: nothing to show
-                elif (
-                    event.__class__ in _SILENT
-                    or (
-                        event.__class__ is ContentBlockStart
-                        and event.content_block.__class__ not in _TOOL_BLOCKS
-                    )
-                    # the stop of a text or thinking block: only tool blocks stream state
-                    or (event.__class__ is ContentBlockStop and not self._calls.streaming)
-                ):
-                    continue  # no event, and the turn is open already
-                else:
-                    kind = ""  # the other stream events: dispatched below
-                if kind != "":
                     parent = message.parent_tool_use_id
                     message_id = message.api_message_id or current.get(parent) or ""
                     if kind == run_kind and message_id == run_id and parent == run_parent:
@@ -123,6 +110,17 @@ class StreamEvents:
                         self._flush_run(run_kind, run_id, run_parent, parts)
                     run_kind, run_id, run_parent, parts = kind, message_id, parent, [piece]
                     continue
+                if (
+                    event.__class__ in _SILENT
+                    or (
+                        event.__class__ is ContentBlockStart
+                        and event.content_block.__class__ not in _TOOL_BLOCKS
+                    )
+                    # the stop of a text or thinking block: only tool blocks stream state
+                    or (event.__class__ is ContentBlockStop and not self._calls.streaming)
+                ):
+                    continue  # no event, and the turn is open already
+                # the other stream events: dispatched below
             if parts:
                 self._flush_run(run_kind, run_id, run_parent, parts)
                 run_kind, parts = None, []
