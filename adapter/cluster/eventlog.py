@@ -46,6 +46,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from nats.js.client import JetStreamContext
 
     from ..fanout import Subscription
+    from ._acks import AckInbox
 
 
 class EventSource(Protocol):
@@ -117,7 +118,9 @@ class EventPublisher:
     ``first_seq`` is the seq the session's first event gets on the wire (a session resumed
     on another worker continues its predecessor's numbering); ``on_published`` is called
     after each acknowledged batch; ``gate``, shared by a worker's publishers, lets the
-    batches of its sessions that get ready together leave in one socket write.
+    batches of its sessions that get ready together leave in one socket write; ``acks``,
+    shared too, publishes through one acknowledgement inbox instead of a nats-py request
+    per batch (:mod:`adapter.cluster._acks`).
     """
 
     def __init__(
@@ -129,8 +132,10 @@ class EventPublisher:
         first_seq: int = 1,
         on_published: Callable[[], None] | None = None,
         gate: PublishGate | None = None,
+        acks: AckInbox | None = None,
     ) -> None:
         self._js = js
+        self._acks = acks
         self._gate = gate
         self._on_published = on_published
         self._config = config
@@ -256,6 +261,7 @@ class EventPublisher:
                     {MSG_ID_HEADER: msg_id, **headers} if headers else {MSG_ID_HEADER: msg_id},
                     self._subject_seq,
                     timeout=self._config.request_timeout,
+                    acks=self._acks,
                 )
                 return
             except (MaxPayloadError, FencedError):

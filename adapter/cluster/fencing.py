@@ -26,6 +26,8 @@ from .wire import MSG_ID_HEADER
 if TYPE_CHECKING:  # pragma: no cover
     from nats.js.client import JetStreamContext
 
+    from ._acks import AckInbox
+
 __all__ = (
     "EXPECTED_LAST_SUBJECT_SEQ",
     "FencedError",
@@ -38,6 +40,9 @@ __all__ = (
 EXPECTED_LAST_SUBJECT_SEQ = "Nats-Expected-Last-Subject-Sequence"
 #: JetStream's error code for a failed expectation ("wrong last sequence").
 _WRONG_LAST_SEQUENCE = 10071
+#: Seconds an acknowledgement through an :class:`~adapter.cluster._acks.AckInbox` is waited
+#: for when no timeout is given (nats-py's JetStream context's default).
+_ACK_TIMEOUT = 5.0
 
 
 class FencedError(Exception):
@@ -80,6 +85,7 @@ async def conditional_publish(
     expected: int,
     *,
     timeout: float | None = None,
+    acks: AckInbox | None = None,
 ) -> tuple[int, bool]:
     """Publish only if the subject's newest message is still at stream sequence
     ``expected`` (0: the subject is empty). Returns the message's stream sequence and
@@ -90,19 +96,29 @@ async def conditional_publish(
     acknowledgement), that is a success (``True``: the payload that landed is the earlier
     attempt's).
 
+    ``acks`` publishes through that inbox instead of ``js.publish`` (the same errors, less
+    CPU per publish: :mod:`adapter.cluster._acks`).
+
     Raises:
         FencedError: another writer's message came in between.
     """
+    conditional = {**headers, EXPECTED_LAST_SUBJECT_SEQ: str(expected)}
     try:
         # No ``stream=``: nats-py would add a ``Nats-Expected-Stream`` header, which the
         # stream stores with the message and every consumer parses again; the subject
         # belongs to one stream by its prefix, and the expectation below is checked there.
-        ack = await js.publish(
-            subject,
-            payload,
-            headers={**headers, EXPECTED_LAST_SUBJECT_SEQ: str(expected)},
-            timeout=timeout,  # None: the context's own
-        )
+        if acks is not None:
+            seq = await acks.publish(
+                subject, payload, conditional, _ACK_TIMEOUT if timeout is None else timeout
+            )
+        else:
+            ack = await js.publish(
+                subject,
+                payload,
+                headers=conditional,
+                timeout=timeout,  # None: the context's own
+            )
+            seq = int(ack.seq)
     except Exception as exc:
         if not is_wrong_last_sequence(exc):
             raise
@@ -113,4 +129,4 @@ async def conditional_publish(
             f"{subject}: another writer's message (stream seq {seq}) came after ours "
             f"({expected}); the session moved elsewhere"
         ) from None
-    return int(ack.seq), False
+    return seq, False

@@ -38,6 +38,7 @@ from claudecode._log import get_logger
 
 from ..config import SessionConfig
 from ..manager import SessionManager, TooManySessionsError
+from ._acks import AckInbox
 from ._gate import PublishGate
 from ._hosted import Hosted, cli_env, respond
 from ._reaper import OrphanReaper
@@ -134,6 +135,7 @@ class ClusterWorker:
         )
         self._hosted: dict[str, Hosted] = {}
         self._gate = PublishGate(self.config.publish_linger)
+        self._acks: AckInbox | None = None
         self._starting = 0
         self._started_at = time.time()
         self._stack: contextlib.AsyncExitStack | None = None
@@ -164,6 +166,9 @@ class ClusterWorker:
             self._js = js
             await ensure_event_stream(js, self.config)
             await ensure_transcript_stream(js, self.config)
+            self._acks = AckInbox(nc)
+            await self._acks.start()
+            stack.push_async_callback(self._acks.close)
             self.registry = Registry(js, self.config, on_session=self._on_record)
             await self.registry.open()
             await stack.enter_async_context(self._manager)
@@ -390,6 +395,7 @@ class ClusterWorker:
                 first_seq=hosted.offset + 1,
                 on_published=hosted.published,
                 gate=self._gate,
+                acks=self._acks,
             )
             await hosted.publisher.prime()
             hosted.mirror = self._mirror(hosted)
