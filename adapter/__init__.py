@@ -20,6 +20,7 @@ from .backend import (
     SessionKind,
     SessionSpec,
     SessionState,
+    history_dir_of,
 )
 from .config import SessionConfig
 from .events import (
@@ -77,6 +78,7 @@ __all__ = (
     "EventStream",
     "FRONTEND_TOOL_SERVER",
     "FrontendToolBackend",
+    "history_dir_of",
     "HistoryBackend",
     "LocalBackend",
     "MessageChunk",

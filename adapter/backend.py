@@ -35,6 +35,7 @@ __all__ = (
     "EventStream",
     "FRONTEND_TOOL_SERVER",
     "FrontendToolBackend",
+    "history_dir_of",
     "HistoryBackend",
     "SessionBackend",
     "SessionInfo",
@@ -212,12 +213,36 @@ class HistoryBackend(Protocol):
     (``projects/<project>/<CLI session id>.jsonl``); front ends list, load and resume stored
     sessions from there instead of this machine's own CLI directory. A cluster gateway
     keeps its copy of the transcripts the workers mirror there.
+
+    A backend that may or may not keep a history (a ``ClusterBackend`` made with
+    ``history=False``) says it has none by returning ``None`` or by raising
+    :class:`AttributeError`. Ask :func:`history_dir_of`, not ``isinstance``: from Python
+    3.12 ``isinstance`` against this protocol only looks the property up (it no longer calls
+    it), so such a backend counts as a ``HistoryBackend`` there.
     """
 
     @property
-    def history_dir(self) -> Path:
-        """The directory (``projects/`` under it)."""
+    def history_dir(self) -> Path | None:
+        """The directory (``projects/`` under it); ``None``: this backend keeps none."""
         ...
+
+
+def history_dir_of(backend: object) -> Path | None:
+    """Where ``backend`` keeps the stored sessions of its sessions, or ``None`` if it keeps
+    none (then they are wherever the CLI's own environment says: ``HOME``,
+    ``CLAUDE_CONFIG_DIR``).
+
+    The one answer every front end uses to list, load and resume stored sessions. It calls
+    the ``history_dir`` property (see :class:`HistoryBackend`) rather than trusting
+    ``isinstance``, whose answer for a runtime-checkable protocol with a property differs
+    between Python versions; it never raises for a backend without a history (no
+    ``history_dir``, one that raises :class:`AttributeError`, or one that is ``None``).
+    """
+    try:
+        where = backend.history_dir  # type: ignore[attr-defined]
+    except AttributeError:  # none at all, or one made without a history
+        return None
+    return None if where is None else Path(where)
 
 
 @runtime_checkable

@@ -23,7 +23,7 @@ import anyio
 from claudecode import ClaudeCodeError, UsageError
 from claudecode._version import __version__
 
-from ..backend import BackendUnavailableError, HistoryBackend, SessionBackend, SessionSpec
+from ..backend import BackendUnavailableError, SessionBackend, SessionSpec, history_dir_of
 from ..chat.history import (
     HistoryIndex,
     HistoryNotFoundError,
@@ -89,8 +89,8 @@ class AgentOptions:
     the directory the editor sends. ``cancel_grace``: seconds a cancelled
     turn may take to end before the prompt answers ``cancelled`` anyway. ``env``: where to
     look for the CLI's history files (``HOME``, ``CLAUDE_CONFIG_DIR``; default: ours), unless
-    the backend keeps the history of its sessions itself (a
-    :class:`~adapter.HistoryBackend`, such as a cluster gateway): then its ``history_dir``.
+    the backend keeps the history of its sessions itself (such as a cluster gateway; see
+    :func:`~adapter.history_dir_of`): then there.
     """
 
     model: str | None = None
@@ -192,12 +192,7 @@ class AcpAgent:
         """Where the stored sessions are, laid out like the CLI's config directory."""
         # Sessions that run elsewhere (on a cluster's workers) have their transcripts there,
         # not in this machine's CLI directory: the backend keeps a copy of them.
-        if isinstance(self.backend, HistoryBackend):
-            try:
-                return self.backend.history_dir
-            except AttributeError:  # a backend made without a history (history=False)
-                pass
-        return config_dir(self.options.env)
+        return history_dir_of(self.backend) or config_dir(self.options.env)
 
     def _spec(self, cwd: str, mcp: list[dict[str, Any]], **changes: Any) -> SessionSpec:
         return SessionSpec(

@@ -41,10 +41,10 @@ from claudecode import UsageError
 from claudecode._log import get_logger
 
 from ..backend import (
-    HistoryBackend,
     SessionBackend,
     SessionInfo,
     SessionSpec,
+    history_dir_of,
 )
 from ..chat.history import (
     HistoryIndex,
@@ -567,10 +567,10 @@ def ws_routes(ctx: ServerContext, *, max_queue: int = DEFAULT_MAX_QUEUE) -> list
     feed = StatusFeed(ctx.backend)
     # The CLI keeps transcripts where its own environment says (HOME / CLAUDE_CONFIG_DIR);
     # a backend whose sessions run elsewhere (a cluster gateway) says where its copy is.
-    if isinstance(ctx.backend, HistoryBackend):
-        history = HistoryIndex(ctx.backend.history_dir)
-    else:
-        history = HistoryIndex(config_dir({**os.environ, **ctx.settings.session_defaults.env}))
+    history = HistoryIndex(
+        history_dir_of(ctx.backend)
+        or config_dir({**os.environ, **ctx.settings.session_defaults.env})
+    )
     ctx.lifespan_hooks.append(views.running)
     ctx.lifespan_hooks.append(feed.running)
     ctx.endpoints.append(("WebSocket", "/ws"))

@@ -511,3 +511,47 @@ async def test_two_agents_on_one_backend_list_its_history_and_load_it_once(
             assert 2 == len(ids), "loaded again under a backend id of its own"
             for client in (first, second):
                 await client.inbox_send.aclose()
+
+
+class _NoHistory(LocalBackend):
+    """A backend that has a ``history_dir`` property and no history: it says ``None`` or
+    raises AttributeError (as ``ClusterBackend(history=False)`` does). From Python 3.12
+    ``isinstance`` counts both as a ``HistoryBackend``; ``None`` is one on every version."""
+
+    def __init__(self, raises: bool, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._raises = raises
+
+    @property
+    def history_dir(self) -> Path | None:
+        if self._raises:
+            raise AttributeError("no history")
+        return None
+
+
+@pytest.mark.parametrize("raises", [True, False], ids=["raises", "none"])
+async def test_a_backend_without_a_history_lists_the_clis_own(tmp_path: Path, raises: bool) -> None:
+    """Without a backend history, ``session/list`` reads the CLI's own directory (the
+    agent's ``env``)."""
+    cli = fake_cli_command(script(text_turn("unused")), tmp_path / "fake")
+    work = tmp_path / "work"
+    work.mkdir()
+    own = tmp_path / "own"
+    project = own / "projects" / project_slug(work)
+    project.mkdir(parents=True)
+    stored = next(HISTORY.glob(f"*/{STORED}.jsonl"))
+    (project / stored.name).write_bytes(stored.read_bytes())
+    options = AgentOptions(policy="autonomous", env={"CLAUDE_CONFIG_DIR": str(own)})
+    defaults = SessionConfig(cli_path=cli, cwd=work, policy=PermissionPolicy("autonomous"))
+    client = Client()
+    with anyio.fail_after(60):
+        async with (
+            _NoHistory(raises, defaults, idle_timeout=None) as backend,
+            anyio.create_task_group() as tg,
+        ):
+            agent = AcpAgent(backend, client.agent_sends, options)
+            tg.start_soon(agent.serve, client.chunks())
+            await client.answer(await client.request("initialize", {"protocolVersion": 1}))
+            listed = await client.answer(await client.request("session/list", {}))
+            assert [STORED] == [s["sessionId"] for s in listed["result"]["sessions"]]
+            await client.inbox_send.aclose()
