@@ -29,6 +29,7 @@ from claudecode._log import get_logger
 from ..backend import BackendUnavailableError, EventStream, SessionInfo, SessionSpec
 from ..manager import UnknownSessionError
 from ..policies import PermissionDecision
+from ._feeds import SessionFeed, open_stream
 from .config import ClusterConfig, NatsSettings, valid_token
 from .eventlog import ClusterEventStream, ensure_event_stream
 from .placement import place_session
@@ -160,6 +161,8 @@ class ClusterBackend:
         self._connected = False
         #: Open subscriptions, ended with ClusterUnavailableError when NATS goes away.
         self._streams: set[ClusterEventStream] = set()
+        #: One consumer per session shared by its subscribers here (adapter.cluster._feeds).
+        self._feeds: dict[str, SessionFeed] = {}
 
     # -- lifecycle -------------------------------------------------------------------
 
@@ -339,7 +342,7 @@ class ClusterBackend:
         stream = ClusterEventStream(session_id, after_seq, max_pending=self.subscriber_buffer)
         self._streams.add(stream)
         try:
-            await stream.start(self._js, self.config)
+            await open_stream(self._feeds, stream, self._js, self.config)
             if not self.ready:  # lost before the stream was in _streams
                 stream.abort(ClusterUnavailableError(_NATS_LOST))
             yield stream

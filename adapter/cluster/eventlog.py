@@ -47,6 +47,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
     from ..fanout import Subscription
     from ._acks import AckInbox
+    from ._feeds import SessionFeed
 
 
 class EventSource(Protocol):
@@ -295,6 +296,12 @@ class ClusterEventStream:
         self._first = True
         self._held: collections.deque[Event] = collections.deque()
         self.last_seq = after_seq or 0
+        #: Set when this stream is one of a :class:`~adapter.cluster._feeds.SessionFeed`'s
+        #: members (events through the feed's consumer, not a consumer of its own).
+        self.feed: SessionFeed | None = None
+        # A feed's source: the events it accepts go to these instead of the queue.
+        self._fan_out: Callable[[Sequence[Event]], None] | None = None
+        self._on_end: Callable[[str | None], None] | None = None
 
     async def start(self, js: JetStreamContext, config: ClusterConfig) -> None:
         """Create the ordered consumer (a binary search finds where to start)."""
@@ -379,8 +386,16 @@ class ClusterEventStream:
         except WireError as exc:
             _log.warning("cluster.malformed_events", session_id=self.session_id, error=str(exc))
             return
+        self.deliver(events)
+
+    def deliver(self, events: Sequence[Event]) -> None:
+        """Take a batch of the session's events (consecutive seqs): what this stream already
+        has is dropped, a hole is a ``gap`` on the first delivery and the end of the stream
+        after it."""
+        if self._ended:
+            return
         last = self._last
-        if last is not None:
+        if last is not None and events[0].seq != last + 1:
             events = [e for e in events if e.seq > last]
             if not events:
                 return  # already delivered (a republished batch)
@@ -398,6 +413,9 @@ class ClusterEventStream:
                     return
         self._first = False
         self._last = events[-1].seq
+        if self._fan_out is not None:
+            self._fan_out(events)
+            return
         self._queue.extend(events)
         if len(self._queue) > self._max:
             self._queue.clear()
@@ -414,6 +432,8 @@ class ClusterEventStream:
         self._ended = True
         self._error = reason
         self._wakeup.set()
+        if self._on_end is not None:
+            self._on_end(reason)
 
     def fail(self, reason: str) -> None:
         """End the stream with :class:`~adapter.SubscriberDropped` (after pending events)."""
@@ -468,9 +488,12 @@ class ClusterEventStream:
             yield held.popleft()
 
     async def close(self) -> None:
-        """Delete the consumer."""
+        """Delete the consumer (a feed's member: leave the feed)."""
+        feed, self.feed = self.feed, None
         sub, self._sub = self._sub, None
         self._end(None)
+        if feed is not None:
+            await feed.detach(self)
         if sub is not None:
             try:
                 await sub.unsubscribe()
