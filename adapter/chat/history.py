@@ -26,12 +26,21 @@ anyone wrote, so not shown), then, for ``/compact``, the command and its
 only as a replay (not shown). So a stored boundary becomes its event after the ``/compact``
 line that follows it (whose output is then left out), or where it stands when no
 ``/compact`` follows (an automatic compaction).
+
+**Local commands.** A command the CLI answers itself (``/context``, ``/model`` without an
+argument, ``/cost``) is stored as the command (a ``user`` line), a ``<local-command-caveat>``
+(meta, not shown) and a ``system`` / ``local_command`` line holding its
+``<local-command-stdout>``. Live, the CLI answers such a command with a ``<synthetic>``
+assistant message carrying that output, so the output becomes the assistant text it was.
+An alias is stored under the command's own name (``/cost`` as ``/usage``); the
+``queue-operation`` lines keep the prompt as it was sent, so the command shows as typed.
 """
 
 from __future__ import annotations
 
 import os
 import re
+from collections import deque
 from collections.abc import Iterator, Mapping
 from datetime import datetime
 from pathlib import Path
@@ -70,6 +79,11 @@ _USER = b'"type":"user"'
 _ASSISTANT = b'"type":"assistant"'
 _TITLES = (b'"type":"custom-title"', b'"type":"summary"')
 _BOUNDARY = b'"subtype":"compact_boundary"'
+_LOCAL_COMMAND = b'"subtype":"local_command"'
+_QUEUE = b'"type":"queue-operation"'
+_COMMAND_OUTPUT = re.compile(
+    r"<local-command-(?:stdout|stderr)>(.*?)</local-command-(?:stdout|stderr)>", re.S
+)
 _SESSION_ID = re.compile(r"[0-9A-Za-z][0-9A-Za-z_-]{0,127}")
 
 
@@ -120,6 +134,11 @@ class _Line(msgspec.Struct, rename="camel"):
     custom_title: str | None = None
     #: Of a compact boundary: ``trigger``, ``preTokens`` (read leniently, see _boundary).
     compact_metadata: Any = None
+    #: Of a local command's output line: ``<local-command-stdout>...``; of a queue
+    #: operation: the prompt as it was sent.
+    content: Any = None
+    #: Of a queue operation: ``enqueue``, ``dequeue``, ``remove``.
+    operation: str | None = None
 
 
 _decoder = msgspec.json.Decoder(_Line)
@@ -392,20 +411,48 @@ def find_session_file(
 
 
 def _iter_lines(path: Path) -> Iterator[_Line]:
-    """The messages of a transcript, and its compact boundaries."""
+    """The messages of a transcript, its compact boundaries, local command outputs and
+    queue operations."""
     with path.open("rb") as f:
         for raw in f:
-            if _USER not in raw and _ASSISTANT not in raw and _BOUNDARY not in raw:
+            if (
+                _USER not in raw
+                and _ASSISTANT not in raw
+                and _BOUNDARY not in raw
+                and _LOCAL_COMMAND not in raw
+                and _QUEUE not in raw
+            ):
                 continue
             if not raw.endswith(b"\n"):
                 break  # a partial last line
             line = _decode(raw)
-            if line is not None and (line.message is not None or _is_boundary(line)):
+            if line is not None and (
+                line.message is not None
+                or _is_boundary(line)
+                or _is_local_command(line)
+                or line.type == "queue-operation"
+            ):
                 yield line
 
 
 def _is_boundary(line: _Line) -> bool:
     return line.type == "system" and line.subtype == "compact_boundary"
+
+
+def _is_local_command(line: _Line) -> bool:
+    return line.type == "system" and line.subtype == "local_command"
+
+
+def _local_command_output(line: _Line, n: int) -> list[Event]:
+    """A local command's output line as the assistant text it was live (the CLI sends the
+    output as a ``<synthetic>`` assistant message), named after the line."""
+    if not isinstance(line.content, str):
+        return []
+    # The live message has no trailing blank lines; the stored output may have some.
+    text = "\n".join(_COMMAND_OUTPUT.findall(line.content)).rstrip()
+    if not text:
+        return []
+    return [MessageChunk(message_id=line.uuid or f"local-command-{n}", text=text)]
 
 
 def _boundary(line: _Line) -> CompactBoundary:
@@ -456,7 +503,19 @@ def load_events(path: str | os.PathLike[str]) -> list[Event]:
     boundary: CompactBoundary | None = None
     # The /compact line just shown: its output line (the compaction's echo) is not.
     after_compact = False
+    # The prompts as sent, in the CLI's queue order; ``typed``: the one it took last.
+    queued: deque[str | None] = deque()
+    typed: str | None = None
     for line in _iter_lines(path):
+        if line.type == "queue-operation":
+            content = line.content if isinstance(line.content, str) else None
+            if line.operation == "enqueue":
+                queued.append(content)
+            elif line.operation == "dequeue":
+                typed = queued.popleft() if queued else None
+            elif line.operation == "remove" and content in queued:
+                queued.remove(content)
+            continue
         if line.is_sidechain or line.is_meta or line.is_compact_summary:
             continue
         cwd = cwd or line.cwd
@@ -465,6 +524,15 @@ def load_events(path: str | os.PathLike[str]) -> list[Event]:
             if boundary is not None:
                 events.append(boundary)
             boundary, after_compact = _boundary(line), False
+            continue
+        if _is_local_command(line):
+            if after_compact:  # the /compact's own output: not shown live either
+                after_compact = False
+                continue
+            if boundary is not None:
+                events.append(boundary)
+                boundary = None
+            events += _local_command_output(line, len(events))
             continue
         message = line.message
         assert message is not None
@@ -481,15 +549,33 @@ def load_events(path: str | os.PathLike[str]) -> list[Event]:
             events.append(boundary)
             boundary = None
         if line.type == "assistant":
+            typed = None  # a prompt's answer: the prompt taken last was shown already
             if message.model and message.model != "<synthetic>":
                 model = message.model
             events += _assistant_events(message, calls)
         elif line.type == "user":
-            events += _user_events(line, message, calls)
+            events += _as_typed(_user_events(line, message, calls), typed)
+            typed = None
     if boundary is not None:
         events.append(boundary)
     status = SessionStatus(status="resumed", cli_session_id=session_id, model=model, cwd=cwd)
     return [status, *events]
+
+
+def _as_typed(events: list[Event], typed: str | None) -> list[Event]:
+    """A command shown as the person typed it: the CLI stores an alias (``/cost``) under
+    the command's own name (``/usage``), and its queue keeps the prompt as it was sent."""
+    if typed is None or len(events) != 1 or not isinstance(events[0], UserMessage):
+        return events
+    stored, sent = parse_user_text(events[0].text), parse_user_text(typed)
+    if (
+        stored.kind == "command"
+        and sent.kind == "command"
+        and stored.name != sent.name
+        and stored.args == sent.args
+    ):
+        return [UserMessage(text=typed)]
+    return events
 
 
 def _assistant_events(message: _Message, calls: ToolCalls) -> list[Event]:
