@@ -9,8 +9,9 @@ lines do not repeat them), ``input_json_delta`` becomes ``tool_input_delta``, an
 
 from __future__ import annotations
 
+from claudecode._stream_lite import LiteInbound, StreamEventLite
 from claudecode.content import ServerToolUseBlock, ToolUseBlock
-from claudecode.messages import InboundMessage, StreamEvent
+from claudecode.messages import StreamEvent
 from claudecode.stream_events import (
     ContentBlockDelta,
     ContentBlockStart,
@@ -62,13 +63,13 @@ class StreamEvents:
     def _internal(self, exc: Exception, message: object) -> Event:
         raise NotImplementedError
 
-    def feed(self, message: InboundMessage) -> list[Event]:
+    def feed(self, message: LiteInbound) -> list[Event]:
         raise NotImplementedError
 
-    def _dispatch(self, message: InboundMessage) -> list[Event]:
+    def _dispatch(self, message: LiteInbound) -> list[Event]:
         raise NotImplementedError
 
-    def _feed_batch(self, batch: list[InboundMessage], out: list[Event]) -> None:
+    def _feed_batch(self, batch: list[LiteInbound], out: list[Event]) -> None:
         """Translate ``batch`` into ``out`` (``out`` is also :attr:`_merge_into`).
 
         The hot loop of the adapter (most lines are deltas): a delta of the current run costs
@@ -84,7 +85,10 @@ class StreamEvents:
         run_parent: str | None = None
         parts: list[str] = []
         for message in batch:
-            if turn_open and message.__class__ is StreamEvent:
+            # StreamEventLite: what the adapter's own session reads (claudecode._stream_lite)
+            if turn_open and (
+                message.__class__ is StreamEventLite or message.__class__ is StreamEvent
+            ):
                 # ``__class__ is`` tests: cheaper than isinstance (exact classes, as decoded)
                 event = message.event
                 if event.__class__ is ContentBlockDelta:
@@ -187,7 +191,7 @@ class StreamEvents:
     def _note_model(self, model: str | None) -> None:
         raise NotImplementedError
 
-    def _on_stream(self, msg: StreamEvent) -> list[Event]:
+    def _on_stream(self, msg: StreamEvent | StreamEventLite) -> list[Event]:
         event = msg.event
         parent = msg.parent_tool_use_id
         self._open(parent)

@@ -46,6 +46,7 @@ from claudecode import (
     encode_message,
 )
 from claudecode._log import get_logger
+from claudecode._stream_lite import LiteInbound, StreamEventLite, use_lite_stream_events
 from claudecode._tasks import TaskSet
 
 from .config import SessionConfig
@@ -149,6 +150,8 @@ class AgentSession:
                 transport=self._transport,
                 on_messages=self._on_messages,
             )
+            if self._debug_protocol is None:  # the protocol file records whole messages
+                use_lite_stream_events(self._client)  # the translator reads no stream ids
             await stack.enter_async_context(self._client)
             self._set_status("connected")
             if self._client.initialize_result is not None:
@@ -298,7 +301,7 @@ class AgentSession:
         except Exception as exc:  # a bug here must not kill the reader
             _log.error("adapter.translate_failed", session_id=self.id, error=repr(exc))
 
-    def _translate(self, batch: Sequence[InboundMessage]) -> list[Event]:
+    def _translate(self, batch: Sequence[LiteInbound]) -> list[Event]:
         if self._debug_protocol is not None:
             self._debug_write(batch)
         if self._tracer.capture_content:
@@ -309,7 +312,7 @@ class AgentSession:
         if _CONTROL_TYPES.isdisjoint(map(type, batch)):  # one C-level pass, no genexpr
             return self._translator.feed_many(batch)  # the common case: no control messages
         out: list[Event] = []
-        run: list[InboundMessage] = []
+        run: list[LiteInbound] = []
         for message in batch:
             if type(message) is InboundControlRequest and isinstance(
                 message.request, CanUseToolRequest
@@ -327,18 +330,20 @@ class AgentSession:
         out.extend(self._translator.feed_many(run))
         return out
 
-    def _record_raw(self, batch: Sequence[InboundMessage]) -> None:
+    def _record_raw(self, batch: Sequence[LiteInbound]) -> None:
         for message in batch:
-            if message.__class__ is StreamEvent:
+            if isinstance(message, StreamEventLite) or message.__class__ is StreamEvent:
                 continue  # hundreds per turn; their content reaches the span as events
             raw = getattr(message, "raw", None) or getattr(message, "line", None)
             with contextlib.suppress(Exception):
                 self._tracer.record_raw(raw if raw else encode_message(message).rstrip())
 
-    def _debug_write(self, batch: Sequence[InboundMessage]) -> None:
+    def _debug_write(self, batch: Sequence[LiteInbound]) -> None:
         debug = self._debug_protocol
         assert debug is not None
         for message in batch:
+            if isinstance(message, StreamEventLite):
+                continue  # not with a protocol file: it turns the lite stream events off
             with contextlib.suppress(Exception):
                 debug.write(b'{"dir":"from_cli","msg":' + encode_message(message).rstrip() + b"}\n")
 

@@ -87,6 +87,7 @@ from collections.abc import Callable, Iterable
 from typing import Any, Final
 
 from claudecode._log import get_logger
+from claudecode._stream_lite import LiteInbound, StreamEventLite
 from claudecode.content import (
     LARGE_TEXT_BYTES,
     ServerToolUseBlock,
@@ -104,7 +105,6 @@ from claudecode.messages import (
     CommandLifecycle,
     ControlCancelRequest,
     InboundControlRequest,
-    InboundMessage,
     MalformedLine,
     PromptSuggestion,
     RateLimitEvent,
@@ -272,14 +272,14 @@ class Translator(StreamEvents):
 
     # ------------------------------------------------------------------ public API
 
-    def feed(self, message: InboundMessage) -> list[Event]:
+    def feed(self, message: LiteInbound) -> list[Event]:
         """Translate one message from the CLI into zero or more events.
 
         A message whose ``uuid`` was seen before gives nothing, unless it is a
         ``stream_event`` (see "Duplicates" in the module documentation).
         """
         try:
-            if message.__class__ is StreamEvent:
+            if message.__class__ is StreamEvent or message.__class__ is StreamEventLite:
                 return self._dispatch(message)
             uuid = getattr(message, "uuid", None)
             if uuid and uuid.__class__ is str and not self._seen.add(uuid):
@@ -288,7 +288,7 @@ class Translator(StreamEvents):
             return [self._internal(exc, message)]
         return self._dispatch(message)
 
-    def _dispatch(self, message: InboundMessage) -> list[Event]:
+    def _dispatch(self, message: LiteInbound) -> list[Event]:
         """:meth:`feed` without the duplicate check (done by the caller)."""
         try:
             handler = _HANDLERS.get(type(message))
@@ -303,7 +303,7 @@ class Translator(StreamEvents):
         except Exception as exc:
             return [self._internal(exc, message)]
 
-    def feed_many(self, messages: Iterable[InboundMessage]) -> list[Event]:
+    def feed_many(self, messages: Iterable[LiteInbound]) -> list[Event]:
         """Translate several messages at once (what one read produced).
 
         Same events as :meth:`feed` one by one, except that adjacent text, reasoning and
@@ -706,6 +706,7 @@ _HANDLERS: Final[dict[type[Any], _Handler]] = {
     SystemTaskNotification: Translator._on_task,
     SystemBackgroundTasksChanged: Translator._on_task,
     StreamEvent: Translator._on_stream,
+    StreamEventLite: Translator._on_stream,
     AssistantMessage: Translator._on_assistant,
     UserMessage: Translator._on_user,
     ResultMessage: Translator._on_result,

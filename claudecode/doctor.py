@@ -66,5 +66,3 @@ async def diagnose(cli_path: str | None = None, *, timeout: float = 30.0) -> Doc
         return report
     report.ok = True
     return report
-
-

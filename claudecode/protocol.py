@@ -121,6 +121,10 @@ class ClaudeCodeProtocol:
         self._cancelled: dict[str, None] = {}
         self._line_number = 0
         self._eof = False
+        # The strict decoders of the hot path (the adapter's session swaps them: see
+        # claudecode._stream_lite); a line they refuse takes the careful path either way.
+        self._decode_fast: Callable[[Any], Any] = decode_line_fast
+        self._decode_small: Callable[[Any], Any] = decode_small_line
 
     # -- receiving -------------------------------------------------------------------
 
@@ -155,9 +159,9 @@ class ClaudeCodeProtocol:
         number = self._line_number
         append = out.append
         # Any: a message, a system envelope or whatever the careful path makes of the line.
-        decode: Callable[[Any], Any] = decode_line_fast
+        decode = self._decode_fast
         if len(data) + self._framer.buffered > LARGE_TEXT_BYTES:
-            decode = decode_small_line  # a line may be huge: decode_line keeps its text lazy
+            decode = self._decode_small  # a line may be huge: decode_line keeps its text lazy
         special = _SPECIAL_KINDS
         message: Any
         for item in self._framer.feed(data):

@@ -89,7 +89,6 @@ class ControlRequests:
         """Stop a background task (sub-agent or shell)."""
         return await self.request(ctl.StopTask(task_id=task_id))
 
-
     async def mcp_message(self, server_name: str, message: dict[str, Any]) -> Any:
         """Send a JSON-RPC message to one of the CLI's MCP servers; returns its answer."""
         return await self.request(ctl.McpMessage(server_name=server_name, message=message))
