@@ -97,7 +97,9 @@ class SessionInfo(msgspec.Struct, kw_only=True, frozen=True, omit_defaults=True)
     ``status`` is the adapter's own (``starting``, ``connected``, ``active``, ``idle``,
     ``terminated``, ``errored``); ``state`` is what a UI shows (:data:`SessionState`).
     Times are Unix seconds. ``owner`` names the process that runs the session (distributed
-    backends; ``None`` in process).
+    backends; ``None`` in process). ``cli_session_id`` is known from the start when the spec
+    names it (``resume`` without ``fork``, or ``cli_session_id``), else once the CLI reports
+    it (its first turn).
     """
 
     id: str

@@ -301,6 +301,11 @@ class LocalBackend:
             created_at=time.time() - (time.monotonic() - session.created_at),
             model=config.model,
             permission_mode=config.permission_mode or config.policy.cli_permission_mode,
+            # The CLI reports its session id with its first turn; until then, the one it was
+            # told to take (a resumed session keeps its id, a fork gets a new one). Front ends
+            # refuse to open a stored session twice by it (as a cluster's registry does).
+            cli_session_id=(None if config.fork_session else config.resume)
+            or config.cli_session_id,
         )
         self._live[session.id] = entry
         # Follow the session from its first event: nothing it published is missed.

@@ -76,6 +76,11 @@ _MODEL_ALIASES = (
 _MAX_REQUESTS = 256
 
 #: Stored sessions per session/list page.
+#: Per backend (by identity), the stored sessions an agent of this process is loading: from
+#: the check that the backend runs none of them to the backend listing the new session.
+#: Agents on one in-process backend share it, so two loads of one session at once cannot
+#: both pass the check; across cluster gateways the backend's own listing is what they have.
+_LOADING: dict[int, set[str]] = {}
 _PAGE = 100
 
 
@@ -265,20 +270,35 @@ class AcpAgent:
             recorded = next((e.cwd for e in replay if isinstance(e, SessionStatus)), None)
             cwd = recorded or cwd
         spec = self._spec(cwd, p.mcp_servers, resume=p.session_id)
-        # Open in another agent on the same backend (another editor on the cluster): two CLIs
-        # resuming one conversation would both append to it.
-        for info in await self.backend.list():
-            if info.cli_session_id == p.session_id and info.state not in ("closed", "errored"):
-                raise JsonRpcError(
-                    INVALID_REQUEST, f"session {p.session_id} is open already (elsewhere)"
-                )
-        translator = UpdateTranslator(cwd=spec.cwd, replay=True)
-        updates = [u for event in replay for u in translator.updates(event)]
-        await self._relay.notify_updates(p.session_id, updates)
-        # Under an id of its own in the backend: the session may have run there under the
-        # ACP id before (a cluster keeps a closed session's record and events for a while).
-        backend_id = f"{p.session_id}-{uuid.uuid4().hex[:8]}"
-        session = await self._relay.start(spec, p.session_id, backend_id=backend_id)
+        refused = JsonRpcError(
+            INVALID_REQUEST, f"session {p.session_id} is open already (elsewhere)"
+        )
+        # Being loaded by another agent on this backend right now: it is not listed yet.
+        loading = _LOADING.setdefault(id(self.backend), set())
+        if p.session_id in loading:
+            raise refused
+        loading.add(p.session_id)
+        try:
+            # Open in another agent on the same backend (another editor on the cluster): two
+            # CLIs resuming one conversation would both append to it. A backend lists a
+            # resumed session under its CLI session id from the start.
+            for info in await self.backend.list():
+                if info.cli_session_id == p.session_id and info.state not in (
+                    "closed",
+                    "errored",
+                ):
+                    raise refused
+            translator = UpdateTranslator(cwd=spec.cwd, replay=True)
+            updates = [u for event in replay for u in translator.updates(event)]
+            await self._relay.notify_updates(p.session_id, updates)
+            # Under an id of its own in the backend: the session may have run there under the
+            # ACP id before (a cluster keeps a closed session's record and events a while).
+            backend_id = f"{p.session_id}-{uuid.uuid4().hex[:8]}"
+            session = await self._relay.start(spec, p.session_id, backend_id=backend_id)
+        finally:
+            loading.discard(p.session_id)
+            if not loading and _LOADING.get(id(self.backend)) is loading:
+                del _LOADING[id(self.backend)]
         return Then(self._opened(session), lambda: self._relay.follow(session))
 
     async def _list_sessions(self, params: Any) -> dict[str, Any]:

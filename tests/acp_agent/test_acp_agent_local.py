@@ -555,3 +555,55 @@ async def test_a_backend_without_a_history_lists_the_clis_own(tmp_path: Path, ra
             listed = await client.answer(await client.request("session/list", {}))
             assert [STORED] == [s["sessionId"] for s in listed["result"]["sessions"]]
             await client.inbox_send.aclose()
+
+
+async def test_two_agents_loading_one_stored_session_at_once_open_it_once(
+    tmp_path: Path,
+) -> None:
+    """Two editors on one LocalBackend load the same stored session at the same moment:
+    one gets it, the other ``-32600``. Before any prompt (the CLI has not reported its
+    session id yet) the backend already lists the session under it, so loading it again is
+    refused too; once it is closed, the other editor loads it."""
+    cli = fake_cli_command(script(text_turn("fine")), tmp_path / "fake")
+    work = tmp_path / "work"
+    work.mkdir()
+    own = tmp_path / "own"
+    project = own / "projects" / project_slug(work)
+    project.mkdir(parents=True)
+    stored = next(HISTORY.glob(f"*/{STORED}.jsonl"))
+    (project / stored.name).write_bytes(stored.read_bytes())
+    options = AgentOptions(policy="autonomous", env={"CLAUDE_CONFIG_DIR": str(own)})
+    defaults = SessionConfig(cli_path=cli, cwd=work, policy=PermissionPolicy("autonomous"))
+    load = {"sessionId": STORED, "cwd": str(work), "mcpServers": []}
+    clients = (Client(), Client())
+    with anyio.fail_after(60):
+        async with (
+            LocalBackend(defaults, idle_timeout=None) as backend,
+            anyio.create_task_group() as tg,
+        ):
+            for client in clients:
+                agent = AcpAgent(backend, client.agent_sends, options)
+                tg.start_soon(agent.serve, client.chunks())
+                await client.answer(await client.request("initialize", {"protocolVersion": 1}))
+            # Both requests are in before either is answered.
+            asked = [await client.request("session/load", load) for client in clients]
+            answers = [await c.answer(n) for c, n in zip(clients, asked, strict=True)]
+            assert ["error", "result"] == sorted(
+                "result" if "result" in a else "error" for a in answers
+            )
+            [refused] = [a for a in answers if "error" in a]
+            assert (
+                -32600 == refused["error"]["code"] and "open already" in refused["error"]["message"]
+            )
+            opened, other = clients if "result" in answers[0] else clients[::-1]
+
+            [running] = await backend.list()
+            assert STORED == running.cli_session_id, "known before the CLI's first turn"
+            again = await other.answer(await other.request("session/load", load))
+            assert -32600 == again["error"]["code"], again
+
+            await opened.answer(await opened.request("session/close", {"sessionId": STORED}))
+            loaded = await other.answer(await other.request("session/load", load))
+            assert "result" in loaded, loaded
+            for client in clients:
+                await client.inbox_send.aclose()

@@ -235,3 +235,20 @@ async def test_a_turn_starts_with_one_change(tmp_path: Path) -> None:
             # (The CLI's first status of the session, with its id and model, may follow as
             # a change of its own.)
             assert busy and all("a title" == change.title for change in busy)
+
+
+async def test_the_cli_session_id_a_spec_names_is_listed_from_the_start(tmp_path: Path) -> None:
+    """Before the CLI's first turn (when it reports its session id) a resumed session is
+    listed under the id it resumes, a session told its id under that one; a fork gets a new
+    id, unknown until the CLI reports it."""
+    stored, chosen = "8e0ef7c0-2997-4c14-89ba-3bc6b8f3c1d7", "0b1c2d3e-4f50-4617-8293-a4b5c6d7e8f9"
+    with anyio.fail_after(30):
+        async with LocalBackend(defaults(tmp_path, script())) as backend:
+            resumed = await backend.create(SessionSpec(resume=stored))
+            named = await backend.create(SessionSpec(cli_session_id=chosen))
+            forked = await backend.create(SessionSpec(resume=stored, fork=True))
+            assert stored == resumed.cli_session_id
+            assert chosen == named.cli_session_id
+            assert forked.cli_session_id is None
+            listed = {i.id: i.cli_session_id for i in await backend.list()}
+            assert {resumed.id: stored, named.id: chosen, forked.id: None} == listed
