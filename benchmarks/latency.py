@@ -4,9 +4,10 @@ Each session's emitter (``BENCH_MODE=paced``) writes text deltas one per write a
 rate, the delta's text being ``t<CLOCK_MONOTONIC ns>`` read just before the write. The
 subscriber stamps each :class:`~adapter.events.MessageChunk` on receipt (``time.monotonic_ns``
 is the same clock in every process on Linux) and the difference is the latency: pipe, read,
-framing, decode, translation, fan-out and the task switch to the subscriber. All sessions
-stream at once, on the same event loop, as a server would run them; their emitters compete
-for the same two cores.
+framing, decode, translation, fan-out and the task switch to the subscriber. The deltas of
+one read arrive merged into one chunk (``"t1 t2 "``): each of its write times is a sample.
+All sessions stream at once, on the same event loop, as a server would run them; their
+emitters compete for the same two cores.
 
 The ``client`` level measures the same thing one layer down (typed ``StreamEvent`` from
 :meth:`claudecode.Session.receive_batch`), to tell the adapter's share from the client's;
@@ -36,6 +37,15 @@ _STAMP = re.compile(rb'"text":"t(\d+) "')
 
 def _env(lines: int, rate: float) -> dict[str, str]:
     return {"BENCH_MODE": "paced", "BENCH_LINES": str(lines), "BENCH_RATE": str(rate)}
+
+
+_TEXT_STAMP = re.compile(r"t(\d+) ")
+
+
+def _stamps(text: str) -> list[int]:
+    """Every write time in a chunk: the adapter merges the deltas of one read into one
+    chunk (``"t1 t2 "``), and a merged delta is a sample like any other (often a late one)."""
+    return [int(found) for found in _TEXT_STAMP.findall(text)]
 
 
 def _stamp(text: str) -> int | None:
@@ -77,9 +87,7 @@ async def _adapter_session(
                 kind = type(event)
                 if kind is MessageChunk:
                     assert isinstance(event, MessageChunk)
-                    sent = _stamp(event.text)
-                    if sent is not None:
-                        out.append(now - sent)
+                    out.extend(now - sent for sent in _stamps(event.text))
                 elif kind is Complete:
                     done = True
         finished.done(getattr(getattr(session, "_client", None), "pid", None))
