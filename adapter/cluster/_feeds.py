@@ -64,6 +64,7 @@ class SessionFeed:
         self.started = anyio.Event()
         self.usable = False
         self.closed = False
+        self.retired = False
         #: Called when the feed takes no new members any more (ended or closed).
         self._on_done = on_done
 
@@ -83,7 +84,7 @@ class SessionFeed:
     def serves(self, after_seq: int) -> bool:
         """Whether a subscriber asking for the events after ``after_seq`` can join: the
         feed delivers all of them (none it no longer keeps, none before it started)."""
-        if not self.usable or self.closed or self.source._ended:
+        if not self.usable or self.closed or self.retired or self.source._ended:
             return False
         if after_seq < self.after_seq:
             return False
@@ -109,6 +110,12 @@ class SessionFeed:
             self.members.remove(stream)
         if not self.members and self.started.is_set():
             await self.close()
+
+    def retire(self) -> None:
+        """Take no new members (the ones it has stay until they leave)."""
+        self.retired = True
+        if self._on_done is not None:
+            self._on_done(self)
 
     def _fan_out(self, events: Sequence[Event]) -> None:
         self.recent.extend(events)

@@ -225,6 +225,10 @@ class ClusterBackend:
             # again with after_seq once NATS is back, and the stream has kept everything.
             for stream in list(self._streams):
                 stream.abort(ClusterUnavailableError(_NATS_LOST))
+            # Those subscriptions start afresh: no new subscriber joins a consumer that
+            # lived through the outage (it goes once its aborted members have left).
+            for feed in list(self._feeds.values()):
+                feed.retire()
 
     async def _reconnected(self) -> None:
         if self.registry is not None:

@@ -160,3 +160,26 @@ async def test_a_member_that_falls_behind_is_dropped_alone(
     await slow.close()
     await reader.close()
     assert not feeds
+
+
+async def test_a_retired_feed_takes_no_new_members(
+    nats_client: Any, cluster_config: ClusterConfig
+) -> None:
+    # After a NATS outage every subscription starts afresh: the backend retires its feeds,
+    # whose members were ended meanwhile, and the next subscriber starts a new consumer.
+    js = nats_client.jetstream()
+    await ensure_event_stream(js, cluster_config)
+    feeds: dict[str, SessionFeed] = {}
+    before = ClusterEventStream("s4", 0)
+    await open_stream(feeds, before, js, cluster_config)
+    old = before.feed
+    assert old is not None
+    old.retire()
+    assert "s4" not in feeds and not old.serves(0)
+    after = ClusterEventStream("s4", 0)
+    await open_stream(feeds, after, js, cluster_config)
+    assert after.feed is not None and after.feed is not old
+    assert 2 == await consumers(js, cluster_config)
+    await before.close()
+    await after.close()
+    assert not feeds
