@@ -12,6 +12,7 @@ end on the same channel.
 from .backend import (
     FRONTEND_TOOL_SERVER,
     BackendUnavailableError,
+    CliSessionInUseError,
     EventStream,
     FrontendToolBackend,
     HistoryBackend,
@@ -66,6 +67,7 @@ __all__ = (
     "ApiRetry",
     "AvailableCommands",
     "BackendUnavailableError",
+    "CliSessionInUseError",
     "CompactBoundary",
     "Complete",
     "ContextWindow",

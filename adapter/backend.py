@@ -25,13 +25,14 @@ from typing import Any, Literal, Protocol, TypeAlias, runtime_checkable
 
 import msgspec
 
-from claudecode import ClaudeCodeError
+from claudecode import ClaudeCodeError, UsageError
 
 from .events import Event
 from .policies import PermissionDecision
 
 __all__ = (
     "BackendUnavailableError",
+    "CliSessionInUseError",
     "EventStream",
     "FRONTEND_TOOL_SERVER",
     "FrontendToolBackend",
@@ -49,6 +50,12 @@ class BackendUnavailableError(ClaudeCodeError):
     """The backend cannot reach its sessions for now (a cluster gateway that lost its
     connection to NATS, a worker that does not answer). Nothing is lost: retry later, and
     subscribe again with ``after_seq`` — a subscription the outage ended raises this too."""
+
+
+class CliSessionInUseError(UsageError):
+    """``create`` was asked to resume (without ``fork``) a CLI session that a session of the
+    backend holds open: two CLIs resuming one conversation would both append to its
+    transcript. Close that session first, or fork."""
 
 
 #: ``chat``: a stream-json Claude Code session; ``terminal``: a program in a pseudo-terminal.
@@ -146,7 +153,11 @@ class SessionBackend(Protocol):
     """
 
     async def create(self, spec: SessionSpec, *, session_id: str | None = None) -> SessionInfo:
-        """Start a session and return once its CLI is connected."""
+        """Start a session and return once its CLI is connected.
+
+        Raises :class:`CliSessionInUseError` when ``spec`` resumes (without ``fork``) a CLI
+        session that an open session of the backend holds; of two such creates at once, one
+        wins."""
         ...
 
     async def info(self, session_id: str) -> SessionInfo:

@@ -39,6 +39,7 @@ from claudecode._log import get_logger
 from ._frontend_tools import FrontendTools
 from .backend import (
     FRONTEND_TOOL_SERVER,
+    CliSessionInUseError,
     EventStream,
     FrontendToolBackend,
     SessionBackend,
@@ -181,6 +182,8 @@ class LocalBackend:
             self.defaults, max_sessions=max_sessions, idle_timeout=idle_timeout
         )
         self._live: dict[str, _Entry] = {}
+        #: CLI session ids a create() in flight resumes: claimed before its first await.
+        self._claimed: set[str] = set()
         self._closed: OrderedDict[str, _Entry] = OrderedDict()
         self._watchers: list[_Watcher] = []
         self._all_retired: anyio.Event | None = None
@@ -277,7 +280,12 @@ class LocalBackend:
         return dataclasses.replace(self.defaults, **changes)
 
     async def create(self, spec: SessionSpec, *, session_id: str | None = None) -> SessionInfo:
-        """Start a session from ``spec`` and return once its CLI is connected."""
+        """Start a session from ``spec`` and return once its CLI is connected.
+
+        Raises:
+            CliSessionInUseError: ``spec`` resumes (without ``fork``) a CLI session that an
+                open session here holds, or that another create is resuming right now.
+        """
         tg = self._require_running()
         config = self.config_for(spec)
         if session_id is not None and session_id in self._live:
@@ -293,7 +301,16 @@ class LocalBackend:
             config = dataclasses.replace(
                 config, mcp_servers=[*config.mcp_servers, frontend], policy=policy
             )
-        session = await self._manager.create(config, session_id=session_id)
+        # Two CLIs resuming one conversation would both append to its transcript: the check
+        # and the claim happen with no await between them, so of two creates at once one wins.
+        claim = None if config.fork_session else config.resume
+        if claim is not None:
+            self._claim(claim)
+        try:
+            session = await self._manager.create(config, session_id=session_id)
+        finally:
+            if claim is not None:
+                self._claimed.discard(claim)
         self._closed.pop(session.id, None)
         entry = _Entry(
             session=session,
@@ -418,6 +435,20 @@ class LocalBackend:
         if self._tg is None:
             raise UsageError("the LocalBackend is not running (use `async with`)")
         return self._tg
+
+    def _claim(self, cli_session_id: str) -> None:
+        """Claim ``cli_session_id`` for a create that resumes it, unless it is held."""
+        held = cli_session_id in self._claimed or any(
+            (entry.cli_session_id or entry.session.cli_session_id) == cli_session_id
+            and entry.session.status not in ("terminated", "errored")
+            for entry in self._live.values()
+        )
+        if held:
+            raise CliSessionInUseError(
+                f"CLI session {cli_session_id} is open already in another session"
+                " (close it first, or fork)"
+            )
+        self._claimed.add(cli_session_id)
 
     def _entry(self, session_id: str) -> _Entry:
         entry = self._live.get(session_id)

@@ -10,6 +10,7 @@ import anyio
 import pytest
 
 from adapter import (
+    CliSessionInUseError,
     Complete,
     Event,
     LocalBackend,
@@ -252,3 +253,32 @@ async def test_the_cli_session_id_a_spec_names_is_listed_from_the_start(tmp_path
             assert forked.cli_session_id is None
             listed = {i.id: i.cli_session_id for i in await backend.list()}
             assert {resumed.id: stored, named.id: chosen, forked.id: None} == listed
+
+
+async def test_a_cli_session_is_resumed_by_one_session_at_a_time(tmp_path: Path) -> None:
+    """Of two creates resuming one CLI session at once, one wins; while it is open a resume
+    is refused and a fork is not; once closed, it resumes again."""
+    stored = "8e0ef7c0-2997-4c14-89ba-3bc6b8f3c1d7"
+    with anyio.fail_after(60):
+        async with LocalBackend(defaults(tmp_path, script())) as backend:
+            results: list[SessionInfo | BaseException] = []
+
+            async def resume() -> None:
+                try:
+                    results.append(await backend.create(SessionSpec(resume=stored)))
+                except CliSessionInUseError as exc:
+                    results.append(exc)
+
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(resume)
+                tg.start_soon(resume)
+            [won] = [r for r in results if isinstance(r, SessionInfo)]
+            [refused] = [r for r in results if isinstance(r, CliSessionInUseError)]
+            assert isinstance(refused, UsageError) and stored in str(refused)
+            with pytest.raises(CliSessionInUseError):
+                await backend.create(SessionSpec(resume=stored))
+            forked = await backend.create(SessionSpec(resume=stored, fork=True))
+            await backend.close(won.id)
+            again = await backend.create(SessionSpec(resume=stored))
+            assert stored == again.cli_session_id
+            assert {won.id, forked.id, again.id} == {i.id for i in await backend.list()}
