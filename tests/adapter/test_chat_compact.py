@@ -12,7 +12,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-import msgspec
+from chat_recordings import live_events, shown
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -24,8 +24,6 @@ from adapter.chat import (
     load_events,
 )
 from adapter.events import CompactBoundary, Event, MessageChunk, UserMessage
-from adapter.translate import Translator
-from claudecode import decode_line
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "compact"
 PROTOCOL = FIXTURES / "compact.protocol.jsonl"
@@ -34,35 +32,8 @@ TRANSCRIPT = FIXTURES / "compact.transcript.jsonl"
 SUMMARY = "The user asked me to remember the word teapot; I said I would."
 
 
-def shown(events: list[Event]) -> list[dict[str, Any]]:
-    """The chat view's entries as a UI shows them: without their ids (live ones are named
-    after event seqs, stored ones after their position)."""
-    view = ChatView()
-    view.apply(events)
-    out = []
-    for entry in view.entries:
-        data = msgspec.to_builtins(entry)
-        del data["id"]
-        out.append(data)
-    return out
-
-
-def live_events() -> list[Event]:
-    """What the session published during the recorded run: each prompt as a user message
-    before it is sent, then the events of the CLI's lines."""
-    translator = Translator()
-    events: list[Event] = []
-    for raw in PROTOCOL.read_bytes().splitlines():
-        record = json.loads(raw)
-        if record["dir"] == "to_cli":
-            events.append(UserMessage(text=record["prompt"], images=record.get("images", 0)))
-        else:
-            events += translator.feed_many([decode_line(json.dumps(record["msg"]).encode())])
-    return events
-
-
 def test_the_recorded_compact_looks_the_same_live_and_stored() -> None:
-    live = shown(live_events())
+    live = shown(live_events(PROTOCOL))
     stored = shown(load_events(TRANSCRIPT))
     assert live == stored
     kinds = [e["kind"] for e in stored]
@@ -80,7 +51,7 @@ def test_the_recorded_compact_looks_the_same_live_and_stored() -> None:
 
 def test_the_stored_boundary_keeps_its_metadata() -> None:
     [stored] = [e for e in load_events(TRANSCRIPT) if isinstance(e, CompactBoundary)]
-    [live] = [e for e in live_events() if isinstance(e, CompactBoundary)]
+    [live] = [e for e in live_events(PROTOCOL) if isinstance(e, CompactBoundary)]
     assert "manual" == stored.trigger == live.trigger
     assert isinstance(stored.pre_tokens, int) and stored.pre_tokens > 0
 

@@ -16,53 +16,20 @@ import json
 from pathlib import Path
 from typing import Any
 
-import msgspec
+from chat_recordings import live_events, shown
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from adapter.chat import ChatView, load_events
+from adapter.chat import load_events
 from adapter.events import Event, MessageChunk, UserMessage
-from adapter.translate import Translator
-from claudecode import decode_line
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "local_commands"
 PROTOCOL = FIXTURES / "local_commands.protocol.jsonl"
 TRANSCRIPT = FIXTURES / "local_commands.transcript.jsonl"
 
 
-def shown(events: list[Event]) -> list[dict[str, Any]]:
-    """The chat view's entries as a UI shows them: without their ids (live ones are named
-    after event seqs, stored ones after their position) and without the message id of a
-    command's output (live: the CLI's synthetic message, which the transcript does not keep;
-    stored: the output line's own uuid)."""
-    view = ChatView()
-    view.apply(events)
-    out: list[dict[str, Any]] = []
-    for entry in view.entries:
-        data = msgspec.to_builtins(entry)
-        del data["id"]
-        if out and out[-1]["kind"] == "command" and data["kind"] == "text":
-            del data["message_id"]
-        out.append(data)
-    return out
-
-
-def live_events() -> list[Event]:
-    """What the session published during the recorded run: each prompt as a user message
-    before it is sent, then the events of the CLI's lines."""
-    translator = Translator()
-    events: list[Event] = []
-    for raw in PROTOCOL.read_bytes().splitlines():
-        record = json.loads(raw)
-        if record["dir"] == "to_cli":
-            events.append(UserMessage(text=record["prompt"], images=record.get("images", 0)))
-        else:
-            events += translator.feed_many([decode_line(json.dumps(record["msg"]).encode())])
-    return events
-
-
 def test_the_recorded_commands_look_the_same_live_and_stored() -> None:
-    live = shown(live_events())
+    live = shown(live_events(PROTOCOL))
     stored = shown(load_events(TRANSCRIPT))
     assert live == stored
     kinds = [e["kind"] for e in stored]

@@ -13,22 +13,19 @@ them) and the CLI's transcript (``compact.transcript.jsonl``) there: that is how
 from __future__ import annotations
 
 import json
-import os
-import shutil
 from pathlib import Path
-from typing import Any
 
 import anyio
-import msgspec
 import pytest
 
 from adapter.chat import ChatView, CommandEntry, NoticeEntry, UserEntry, load_events
 from adapter.cluster.transcripts import find_transcript
 from adapter.config import SessionConfig
-from adapter.events import CompactBoundary, Complete, Event
+from adapter.events import CompactBoundary, Event
 from adapter.policies import PermissionPolicy
 from adapter.session import AgentSession
 
+from .chat_recording import keep_recording, run_turn, shown
 from .cli import CLIEnv
 from .fake_api import FakeAnthropicAPI
 from .script import Rule, text_turn
@@ -39,35 +36,6 @@ WAIT = 120
 SUMMARY = "The user asked me to remember the word teapot; I said I would."
 #: What every compaction request of the CLI 2.1.332 ends with.
 COMPACTION_REQUEST = "followed by a <summary> block"
-
-
-def shown(view: ChatView) -> list[dict[str, Any]]:
-    """The entries as a UI shows them: without their ids (live ones are named after event
-    seqs, stored ones after their position)."""
-    out = []
-    for entry in view.entries:
-        data = msgspec.to_builtins(entry)
-        del data["id"]
-        out.append(data)
-    return out
-
-
-def _record(protocol: Path, transcript: Path) -> None:
-    """Copy the run's files to ``$CLAUDECODE_BRIDGE_RECORD_COMPACT`` when it is set."""
-    target = os.environ.get("CLAUDECODE_BRIDGE_RECORD_COMPACT")
-    if target:
-        Path(target).mkdir(parents=True, exist_ok=True)
-        shutil.copy(protocol, Path(target) / "compact.protocol.jsonl")
-        shutil.copy(transcript, Path(target) / "compact.transcript.jsonl")
-
-
-async def _turn(session: AgentSession, events: Any, prompt: str, seen: list[Event]) -> None:
-    await session.prompt(prompt)
-    async for event in events:
-        seen.append(event)
-        if isinstance(event, Complete):
-            return
-    raise AssertionError("the events ended before the turn completed")
 
 
 async def test_compact_live_and_from_history(
@@ -92,7 +60,7 @@ async def test_compact_live_and_from_history(
         async with AgentSession(config) as session:
             with session.subscribe() as events:
                 for prompt in ("remember the word teapot", "/compact", "what was the word?"):
-                    await _turn(session, events, prompt, seen)
+                    await run_turn(session, events, prompt, seen)
             sid = session.cli_session_id
             session_id = session.id
     assert sid
@@ -105,7 +73,12 @@ async def test_compact_live_and_from_history(
 
     transcript = find_transcript(Path(cli_env.home) / ".claude", sid)
     assert transcript is not None
-    _record(tmp_path / "debug" / f"{session_id}.protocol.jsonl", transcript)
+    keep_recording(
+        "CLAUDECODE_BRIDGE_RECORD_COMPACT",
+        "compact",
+        tmp_path / "debug" / f"{session_id}.protocol.jsonl",
+        transcript,
+    )
     live = ChatView()
     live.apply(seen)
     stored = ChatView()

@@ -11,22 +11,19 @@ transcript (``local_commands.transcript.jsonl``) there: that is how
 
 from __future__ import annotations
 
-import os
-import shutil
 from pathlib import Path
-from typing import Any
 
 import anyio
-import msgspec
 import pytest
 
 from adapter.chat import AssistantText, ChatView, CommandEntry, load_events
 from adapter.cluster.transcripts import find_transcript
 from adapter.config import SessionConfig
-from adapter.events import Complete, Event
+from adapter.events import Event
 from adapter.policies import PermissionPolicy
 from adapter.session import AgentSession
 
+from .chat_recording import keep_recording, run_turn, shown
 from .cli import CLIEnv
 from .fake_api import FakeAnthropicAPI
 from .script import text_turn
@@ -35,38 +32,6 @@ pytestmark = [pytest.mark.realcli, pytest.mark.anyio]
 
 WAIT = 120
 PROMPTS = ("remember the word teapot", "/context", "/model", "/cost", "what was the word?")
-
-
-def shown(view: ChatView) -> list[dict[str, Any]]:
-    """The entries as a UI shows them: without their ids (live ones are named after event
-    seqs, stored ones after their position), and without the message id of a command's
-    output (live: the CLI's synthetic message, which its transcript does not keep)."""
-    out: list[dict[str, Any]] = []
-    for entry in view.entries:
-        data = msgspec.to_builtins(entry)
-        del data["id"]
-        if out and out[-1]["kind"] == "command" and data["kind"] == "text":
-            del data["message_id"]
-        out.append(data)
-    return out
-
-
-def _record(protocol: Path, transcript: Path) -> None:
-    """Copy the run's files to ``$CLAUDECODE_BRIDGE_RECORD_LOCAL_COMMANDS`` when it is set."""
-    target = os.environ.get("CLAUDECODE_BRIDGE_RECORD_LOCAL_COMMANDS")
-    if target:
-        Path(target).mkdir(parents=True, exist_ok=True)
-        shutil.copy(protocol, Path(target) / "local_commands.protocol.jsonl")
-        shutil.copy(transcript, Path(target) / "local_commands.transcript.jsonl")
-
-
-async def _turn(session: AgentSession, events: Any, prompt: str, seen: list[Event]) -> None:
-    await session.prompt(prompt)
-    async for event in events:
-        seen.append(event)
-        if isinstance(event, Complete):
-            return
-    raise AssertionError("the events ended before the turn completed")
 
 
 async def test_local_commands_live_and_from_history(
@@ -86,7 +51,7 @@ async def test_local_commands_live_and_from_history(
         async with AgentSession(config) as session:
             with session.subscribe() as events:
                 for prompt in PROMPTS:
-                    await _turn(session, events, prompt, seen)
+                    await run_turn(session, events, prompt, seen)
             sid = session.cli_session_id
             session_id = session.id
     assert sid
@@ -95,7 +60,12 @@ async def test_local_commands_live_and_from_history(
 
     transcript = find_transcript(Path(cli_env.home) / ".claude", sid)
     assert transcript is not None
-    _record(tmp_path / "debug" / f"{session_id}.protocol.jsonl", transcript)
+    keep_recording(
+        "CLAUDECODE_BRIDGE_RECORD_LOCAL_COMMANDS",
+        "local_commands",
+        tmp_path / "debug" / f"{session_id}.protocol.jsonl",
+        transcript,
+    )
     live = ChatView()
     live.apply(seen)
     stored = ChatView()
