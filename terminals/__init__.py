@@ -19,6 +19,7 @@ front ends, never their protocol code.
 from __future__ import annotations
 
 from ._agents import AGENTS, Agent, AgentStatus, ScreenHook, accept_claude_folder_trust
+from ._env import TERMINAL_ENV
 from ._errors import (
     AgentUnavailableError,
     InvalidTerminalSizeError,
@@ -32,7 +33,6 @@ from ._errors import (
 )
 from ._manager import TerminalManager, TerminalStartError
 from ._screen import TerminalScreen
-from ._session import TERMINAL_ENV
 from ._types import (
     TerminalExit,
     TerminalInfo,

@@ -20,6 +20,7 @@ from anyio.abc import TaskGroup
 from claudecode._log import get_logger
 
 from ._agents import AGENTS, Agent, AgentStatus
+from ._env import build_env
 from ._errors import (
     AgentUnavailableError,
     InvalidTerminalSizeError,
@@ -29,7 +30,8 @@ from ._errors import (
     UnknownAgentError,
     UnknownTerminalError,
 )
-from ._session import SessionOptions, TerminalSession, build_env
+from ._options import SessionOptions
+from ._session import TerminalSession
 from ._types import TerminalInfo
 from ._viewer import TerminalViewer
 

@@ -26,6 +26,7 @@ from claudecode._log import get_logger
 from ._agents import Agent
 from ._errors import TerminalClosedError
 from ._escapees import MARKER_VAR, kill_marked, new_marker
+from ._options import SessionOptions
 from ._pty import PtyProcess
 from ._screen import TerminalScreen
 from ._types import (
@@ -38,7 +39,7 @@ from ._types import (
 )
 from ._viewer import TerminalViewer
 
-__all__ = ("TERMINAL_ENV", "ParseBudget", "SessionOptions", "TerminalSession", "build_env")
+__all__ = ("TerminalSession",)
 
 _log = get_logger("claudecode.terminals")
 
@@ -48,8 +49,6 @@ _ACTIVITY_WINDOW = 1.0
 #: screen never takes more than about a fifth of the loop.
 _MIN_REFRESH_INTERVAL = 0.05
 _REFRESH_COST_FACTOR = 4.0
-#: Screen parsing may take at most 1 / (1 + this) of the loop (all sessions together).
-_PARSE_COST_FACTOR = 9.0
 #: Output parsed by the screen task between two pauses.
 _PARSE_SLICE = 1024
 #: While a trust prompt is on screen, look again this often even without new output (a key
@@ -58,62 +57,6 @@ _HOOK_RETRY_INTERVAL = 0.5
 #: Without a screen model, a new viewer gets this much of the latest raw output.
 _RAW_TAIL = 64 * 1024
 _KILL_WAIT = 10.0
-
-
-class ParseBudget:
-    """The screen parsing share of the event loop, shared by every session of a manager.
-
-    pyte parses some hundreds of KB/s on a loaded machine: with many busy terminals, parsing
-    every screen as fast as output arrives would starve keystrokes and viewers. Each slice
-    parsed moves ``next_slot`` forward by ``factor`` times its cost, and the next slice (of
-    any session) waits for it: parsing takes at most ``1 / (1 + factor)`` of the loop.
-    Screens that fall behind skip to their newest output (see TerminalScreen).
-    """
-
-    __slots__ = ("factor", "next_slot")
-
-    def __init__(self, factor: float = _PARSE_COST_FACTOR) -> None:
-        self.factor = factor
-        self.next_slot = float("-inf")
-
-    async def wait(self) -> None:
-        """Wait for this manager's next parsing slot."""
-        delay = self.next_slot - anyio.current_time()
-        if delay > 0:
-            await anyio.sleep(delay)
-
-    def spent(self, started: float, cost: float) -> None:
-        """Account a slice that cost ``cost`` seconds of loop time."""
-        self.next_slot = max(self.next_slot, started) + cost * (1 + self.factor)
-
-
-class SessionOptions:
-    """Per-manager settings every session shares (see :class:`~terminals.TerminalManager`)."""
-
-    __slots__ = (
-        "budget",
-        "screen",
-        "scrollback",
-        "spawn_timeout",
-        "stop_grace",
-        "viewer_max_bytes",
-    )
-
-    def __init__(
-        self,
-        *,
-        screen: bool,
-        scrollback: int,
-        spawn_timeout: float | None,
-        stop_grace: float,
-        viewer_max_bytes: int,
-    ) -> None:
-        self.screen = screen
-        self.scrollback = scrollback
-        self.spawn_timeout = spawn_timeout
-        self.stop_grace = stop_grace
-        self.viewer_max_bytes = viewer_max_bytes
-        self.budget = ParseBudget()
 
 
 class TerminalSession:
@@ -597,22 +540,3 @@ def _signal_name(sig: int) -> str | None:
         return signal.Signals(sig).name
     except ValueError:
         return None
-
-
-def build_env(base: dict[str, str], agent: Agent, extra: dict[str, str] | None) -> dict[str, str]:
-    """The child's environment: ``base``, the agent's changes, the caller's, then the
-    terminal's own variables (which always win)."""
-    env = dict(base)
-    for key, value in agent.env.items():
-        if value is None:
-            env.pop(key, None)
-        else:
-            env[key] = value
-    if extra:
-        env.update(extra)
-    env.update(TERMINAL_ENV)
-    return env
-
-
-#: Set for every terminal program.
-TERMINAL_ENV = {"TERM": "xterm-256color", "FORCE_COLOR": "1", "COLORTERM": "truecolor"}
