@@ -29,6 +29,7 @@ from claudecode._log import get_logger
 from ..backend import BackendUnavailableError, EventStream, SessionInfo, SessionSpec
 from ..manager import UnknownSessionError
 from ..policies import PermissionDecision
+from ._claims import ResumeClaims
 from ._feeds import SessionFeed, open_stream
 from .config import ClusterConfig, NatsSettings, valid_token
 from .eventlog import ClusterEventStream, ensure_event_stream
@@ -158,6 +159,7 @@ class ClusterBackend:
         self._watchers = _Watchers()
         self._stack: contextlib.AsyncExitStack | None = None
         self.registry: Registry | None = None
+        self._claims: ResumeClaims | None = None
         self._connected = False
         #: Open subscriptions, ended with ClusterUnavailableError when NATS goes away.
         self._streams: set[ClusterEventStream] = set()
@@ -190,6 +192,8 @@ class ClusterBackend:
                 stack.push_async_callback(self._history.close)
             self.registry = Registry(self._js, self.config, on_session=self._watchers.publish)
             await self.registry.open()
+            self._claims = ResumeClaims(self._js, self.config, self.registry)
+            await self._claims.open()
             tg = await stack.enter_async_context(anyio.create_task_group())
             stack.callback(tg.cancel_scope.cancel)
             await tg.start(self.registry.run)
@@ -301,19 +305,35 @@ class ClusterBackend:
         Raises:
             TooManySessionsError: every worker is full (or none carries the labels).
             ClusterUnavailableError: NATS is out of reach.
+            CliSessionInUseError: ``spec`` resumes (without ``fork``) a CLI session that an
+                open session of the cluster holds, or that another create (through any
+                gateway) is resuming right now (:mod:`adapter.cluster._claims`).
         """
         registry = self._require_nats()
+        claims = self._claims
+        assert claims is not None
         if session_id is not None:
             if not valid_token(session_id):
                 raise UsageError(f"session id {session_id!r}: use letters, digits, '_' or '-'")
             if await registry.get(session_id) is not None:
                 raise UsageError(f"a session {session_id!r} exists already")
-        command = CreateSession(spec=spec, session_id=session_id or uuid.uuid4().hex)
-        reply = await place_session(self._nc, registry, self.config, command)
-        if reply.error is not None:
-            raise_error(reply.error)
-        if reply.info is None:
-            raise ClusterUnavailableError("the worker's answer had no session")
+        session_id = session_id or uuid.uuid4().hex
+        command = CreateSession(spec=spec, session_id=session_id)
+        # Claimed before the session is placed: of two creates through any gateways, one wins.
+        claim = None if spec.fork else spec.resume
+        if claim is not None:
+            await claims.claim(claim, session_id)
+        try:
+            reply = await place_session(self._nc, registry, self.config, command)
+            if reply.error is not None:
+                raise_error(reply.error)
+            if reply.info is None:
+                raise ClusterUnavailableError("the worker's answer had no session")
+        except BaseException:
+            if claim is not None:
+                with anyio.CancelScope(shield=True):
+                    await claims.release(claim, session_id)
+            raise
         return reply.info
 
     async def info(self, session_id: str) -> SessionInfo:
@@ -428,8 +448,11 @@ class ClusterBackend:
         await self._command(session_id, SetPermissionMode(mode=mode))
 
     async def close(self, session_id: str) -> None:
-        """End the session and wait until it ended."""
+        """End the session and wait until it ended; its CLI session may be resumed again."""
         await self._command(session_id, Close(), timeout=self.config.create_timeout)
+        found = await self._require().get(session_id)
+        if found is not None and found[0].info.cli_session_id and self._claims is not None:
+            await self._claims.release(found[0].info.cli_session_id, session_id)
 
     def watch(self) -> contextlib.AbstractAsyncContextManager[AsyncIterator[SessionInfo]]:
         """Registry changes as :class:`~adapter.SessionInfo` snapshots (see

@@ -264,6 +264,11 @@ class ClusterConfig:
         """The KV bucket of worker heartbeats."""
         return f"{self.prefix}_workers"
 
+    @property
+    def resumes_bucket(self) -> str:
+        """The KV bucket of claimed CLI session ids (one open session resumes each)."""
+        return f"{self.prefix}_resumes"
+
     def command_subject(self, session_id: str) -> str:
         """Where the owning worker answers commands for a session."""
         return f"{self.prefix}.cmd.{session_id}"
