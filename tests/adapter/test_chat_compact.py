@@ -12,9 +12,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from chat_recordings import live_events, shown
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from realcli.chat_recording import live_events, shown
 
 from adapter.chat import (
     ChatView,

@@ -1,25 +1,43 @@
-"""Shared by the real-CLI tests that compare the chat view built live from a session's events
-with the one built from the transcript the CLI wrote, and that can keep the run as fixtures
-(``tests/fixtures/compact``, ``tests/fixtures/local_commands``)."""
+"""Recorded real-CLI runs whose chat view is compared live against stored
+(``tests/fixtures/compact``, ``tests/fixtures/local_commands``): running one through the real
+CLI (:func:`record_run`, which can also keep it as fixtures), replaying a kept one
+(:func:`live_events`), and the view as a UI shows it (:func:`shown`)."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
+from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import anyio
 import msgspec
 
-from adapter.chat import ChatView
-from adapter.events import Complete, Event
+from adapter.chat import ChatView, load_events
+from adapter.cluster.transcripts import find_transcript
+from adapter.config import SessionConfig
+from adapter.events import Complete, Event, UserMessage
+from adapter.policies import PermissionPolicy
 from adapter.session import AgentSession
+from adapter.translate import Translator
+from claudecode import decode_line
+
+from .cli import CLIEnv
+
+#: Hang guard for a whole recorded run (a few turns against the fake Messages API).
+WAIT = 120
 
 
-def shown(view: ChatView) -> list[dict[str, Any]]:
-    """The entries as a UI shows them: without their ids (live ones are named after event
-    seqs, stored ones after their position), and without the message id of a command's
-    output (live: the CLI's synthetic message, which its transcript does not keep)."""
+def shown(events: Iterable[Event]) -> list[dict[str, Any]]:
+    """The chat view's entries as a UI shows them: without their ids (live ones are named
+    after event seqs, stored ones after their position) and without the message id of a
+    command's output (live: the CLI's synthetic message, which the transcript does not keep;
+    stored: the output line's own uuid)."""
+    view = ChatView()
+    view.apply(list(events))
     out: list[dict[str, Any]] = []
     for entry in view.entries:
         data = msgspec.to_builtins(entry)
@@ -30,22 +48,74 @@ def shown(view: ChatView) -> list[dict[str, Any]]:
     return out
 
 
-def keep_recording(variable: str, stem: str, protocol: Path, transcript: Path) -> None:
-    """Copy the run's protocol log and transcript to the directory named by the environment
-    variable ``variable``, as ``<stem>.protocol.jsonl`` and ``<stem>.transcript.jsonl``,
-    when it is set (how the fixtures are recorded again)."""
+def live_events(protocol: Path) -> list[Event]:
+    """What the session published during a kept run (its protocol log): each prompt as a
+    user message before it is sent, then the events of the CLI's lines."""
+    translator = Translator()
+    events: list[Event] = []
+    for raw in protocol.read_bytes().splitlines():
+        record = json.loads(raw)
+        if record["dir"] == "to_cli":
+            events.append(UserMessage(text=record["prompt"], images=record.get("images", 0)))
+        else:
+            events += translator.feed_many([decode_line(json.dumps(record["msg"]).encode())])
+    return events
+
+
+@dataclass
+class RecordedRun:
+    """One run through the real CLI: what the session published and what the CLI stored."""
+
+    events: list[Event]
+    stored: list[Event]
+
+
+async def record_run(
+    prompts: Iterable[str],
+    *,
+    cli_command: str,
+    cli_env: CLIEnv,
+    tmp_path: Path,
+    keep_in: str,
+    stem: str,
+) -> RecordedRun:
+    """Send ``prompts`` one turn at a time through an autonomous session on the real CLI and
+    read back the transcript it wrote. When the environment variable ``keep_in`` names a
+    directory, the run's protocol log and transcript are copied there as
+    ``<stem>.protocol.jsonl`` and ``<stem>.transcript.jsonl`` (how the fixtures are made)."""
+    config = SessionConfig(
+        cli_path=cli_command,
+        cwd=cli_env.cwd,
+        env=cli_env(),
+        policy=PermissionPolicy("autonomous"),
+        debug_dir=tmp_path / "debug",
+        client_options={"inherit_env": False, "control_timeout": 60.0, "spawn_timeout": 60.0},
+    )
+    seen: list[Event] = []
+    with anyio.fail_after(WAIT):
+        async with AgentSession(config) as session:
+            with session.subscribe() as events:
+                for prompt in prompts:
+                    await session.prompt(prompt)
+                    async for event in events:
+                        seen.append(event)
+                        if isinstance(event, Complete):
+                            break
+                    else:
+                        raise AssertionError("the events ended before the turn completed")
+            sid = session.cli_session_id
+            protocol = tmp_path / "debug" / f"{session.id}.protocol.jsonl"
+    assert sid
+    transcript = find_transcript(Path(cli_env.home) / ".claude", sid)
+    assert transcript is not None
+    _keep(keep_in, stem, protocol, transcript)
+    return RecordedRun(events=seen, stored=load_events(transcript))
+
+
+def _keep(variable: str, stem: str, protocol: Path, transcript: Path) -> None:
+    """Copy the run's files to the directory named by ``$variable``, when it is set."""
     target = os.environ.get(variable)
     if target:
         Path(target).mkdir(parents=True, exist_ok=True)
         shutil.copy(protocol, Path(target) / f"{stem}.protocol.jsonl")
         shutil.copy(transcript, Path(target) / f"{stem}.transcript.jsonl")
-
-
-async def run_turn(session: AgentSession, events: Any, prompt: str, seen: list[Event]) -> None:
-    """Send ``prompt`` and collect the events into ``seen`` until the turn completes."""
-    await session.prompt(prompt)
-    async for event in events:
-        seen.append(event)
-        if isinstance(event, Complete):
-            return
-    raise AssertionError("the events ended before the turn completed")

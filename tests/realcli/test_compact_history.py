@@ -15,24 +15,18 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import anyio
 import pytest
 
-from adapter.chat import ChatView, CommandEntry, NoticeEntry, UserEntry, load_events
-from adapter.cluster.transcripts import find_transcript
-from adapter.config import SessionConfig
-from adapter.events import CompactBoundary, Event
-from adapter.policies import PermissionPolicy
-from adapter.session import AgentSession
+from adapter.chat import ChatView, CommandEntry, NoticeEntry, UserEntry
+from adapter.events import CompactBoundary
 
-from .chat_recording import keep_recording, run_turn, shown
+from .chat_recording import record_run, shown
 from .cli import CLIEnv
 from .fake_api import FakeAnthropicAPI
 from .script import Rule, text_turn
 
 pytestmark = [pytest.mark.realcli, pytest.mark.anyio]
 
-WAIT = 120
 SUMMARY = "The user asked me to remember the word teapot; I said I would."
 #: What every compaction request of the CLI 2.1.332 ends with.
 COMPACTION_REQUEST = "followed by a <summary> block"
@@ -47,23 +41,15 @@ async def test_compact_live_and_from_history(
     )
     fake_api.add_rule(summarize)
     fake_api.add_main(text_turn("Noted: teapot."), text_turn("The word was teapot."))
-    config = SessionConfig(
-        cli_path=cli_command,
-        cwd=cli_env.cwd,
-        env=cli_env(),
-        policy=PermissionPolicy("autonomous"),
-        debug_dir=tmp_path / "debug",
-        client_options={"inherit_env": False, "control_timeout": 60.0, "spawn_timeout": 60.0},
+    run = await record_run(
+        ("remember the word teapot", "/compact", "what was the word?"),
+        cli_command=cli_command,
+        cli_env=cli_env,
+        tmp_path=tmp_path,
+        keep_in="CLAUDECODE_BRIDGE_RECORD_COMPACT",
+        stem="compact",
     )
-    seen: list[Event] = []
-    with anyio.fail_after(WAIT):
-        async with AgentSession(config) as session:
-            with session.subscribe() as events:
-                for prompt in ("remember the word teapot", "/compact", "what was the word?"):
-                    await run_turn(session, events, prompt, seen)
-            sid = session.cli_session_id
-            session_id = session.id
-    assert sid
+    seen = run.events
     [boundary] = [e for e in seen if isinstance(e, CompactBoundary)]
     assert "manual" == boundary.trigger
     # The model answered the compaction request, and the next turn ran on the summary.
@@ -71,18 +57,8 @@ async def test_compact_live_and_from_history(
     last = json.dumps(fake_api.main_requests()[-1].body["messages"])
     assert SUMMARY in last
 
-    transcript = find_transcript(Path(cli_env.home) / ".claude", sid)
-    assert transcript is not None
-    keep_recording(
-        "CLAUDECODE_BRIDGE_RECORD_COMPACT",
-        "compact",
-        tmp_path / "debug" / f"{session_id}.protocol.jsonl",
-        transcript,
-    )
     live = ChatView()
     live.apply(seen)
-    stored = ChatView()
-    stored.apply(load_events(transcript))
     entries = live.entries
     kinds = [type(e) for e in entries]
     compact_at = next(i for i, e in enumerate(entries) if isinstance(e, CommandEntry))
@@ -91,4 +67,4 @@ async def test_compact_live_and_from_history(
     assert isinstance(notice, NoticeEntry) and "compact" == notice.notice_kind
     assert 2 == kinds.count(UserEntry)
     assert all(SUMMARY not in e.text for e in entries if isinstance(e, UserEntry))
-    assert shown(live) == shown(stored)
+    assert shown(seen) == shown(run.stored)
