@@ -459,6 +459,18 @@ class _KeepsHistory(LocalBackend):
         return self._history_root
 
 
+def _work_with_stored_session(tmp_path: Path, config_root: Path) -> Path:
+    """A working directory (``tmp_path / "work"``) whose project keeps the recorded session
+    ``STORED`` under ``config_root``, laid out like the CLI's configuration directory."""
+    work = tmp_path / "work"
+    work.mkdir()
+    project = config_root / "projects" / project_slug(work)
+    project.mkdir(parents=True)
+    stored = next(HISTORY.glob(f"*/{STORED}.jsonl"))
+    (project / stored.name).write_bytes(stored.read_bytes())
+    return work
+
+
 async def test_two_agents_on_one_backend_list_its_history_and_load_it_once(
     tmp_path: Path,
 ) -> None:
@@ -466,13 +478,8 @@ async def test_two_agents_on_one_backend_list_its_history_and_load_it_once(
     directory; a session open in one agent cannot be loaded in another on the same backend
     (-32600) until it is closed there; loaded again, it gets a backend id of its own."""
     cli = fake_cli_command(script(text_turn("fine"), text_turn("fine again")), tmp_path / "fake")
-    work = tmp_path / "work"
-    work.mkdir()
     history = tmp_path / "history"
-    project = history / "projects" / project_slug(work)
-    project.mkdir(parents=True)
-    stored = next(HISTORY.glob(f"*/{STORED}.jsonl"))
-    (project / stored.name).write_bytes(stored.read_bytes())
+    work = _work_with_stored_session(tmp_path, history)
     # Where the agents would look for the CLI's own files: empty.
     options = AgentOptions(policy="autonomous", env={"CLAUDE_CONFIG_DIR": str(tmp_path / "own")})
     defaults = SessionConfig(cli_path=cli, cwd=work, policy=PermissionPolicy("autonomous"))
@@ -534,13 +541,8 @@ async def test_a_backend_without_a_history_lists_the_clis_own(tmp_path: Path, ra
     """Without a backend history, ``session/list`` reads the CLI's own directory (the
     agent's ``env``)."""
     cli = fake_cli_command(script(text_turn("unused")), tmp_path / "fake")
-    work = tmp_path / "work"
-    work.mkdir()
     own = tmp_path / "own"
-    project = own / "projects" / project_slug(work)
-    project.mkdir(parents=True)
-    stored = next(HISTORY.glob(f"*/{STORED}.jsonl"))
-    (project / stored.name).write_bytes(stored.read_bytes())
+    work = _work_with_stored_session(tmp_path, own)
     options = AgentOptions(policy="autonomous", env={"CLAUDE_CONFIG_DIR": str(own)})
     defaults = SessionConfig(cli_path=cli, cwd=work, policy=PermissionPolicy("autonomous"))
     client = Client()
@@ -565,13 +567,8 @@ async def test_two_agents_loading_one_stored_session_at_once_open_it_once(
     session id yet) the backend already lists the session under it, so loading it again is
     refused too; once it is closed, the other editor loads it."""
     cli = fake_cli_command(script(text_turn("fine")), tmp_path / "fake")
-    work = tmp_path / "work"
-    work.mkdir()
     own = tmp_path / "own"
-    project = own / "projects" / project_slug(work)
-    project.mkdir(parents=True)
-    stored = next(HISTORY.glob(f"*/{STORED}.jsonl"))
-    (project / stored.name).write_bytes(stored.read_bytes())
+    work = _work_with_stored_session(tmp_path, own)
     options = AgentOptions(policy="autonomous", env={"CLAUDE_CONFIG_DIR": str(own)})
     defaults = SessionConfig(cli_path=cli, cwd=work, policy=PermissionPolicy("autonomous"))
     load = {"sessionId": STORED, "cwd": str(work), "mcpServers": []}
