@@ -11,17 +11,15 @@ on the fake CLI, on asyncio and trio.
 
 from __future__ import annotations
 
-import copy
 import json
 from itertools import pairwise
 from pathlib import Path
-from typing import Any
 
 import anyio
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from test_translate_properties import RAW_LINES
+from test_translate_properties import RAW_LINES, mutated_line
 
 from adapter.config import SessionConfig
 from adapter.events import Complete, Event, MessageChunk, ToolCall, ToolUpdate, encode_event
@@ -32,31 +30,6 @@ from claudecode import ClaudeCodeProtocol
 from claudecode._stream_lite import StreamEventLite, decode_line_lite, decode_small_line_lite
 from claudecode.messages import StreamEvent
 from claudecode.testing import fake_cli_command, script, tool_turn
-
-_json = st.recursive(
-    st.none() | st.booleans() | st.integers(-(2**40), 2**40) | st.text(max_size=8),
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner),
-    max_leaves=6,
-)
-
-
-@st.composite
-def _mutated(draw: st.DrawFn) -> bytes:
-    """A real line with one field (top level, or inside message/event/delta) replaced or
-    removed."""
-    obj: dict[str, Any] = copy.deepcopy(draw(st.sampled_from(RAW_LINES)))
-    target = obj
-    for nested in ("message", "event", "delta"):
-        if isinstance(target.get(nested), dict) and draw(st.booleans()):
-            target = target[nested]
-    if target:
-        key = draw(st.sampled_from(sorted(target)))
-        if draw(st.booleans()):
-            del target[key]
-        else:
-            target[key] = draw(_json)
-    return json.dumps(obj).encode()
-
 
 _real: st.SearchStrategy[bytes] = st.sampled_from(RAW_LINES).map(lambda o: json.dumps(o).encode())
 
@@ -82,7 +55,7 @@ def _translate(data: bytes, cuts: list[int], *, lite: bool) -> tuple[list[bytes]
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
-    st.lists(st.one_of(_real, _real, _mutated()), min_size=1, max_size=60),
+    st.lists(st.one_of(_real, _real, mutated_line()), min_size=1, max_size=60),
     st.lists(st.integers(min_value=0, max_value=2**20), max_size=12),
 )
 def test_lite_stream_events_give_the_same_events(lines: list[bytes], cuts: list[int]) -> None:

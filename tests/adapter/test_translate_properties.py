@@ -69,8 +69,9 @@ _TYPES = [
 
 
 @st.composite
-def _mutated(draw: st.DrawFn) -> InboundMessage:
-    """A real line with one field (top level, or inside message/event) replaced or removed."""
+def mutated_line(draw: st.DrawFn) -> bytes:
+    """A real line with one field (top level, or inside message / event / delta / usage)
+    replaced or removed, as the CLI would write it."""
     obj = copy.deepcopy(draw(st.sampled_from(RAW_LINES)))
     target = obj
     for nested in ("message", "event", "delta", "usage"):
@@ -82,7 +83,7 @@ def _mutated(draw: st.DrawFn) -> InboundMessage:
             del target[key]
         else:
             target[key] = draw(_json)
-    return decode_line(json.dumps(obj).encode())
+    return json.dumps(obj).encode()
 
 
 @st.composite
@@ -94,7 +95,7 @@ def _shaped(draw: st.DrawFn) -> InboundMessage:
 
 
 _noise: st.SearchStrategy[InboundMessage] = st.one_of(
-    _mutated(),
+    mutated_line().map(decode_line),
     _shaped(),
     st.binary(min_size=1, max_size=40).map(decode_line),
     st.builds(
