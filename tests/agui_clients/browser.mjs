@@ -30,7 +30,15 @@ try {
   await input.waitFor({ timeout: 60_000 });
   report.steps.push("loaded");
   await input.fill("Please run echo in the shell.");
+  // The chat renders before CopilotKit has connected to the runtime, and until it has, Enter
+  // and the send button do nothing (the message stays in the box). The send button is enabled
+  // once a non-empty message can go: wait for that, send, and see the message posted.
+  await page
+    .locator('[data-testid="copilot-send-button"]:not([disabled])')
+    .waitFor({ timeout: 60_000 });
+  report.steps.push("connected");
   await input.press("Enter");
+  await page.getByTestId("copilot-user-message").first().waitFor({ timeout: 60_000 });
   const approve = page.getByRole("button", { name: "Approve" });
   await approve.waitFor({ timeout: 60_000 });
   report.steps.push("approval shown");

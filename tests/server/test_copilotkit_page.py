@@ -110,7 +110,7 @@ def test_a_copilotkit_page_chats_and_approves(tmp_path: Path) -> None:
     assert 0 == done.returncode, done.stderr[-3000:]
     report = json.loads(done.stdout)
     assert report.get("error") is None, report
-    assert ["loaded", "approval shown", "reply shown", "screenshot"] == report["steps"]
+    assert ["loaded", "connected", "approval shown", "reply shown", "screenshot"] == report["steps"]
     assert "Bash" in report["approvalText"]
     assert "hello-from-bash" in report["toolResult"]
     assert "All done" in report["bodyText"]
