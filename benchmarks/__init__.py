@@ -7,5 +7,6 @@ into ``BENCHMARKS.md``.
 
 Modules: :mod:`.corpus` (the deterministic stream-json corpus), :mod:`.emitter` (a tiny
 fake CLI that writes it as fast as the pipe takes it), :mod:`.throughput` (figures (a)-(f)),
-:mod:`.latency`, :mod:`.memory`, :mod:`.scale`, :mod:`.report` (tables).
+:mod:`.latency`, :mod:`.memory`, :mod:`.scale`, :mod:`.report` (tables), :mod:`.procfs`
+(processes as Linux ``/proc`` shows them: children, CPU time, zombies; the tests use it too).
 """

@@ -13,11 +13,11 @@ from typing import Any
 
 import anyio
 
+from . import procfs
 from .corpus import CACHE_DIR
 
 __all__ = (
     "Countdown",
-    "child_pids",
     "cpu_of",
     "emitter_path",
     "machine",
@@ -113,9 +113,7 @@ def peak_rss_bytes() -> int:
 
 def process_cpu_seconds(pid: int) -> float:
     """User + system CPU seconds of one process so far (Linux ``/proc``)."""
-    with open(f"/proc/{pid}/stat") as fh:
-        fields = fh.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return sum(procfs.cpu_times(pid))
 
 
 def cpu_of(pids: Sequence[int]) -> float:
@@ -125,22 +123,6 @@ def cpu_of(pids: Sequence[int]) -> float:
         with contextlib.suppress(OSError, ValueError, IndexError):
             total += process_cpu_seconds(pid)
     return total
-
-
-def child_pids(parents: set[int]) -> list[int]:
-    """The pids of the live processes whose parent is one of ``parents`` (Linux ``/proc``)."""
-    found = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat") as fh:
-                ppid = int(fh.read().rsplit(")", 1)[1].split()[1])
-        except (OSError, ValueError, IndexError):
-            continue
-        if ppid in parents:
-            found.append(int(entry))
-    return found
 
 
 def _cpu_model() -> str:

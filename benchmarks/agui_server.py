@@ -20,6 +20,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from . import procfs
+
 __all__ = (
     "ServerProcess",
     "cpu_seconds",
@@ -35,10 +37,7 @@ _BACKLOG = 2048
 
 def cpu_seconds(pid: int) -> tuple[float, float]:
     """(user, system) CPU seconds of process ``pid`` so far."""
-    with open(f"/proc/{pid}/stat") as fh:
-        fields = fh.read().rsplit(")", 1)[1].split()
-    tick = os.sysconf("SC_CLK_TCK")
-    return int(fields[11]) / tick, int(fields[12]) / tick
+    return procfs.cpu_times(pid)
 
 
 def uvicorn_stack(choice: str = "asyncio") -> dict[str, str]:

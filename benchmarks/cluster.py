@@ -45,7 +45,8 @@ from typing import Any
 import anyio
 
 from . import _cluster_processes as bench_procs
-from ._common import child_pids, cpu_of, emitter_path, percentile, process_cpu_seconds
+from . import procfs
+from ._common import cpu_of, emitter_path, percentile, process_cpu_seconds
 
 __all__ = ("measure_cluster",)
 
@@ -108,7 +109,7 @@ async def _ws_stream(
     try:
         for client in clients:
             await anyio.to_thread.run_sync(client.ready)
-        emitters = child_pids(set(pids.values()))
+        emitters = procfs.children(pids.values())
         before = {role: process_cpu_seconds(pid) for role, pid in pids.items()}
         before_emitters = cpu_of(emitters)
         before_clients = cpu_of([client.proc.pid for client in clients])

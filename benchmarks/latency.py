@@ -26,7 +26,8 @@ from typing import Any, Literal
 
 import anyio
 
-from ._common import Countdown, child_pids, cpu_of, percentile
+from . import procfs
+from ._common import Countdown, cpu_of, percentile
 
 __all__ = ("measure_latency",)
 
@@ -133,7 +134,7 @@ def _cpu_ours() -> float:
 
 def _cpu_children() -> float:
     """CPU seconds used so far by our live child processes (the emitters), from /proc."""
-    return cpu_of(child_pids({os.getpid()}))
+    return cpu_of(procfs.children(os.getpid()))
 
 
 class _Finished(Countdown):

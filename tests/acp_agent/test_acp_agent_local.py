@@ -26,6 +26,7 @@ from adapter.chat import project_slug
 from adapter.config import SessionConfig
 from adapter.local import LocalBackend
 from adapter.policies import PermissionPolicy
+from benchmarks import procfs
 from claudecode.testing import (
     fake_cli_command,
     script,
@@ -303,19 +304,6 @@ def test_stdout_belongs_to_the_protocol() -> None:
         assert text in proc.stderr
 
 
-def _children(pid: int) -> list[int]:
-    found = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                stat = (entry / "stat").read_text()
-            except OSError:
-                continue
-            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
-                found.append(int(entry.name))
-    return found
-
-
 @pytest.mark.parametrize("how", ["close stdin", "SIGTERM"])
 def test_the_agent_ends_every_cli_when_stopped(tmp_path: Path, how: str) -> None:
     """Closing stdin, or SIGTERM from the editor: every session's CLI is closed and reaped,
@@ -344,7 +332,7 @@ def test_the_agent_ends_every_cli_when_stopped(tmp_path: Path, how: str) -> None
             msg = json.loads(proc.stdout.readline())
             if "result" in msg:
                 answered.add(msg["id"])
-        clis = _children(proc.pid)
+        clis = procfs.children(proc.pid)
         assert len(clis) >= 2, clis
         if how == "SIGTERM":
             proc.send_signal(signal.SIGTERM)
@@ -352,7 +340,7 @@ def test_the_agent_ends_every_cli_when_stopped(tmp_path: Path, how: str) -> None
             proc.stdin.close()
         assert 0 == proc.wait(timeout=120), proc.stderr.read() if proc.stderr else ""
         for pid in clis:
-            assert not Path(f"/proc/{pid}").exists(), f"CLI {pid} outlived the agent"
+            assert not procfs.exists(pid), f"CLI {pid} outlived the agent"
     finally:
         if proc.poll() is None:
             proc.kill()

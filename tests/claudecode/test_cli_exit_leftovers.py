@@ -17,6 +17,7 @@ import anyio
 import pytest
 from _scripted_cli import result_line, scripted_options
 
+from benchmarks import procfs
 from claudecode import CLIExitedError
 from claudecode.messages import AssistantMessage, ResultMessage
 from claudecode.session import Session
@@ -30,31 +31,6 @@ _TEXT = {
     "type": "assistant",
     "message": {"role": "assistant", "content": [{"type": "text", "text": "partial"}]},
 }
-
-
-def _live_in_group(pgid: int) -> list[int]:
-    """Processes (not zombies) whose process group is ``pgid``."""
-    found = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            stat = Path(f"/proc/{entry}/stat").read_text()
-        except OSError:
-            continue
-        fields = stat[stat.rindex(")") + 2 :].split()
-        state, group = fields[0], int(fields[2])
-        if group == pgid and state not in ("Z", "X"):
-            found.append(int(entry))
-    return found
-
-
-def _alive(pid: int) -> bool:
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return False
-    return stat[stat.rindex(")") + 2] not in ("Z", "X")
 
 
 def _plan(tmp_path: Path, lines: list[Any], code: int, *, quiet: bool) -> dict[str, Any]:
@@ -75,7 +51,7 @@ async def _assert_no_leftover(tmp_path: Path, cli_pid: int | None) -> None:
     # down on a loaded machine: a hang guard, not a timing assertion.
     with anyio.fail_after(_GUARD):
         # Polled: a process that is not our child raises no event to wait for.
-        while _alive(leftover) or _live_in_group(cli_pid):  # noqa: ASYNC110
+        while procfs.running(leftover) or procfs.group_members(cli_pid):  # noqa: ASYNC110
             await anyio.sleep(0.05)
 
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import importlib
 import json
-import os
 from collections.abc import AsyncIterator
 from pathlib import Path
 from types import ModuleType
@@ -19,6 +18,7 @@ from typing import Any
 import anyio
 import pytest
 
+from benchmarks import procfs
 from claudecode.testing import fake_cli_command, script, text_turn, tool_turn
 
 pytestmark = pytest.mark.anyio
@@ -365,7 +365,7 @@ async def test_error_result_raises_result_error(sdk: ModuleType, tmp_path: Path)
 
 
 def _reaped(pid: int) -> bool:
-    return not os.path.exists(f"/proc/{pid}")
+    return not procfs.exists(pid)
 
 
 async def test_closing_query_early_ends_the_cli(tmp_path: Path) -> None:

@@ -11,6 +11,7 @@ from typing import Any
 import anyio
 import pytest
 
+from benchmarks import procfs
 from claudecode import (
     CLIExitedError,
     CLINotFoundError,
@@ -48,7 +49,7 @@ def options(tmp_path: Path, body: Any, **kwargs: Any) -> ClaudeCodeOptions:
 def reaped(pid: int | None) -> bool:
     """True when no process (not even a zombie) has this pid any more."""
     assert pid is not None
-    return not os.path.exists(f"/proc/{pid}")
+    return not procfs.exists(pid)
 
 
 async def turn_messages(session: Session) -> list[Any]:

@@ -17,6 +17,7 @@ import anyio
 import pytest
 
 from adapter.cluster import ClusterConfig, LocalNatsServer
+from benchmarks import procfs
 
 pytestmark = [
     pytest.mark.nats,
@@ -48,26 +49,15 @@ time.sleep(3600)
 """
 
 
-def alive(pid: int) -> bool:
-    """Whether ``pid`` runs (a zombie waiting for a reaper that may never come counts as gone:
-    it holds no port, no file and no CPU)."""
-    try:
-        with open(f"/proc/{pid}/stat") as fh:
-            state = fh.read().rsplit(")", 1)[1].split()[0]
-    except (FileNotFoundError, ProcessLookupError):
-        return False
-    return state not in ("Z", "X")
-
-
 def wait_gone(pids: list[int]) -> list[int]:
     """Wait (hang guard only) until no pid runs; the ones still running."""
     deadline = time.monotonic() + HANG_GUARD
     while time.monotonic() < deadline:
-        left = [pid for pid in pids if alive(pid)]
+        left = [pid for pid in pids if procfs.running(pid)]
         if not left:
             return []
         time.sleep(0.1)
-    return [pid for pid in pids if alive(pid)]
+    return [pid for pid in pids if procfs.running(pid)]
 
 
 def wait_for(path: Path, text: str, proc: subprocess.Popen[str]) -> None:
@@ -95,7 +85,7 @@ def test_nats_server_and_worker_die_with_a_sigtermed_parent(tmp_path: Path) -> N
         assert 2 == len(children), "the parent did not start its children"
         # The worker is connected and serving: it has something to shut down.
         wait_for(tmp_path / "worker.log", "ready", parent)
-        assert all(alive(pid) for pid in children)
+        assert all(procfs.running(pid) for pid in children)
 
         parent.send_signal(signal.SIGTERM)  # Python's default: die at once, no cleanup
         assert -signal.SIGTERM == parent.wait(HANG_GUARD)
@@ -110,7 +100,7 @@ def test_nats_server_and_worker_die_with_a_sigtermed_parent(tmp_path: Path) -> N
         if parent.stdout is not None:
             parent.stdout.close()
         for pid in children:
-            if alive(pid):
+            if procfs.running(pid):
                 with contextlib.suppress(ProcessLookupError):
                     os.kill(pid, signal.SIGKILL)
 
@@ -119,20 +109,8 @@ def marked_children(parent: int) -> list[int]:
     """The processes started by ``parent`` that carry a worker's CLI mark (its CLIs)."""
     from adapter.cluster._reaper import MARK
 
-    found = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat") as fh:
-                ppid = int(fh.read().rsplit(")", 1)[1].split()[1])
-            with open(f"/proc/{entry}/environ", "rb") as fh:
-                environ = fh.read()
-        except (OSError, ValueError, IndexError):
-            continue
-        if ppid == parent and f"{MARK}=".encode() in environ:
-            found.append(int(entry))
-    return found
+    mark = MARK.encode()
+    return [pid for pid in procfs.children(parent) if mark in (procfs.environ(pid) or {})]
 
 
 @pytest.mark.anyio
@@ -159,12 +137,12 @@ async def test_a_sigkilled_workers_clis_go_too(
             await eventually(lambda: len(marked_children(worker.pid)) == 2, HANG_GUARD)
             clis = marked_children(worker.pid)
             try:
-                assert all(alive(pid) for pid in clis)
+                assert all(procfs.running(pid) for pid in clis)
                 worker.kill()  # SIGKILL, the worker alone (not its process group)
                 worker.wait()
                 assert [] == await anyio.to_thread.run_sync(wait_gone, clis)
             finally:
                 for pid in clis:
-                    if alive(pid):
+                    if procfs.running(pid):
                         with contextlib.suppress(ProcessLookupError):
                             os.killpg(pid, signal.SIGKILL)

@@ -15,8 +15,9 @@ import json
 
 import anyio
 import pytest
-from terminal_sessions._helpers import TIMEOUT, pid_alive, wait_for_text, wait_until
+from terminal_sessions._helpers import TIMEOUT, wait_for_text, wait_until
 
+from benchmarks import procfs
 from terminals import AGENTS, TerminalManager
 
 from .cli import CLIEnv
@@ -65,7 +66,7 @@ async def test_claude_tui_trust_prompt_question_answer_and_stop(
         await wait_until(lambda: terminals.get("c").state == "idle", what="idle after the turn")
         final = await terminals.stop("c")
         assert ("stopped", False) == (final.exit_reason, final.active)
-        assert not pid_alive(info.pid)
+        assert not procfs.exists(info.pid)
 
 
 async def test_claude_trust_prompt_is_left_alone_when_not_allowed(

@@ -15,36 +15,9 @@ import httpx
 import pytest
 
 from adapter.serve import is_loopback
+from benchmarks import procfs
 
 pytestmark = [pytest.mark.server, pytest.mark.slow]
-
-
-def children(pid: int) -> list[int]:
-    """Every descendant of ``pid`` (from /proc)."""
-    found: list[int] = []
-    frontier = [pid]
-    while frontier:
-        parent = frontier.pop()
-        for entry in os.listdir("/proc"):
-            if not entry.isdigit():
-                continue
-            try:
-                stat = Path(f"/proc/{entry}/stat").read_text()
-            except OSError:
-                continue
-            ppid = int(stat.rsplit(")", 1)[1].split()[1])
-            if ppid == parent:
-                found.append(int(entry))
-                frontier.append(int(entry))
-    return found
-
-
-def alive(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return False
-    return state != "Z"
 
 
 @contextmanager
@@ -84,11 +57,11 @@ def test_demo_serves_then_stops_gracefully_on_sigterm(tmp_path: Path) -> None:
             while http.get(f"/api/sessions/{sid}").json()["state"] != "waiting":
                 assert time.monotonic() < deadline
                 time.sleep(0.05)
-        clis = children(proc.pid)
+        clis = procfs.descendants(proc.pid)
         assert clis, "the demo session runs a CLI process"
         proc.send_signal(signal.SIGTERM)
         assert 0 == proc.wait(timeout=60)
-        assert [] == [pid for pid in clis if alive(pid)]
+        assert [] == [pid for pid in clis if procfs.running(pid)]
 
 
 def test_a_token_from_the_environment_is_required(tmp_path: Path) -> None:

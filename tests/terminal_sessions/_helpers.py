@@ -10,6 +10,7 @@ from pathlib import Path
 
 import anyio
 
+from benchmarks import procfs
 from terminals import Agent, TerminalManager, TerminalViewer, ViewerItem
 
 #: Hang guard for anything a test waits for (the machine may be very busy).
@@ -110,33 +111,6 @@ def fragile_agent() -> Agent:
     return python_agent("fragile", SHOUTER, trust_hook=hook_that_breaks_on_boom)
 
 
-def pid_alive(pid: int) -> bool:
-    """Whether ``pid`` exists at all (a zombie counts: it was not reaped)."""
-    return Path(f"/proc/{pid}").exists()
-
-
-def children_of(pid: int) -> list[int]:
-    """Direct children of ``pid`` according to /proc."""
-    children = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        stat = _stat_fields(int(entry.name))
-        if stat is not None and int(stat[1][1]) == pid:
-            children.append(int(entry.name))
-    return children
-
-
-def _stat_fields(pid: int) -> tuple[str, list[str]] | None:
-    """``(command name, fields after it)`` from /proc/PID/stat; None once it is gone."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return None
-    # The command name may contain spaces and parentheses: split after the last ')'.
-    return stat[stat.find("(") + 1 : stat.rfind(")")], stat[stat.rfind(")") + 2 :].split()
-
-
 def foreground_job(shell_pid: int, command: str) -> int | None:
     """The shell's child running ``command`` as the terminal's foreground job, if there is one.
 
@@ -147,9 +121,9 @@ def foreground_job(shell_pid: int, command: str) -> int | None:
     ``command`` (its name in /proc) and its group is the terminal's foreground group
     (``pgrp == tpgid``) does Ctrl-C reach it.
     """
-    for child in children_of(shell_pid):
-        found = _stat_fields(child)
-        if found is not None and found[0] == command and found[1][2] == found[1][5]:
+    for child in procfs.children(shell_pid):
+        found = procfs.read_stat(child)
+        if found is not None and found.command == command and found.pgrp == found.tpgid:
             return child
     return None
 

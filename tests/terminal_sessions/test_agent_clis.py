@@ -13,9 +13,10 @@ from pathlib import Path
 
 import pytest
 
+from benchmarks import procfs
 from terminals import AgentUnavailableError, TerminalManager
 
-from ._helpers import children_of, pid_alive, wait_for_text, wait_until
+from ._helpers import wait_for_text, wait_until
 
 pytestmark = [pytest.mark.anyio, pytest.mark.pty, pytest.mark.node, pytest.mark.slow]
 
@@ -63,12 +64,12 @@ async def test_npm_agent_starts_shows_its_first_screen_and_is_reaped(
         info = await terminals.start(agent, agent, cwd=str(work), cols=100, rows=30)
         await wait_for_text(terminals, agent, FIRST_SCREENS[agent])
         await wait_until(lambda: terminals.get(agent).state == "waiting", what="waiting")
-        spawned = children_of(info.pid)
+        spawned = procfs.children(info.pid)
         final = await terminals.stop(agent)
         assert ("stopped", False) == (final.exit_reason, final.active)
-        assert not pid_alive(info.pid)
+        assert not procfs.exists(info.pid)
         await wait_until(
-            lambda: not any(pid_alive(pid) for pid in spawned), what="its children to end"
+            lambda: not any(procfs.exists(pid) for pid in spawned), what="its children to end"
         )
 
 

@@ -9,6 +9,7 @@ import anyio
 import pytest
 import structlog
 
+from benchmarks import procfs
 from terminals import (
     AGENTS,
     TerminalExit,
@@ -24,7 +25,6 @@ from ._helpers import (
     TIMEOUT,
     fragile_agent,
     hook_that_breaks_on_boom,
-    pid_alive,
     python_agent,
     read_until,
     shell_env,
@@ -74,7 +74,7 @@ async def test_a_failing_session_ends_alone_with_a_typed_error(tmp_path: Path) -
             # The program was stopped and reaped: no zombie.
             ended = terminals.get("bad")
             assert (False, "failed", "closed") == (ended.active, ended.exit_reason, ended.state)
-            assert not pid_alive(info.pid)
+            assert not procfs.exists(info.pid)
             # The other session goes on: it takes input, shows output, its viewer follows.
             assert terminals.get("ok").active
             await terminals.send_input("ok", "echo still-$((40+2))\r")
@@ -109,4 +109,4 @@ async def test_a_session_that_fails_while_stopping_still_ends_and_is_reaped(
         await terms.send_input("s", "boom\r")
         final = await terms.wait("s")
         assert ("failed", "SIGKILL") == (final.exit_reason, final.exit_signal_name)
-        assert not pid_alive(info.pid)
+        assert not procfs.exists(info.pid)

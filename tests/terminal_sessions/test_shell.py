@@ -9,6 +9,7 @@ from pathlib import Path
 import anyio
 import pytest
 
+from benchmarks import procfs
 from terminals import (
     AGENTS,
     AgentUnavailableError,
@@ -26,9 +27,7 @@ from terminals.server import as_session_info
 
 from ._helpers import (
     TIMEOUT,
-    children_of,
     open_fds,
-    pid_alive,
     python_agent,
     shell_env,
     wait_for_foreground_job,
@@ -80,7 +79,7 @@ async def test_ctrl_c_interrupts_the_foreground_job(tmp_path: Path) -> None:
         # Not just a child of the shell: until sleep is the foreground job, Ctrl-C misses it.
         sleeper = await wait_for_foreground_job(info.pid, "sleep")
         await terminals.send_input("t1", b"\x03")
-        await wait_until(lambda: not pid_alive(sleeper), what="sleep to be interrupted")
+        await wait_until(lambda: not procfs.exists(sleeper), what="sleep to be interrupted")
         await terminals.send_input("t1", 'echo "status=$?"\r')
         await wait_for_text(terminals, "t1", "status=130")
         assert terminals.get("t1").active
@@ -107,7 +106,7 @@ async def test_exit_status_is_reported(tmp_path: Path) -> None:
             "reason": exit_event.reason,  # type: ignore[union-attr]
         }.items()
         assert TerminalStatus(state="closed") in items
-        assert not pid_alive(info.pid)
+        assert not procfs.exists(info.pid)
         with pytest.raises(TerminalClosedError):
             await terminals.send_input("t1", "echo too late\r")
         assert not await terminals.resize("t1", 100, 30)  # logged, not raised
@@ -126,7 +125,7 @@ async def test_stop_signals_the_group_and_reaps(tmp_path: Path) -> None:
             final.exit_signal_name,
             final.exit_reason,
         )
-        assert not pid_alive(info.pid)
+        assert not procfs.exists(info.pid)
         # A shell ignores SIGTERM; it is stopped with SIGHUP, as closing a terminal does,
         # and the job it runs goes with its process group.
         sh = await terminals.start("sh", "shell", cwd=str(tmp_path))
@@ -135,22 +134,14 @@ async def test_stop_signals_the_group_and_reaps(tmp_path: Path) -> None:
         job = await wait_for_foreground_job(sh.pid, "sleep")
         final = await terminals.stop("sh")
         assert "SIGHUP" == final.exit_signal_name and "stopped" == final.exit_reason
-        assert not pid_alive(sh.pid)
-        await wait_until(lambda: not pid_alive(job), what="the shell's job to end")
+        assert not procfs.exists(sh.pid)
+        await wait_until(lambda: not procfs.exists(job), what="the shell's job to end")
         # Stopping an ended session just reports it.
         assert final == await terminals.stop("sh")
 
 
 def _pids_running(argv: list[bytes]) -> list[int]:
-    found = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                if (entry / "cmdline").read_bytes().split(b"\0")[:-1] == argv:
-                    found.append(int(entry.name))
-            except OSError:
-                continue
-    return found
+    return [pid for pid in procfs.pids() if procfs.cmdline(pid) == argv]
 
 
 async def test_stop_ends_processes_that_detached_from_the_terminal(tmp_path: Path) -> None:
@@ -162,9 +153,9 @@ async def test_stop_ends_processes_that_detached_from_the_terminal(tmp_path: Pat
         await terminals.send_input("sh", "setsid sleep 4243.5 < /dev/null > /dev/null 2>&1 &\r")
         await wait_until(lambda: bool(_pids_running(argv)), what="the daemon to start")
         (daemon,) = _pids_running(argv)
-        assert daemon not in children_of(sh.pid) or os.getsid(daemon) != os.getsid(sh.pid)
+        assert daemon not in procfs.children(sh.pid) or os.getsid(daemon) != os.getsid(sh.pid)
         await terminals.stop("sh")
-        await wait_until(lambda: not pid_alive(daemon), what="the detached daemon to end")
+        await wait_until(lambda: not procfs.exists(daemon), what="the detached daemon to end")
 
 
 async def test_a_program_ignoring_sigterm_is_killed_after_the_grace(tmp_path: Path) -> None:
@@ -183,7 +174,7 @@ async def test_a_program_ignoring_sigterm_is_killed_after_the_grace(tmp_path: Pa
         await wait_for_text(terminals, "s", "ignoring")
         final = await terminals.stop("s")
         assert ("SIGKILL", "stopped") == (final.exit_signal_name, final.exit_reason)
-        assert not pid_alive(info.pid)
+        assert not procfs.exists(info.pid)
 
 
 async def test_the_watchdog_stops_a_silent_program(tmp_path: Path) -> None:
@@ -195,7 +186,7 @@ async def test_the_watchdog_stops_a_silent_program(tmp_path: Path) -> None:
         with anyio.fail_after(TIMEOUT):
             final = await terminals.wait("s")
         assert ("watchdog", "SIGTERM") == (final.exit_reason, final.exit_signal_name)
-        assert not pid_alive(info.pid)
+        assert not procfs.exists(info.pid)
 
 
 async def test_errors_are_typed(tmp_path: Path) -> None:
@@ -256,8 +247,8 @@ async def test_many_sessions_and_nothing_leaks(tmp_path: Path) -> None:
             jobs.append(await wait_for_foreground_job(pids[i], "sleep"))
         assert count == len([s for s in terminals.list() if s.active])
     # Leaving the block stopped every session and reaped every child.
-    assert [] == [pid for pid in pids if pid_alive(pid)]
-    await wait_until(lambda: not any(pid_alive(p) for p in jobs), what="jobs to end")
+    assert [] == [pid for pid in pids if procfs.exists(pid)]
+    await wait_until(lambda: not any(procfs.exists(p) for p in jobs), what="jobs to end")
     assert fds_before == open_fds()
 
 
