@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import AsyncIterator
-from typing import Any
 
 import anyio
 
@@ -21,9 +20,12 @@ KEEPALIVE = b": keep-alive\n\n"
 class RunHandle:
     """One run's SSE frames, for any number of listeners."""
 
-    def __init__(self, thread_id: str, run_id: str, messages_before: list[dict[str, Any]]):
+    def __init__(self, thread_id: str, run_id: str, messages_before: bytes):
         self.thread_id = thread_id
         self.run_id = run_id
+        #: The thread's messages when the run started, as a JSON array, for a page that joins
+        #: the run later. Encoded once (a C call) rather than deep-copied: a copy of a long
+        #: thread at every run start cost more than the run's first deltas.
         self.messages_before = messages_before
         self.frames: list[bytes] = []
         self.offset = 0  # frames dropped from the front (very long runs)

@@ -31,6 +31,7 @@ from typing import Any, Literal
 
 import anyio
 import anyio.abc
+import msgspec
 
 from claudecode import ClaudeCodeError
 from claudecode._log import get_logger
@@ -213,7 +214,7 @@ class AguiService:
         log = MessageLog(record.messages)
         record.messages = []  # the log holds them from now on
         memory = ThreadMemory()
-        for message in log.messages():
+        for message in log.messages(copy_=False):
             memory.message_ids.add(message["id"])
             for call in message.get("toolCalls") or ():
                 memory.tool_calls.add(call.get("id", ""))
@@ -281,7 +282,8 @@ class AguiService:
                 f"thread {thread.thread_id!r} has a run in progress ({thread.run.run_id}); "
                 "stop it or wait for it to end"
             )
-        handle = RunHandle(thread.thread_id, run_input.run_id, thread.log.messages())
+        before = msgspec.json.encode(thread.log.messages(copy_=False))
+        handle = RunHandle(thread.thread_id, run_input.run_id, before)
         thread.run = handle
         translator = RunTranslator(
             thread.thread_id, run_input.run_id, clock=_now_ms, memory=thread.memory
@@ -340,7 +342,11 @@ class AguiService:
                 sse_frame(
                     RunStarted(thread_id=live.thread_id, run_id=live.run_id, timestamp=_now_ms())
                 ),
-                sse_frame(MessagesSnapshot(messages=live.messages_before, timestamp=_now_ms())),
+                sse_frame(
+                    MessagesSnapshot(
+                        messages=msgspec.json.decode(live.messages_before), timestamp=_now_ms()
+                    )
+                ),
             ]
             return head, live
         frames = [

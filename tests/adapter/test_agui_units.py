@@ -98,7 +98,7 @@ def test_the_message_log_builds_what_the_client_has_and_stays_bounded() -> None:
 
 @pytest.mark.anyio
 async def test_a_run_handle_keeps_idle_listeners_alive_with_its_timer() -> None:
-    handle = RunHandle("t", "r", [])
+    handle = RunHandle("t", "r", b"[]")
     # The listener's own timeout is far away: the comments can only come from the timer.
     frames = handle.listen(keepalive=3600)
     with anyio.fail_after(60):  # a hang guard, not a timing assertion
@@ -117,7 +117,7 @@ async def test_a_run_handle_keeps_idle_listeners_alive_with_its_timer() -> None:
 
 @pytest.mark.anyio
 async def test_a_run_handle_without_a_timer_uses_the_listener_timeout() -> None:
-    handle = RunHandle("t", "r", [])
+    handle = RunHandle("t", "r", b"[]")
     frames = handle.listen(keepalive=0.01)
     with anyio.fail_after(60):
         assert await anext(frames) == KEEPALIVE
