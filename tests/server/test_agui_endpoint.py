@@ -175,6 +175,48 @@ def test_connect_replays_the_thread_and_unknown_threads_are_empty(serve: Any) ->
         assert response.headers["content-type"].startswith("text/event-stream")
 
 
+def test_connect_during_a_run_joins_it_with_the_messages_from_before_it(serve: Any) -> None:
+    """agent/connect while a run streams: RUN_STARTED of that run, a MESSAGES_SNAPSHOT of the
+    thread as it was when the run started (not what the run added since), then the run's own
+    frames live, to its RUN_FINISHED."""
+    slow = turn(["the second answer " * 20], delay=0.05, chunk=4)
+    url = serve(script(text_turn("First answer."), slow))
+    with client(url) as http:
+        post_stream(http, "/agui", run_input("t-join", [user("question", "u-1")]))
+    second = run_input("t-join", [user("question", "u-1"), user("more", "u-2")])
+    streaming = threading.Event()
+    first_reader: list[dict[str, Any]] = []
+
+    def reader() -> None:
+        with client(url) as http, http.stream("POST", "/agui", json=second) as response:
+            raw = b""
+            for chunk in response.iter_bytes():
+                raw += chunk
+                if b"TEXT_MESSAGE_CONTENT" in raw:
+                    streaming.set()
+        first_reader.extend(parse(raw))
+        streaming.set()
+
+    thread = threading.Thread(target=reader)
+    thread.start()
+    try:
+        assert streaming.wait(60)
+        with client(url) as http:
+            _, joined = post_stream(http, "/agui/connect", run_input("t-join", []))
+    finally:
+        thread.join(60)
+    assert not thread.is_alive()
+    assert ["RUN_STARTED", "MESSAGES_SNAPSHOT"] == [e["type"] for e in joined[:2]]
+    assert second["runId"] == joined[0]["runId"]
+    roles = [(m["role"], m.get("content")) for m in joined[1]["messages"]]
+    assert ("user", "question") == roles[0]
+    assert ("assistant", "First answer.") in roles
+    assert not any("second answer" in str(content) for _, content in roles)
+    assert "RUN_FINISHED" == joined[-1]["type"]
+    assert ("the second answer " * 20).strip() in text_of(joined) + text_of(first_reader)
+    assert text_of(joined) and text_of(first_reader).endswith(text_of(joined))
+
+
 def test_stop_mid_run_finishes_cleanly_and_busy_threads_are_refused(serve: Any) -> None:
     """agent/stop interrupts the CLI turn; the run ends with RUN_FINISHED, not an error.
     A second run on the busy thread is refused with 409."""
