@@ -282,8 +282,11 @@ class AguiService:
                 f"thread {thread.thread_id!r} has a run in progress ({thread.run.run_id}); "
                 "stop it or wait for it to end"
             )
-        before = msgspec.json.encode(thread.log.messages(copy_=False))
-        handle = RunHandle(thread.thread_id, run_input.run_id, before)
+        # What a page joining this run later is shown before the run's own frames: the
+        # thread so far and the messages this run was started with (its frames never repeat
+        # the user's prompt).
+        before = [*thread.log.messages(copy_=False), *_new_user_messages(thread, run_input)]
+        handle = RunHandle(thread.thread_id, run_input.run_id, msgspec.json.encode(before))
         thread.run = handle
         translator = RunTranslator(
             thread.thread_id, run_input.run_id, clock=_now_ms, memory=thread.memory
@@ -481,11 +484,7 @@ class AguiService:
             and m.get("id") not in thread.log
             and m.get("toolCallId") in thread.awaiting_tools
         ]
-        new_users = [
-            m
-            for m in run_input.messages
-            if m.get("role") == "user" and m.get("id") not in thread.log
-        ]
+        new_users = _new_user_messages(thread, run_input)
         for message in (*new_users, *answers, *results):
             thread.log.add(message)
         busy = info.state in ("busy", "waiting")
@@ -591,3 +590,10 @@ class AguiService:
             self._emit(thread, handle, out)
             if thread.log.dirty:
                 self._request_save(thread)
+
+
+def _new_user_messages(thread: _Thread, run_input: RunAgentInput) -> list[dict[str, Any]]:
+    """The user messages of ``run_input`` the thread does not have yet (its new prompt)."""
+    return [
+        m for m in run_input.messages if m.get("role") == "user" and m.get("id") not in thread.log
+    ]
