@@ -51,6 +51,10 @@ class PtyProcess:
         self._reaped = False
         self._reads = 0
         self._exit = ChildExit(popen.pid)
+        #: Set once a wait saw the exit.
+        self._exit_seen = False
+        #: While one task watches the child's exit: the event it sets when it stops watching.
+        self._watch: anyio.Event | None = None
 
     @classmethod
     def spawn(
@@ -202,12 +206,37 @@ class PtyProcess:
 
     def has_exited(self) -> bool:
         """Whether the child has exited (it stays unreaped until :meth:`reap`)."""
-        return self._reaped or self._exit.has_exited()
+        return self._reaped or self._exit_seen or self._exit.has_exited()
 
     async def wait_exited(self) -> None:
-        """Wait until the child exits, without reaping it."""
-        if not self._reaped:
-            await self._exit.wait()
+        """Wait until the child exits, without reaping it.
+
+        Any number of tasks may wait at once (the session's main task, a stop, a kill after
+        the grace): one of them watches the child's pidfd -- a file descriptor has one
+        waiting reader at a time, a second one would raise :class:`anyio.BusyResourceError`
+        -- and the others wait for the event it sets when it stops watching. If the watcher
+        is cancelled, a remaining waiter takes the watch over.
+
+        Raises :class:`anyio.ClosedResourceError` when :meth:`close` is (or was) called
+        before the child exited.
+        """
+        while not (self._exit_seen or self._reaped):
+            if self._closed:
+                if not self._exit.has_exited():
+                    raise anyio.ClosedResourceError
+                self._exit_seen = True
+                return
+            watch = self._watch
+            if watch is not None:
+                await watch.wait()
+                continue
+            watch = self._watch = anyio.Event()
+            try:
+                await self._exit.wait()
+                self._exit_seen = True
+            finally:
+                self._watch = None
+                watch.set()
 
     def reap(self) -> int:
         """Collect the exited child's status (call after :meth:`wait_exited`)."""
@@ -219,7 +248,9 @@ class PtyProcess:
         return returncode
 
     def close(self) -> None:
-        """Close the master side (the terminal hangs up) and the pidfd. Idempotent."""
+        """Close the master side (the terminal hangs up) and the pidfd (every
+        :meth:`wait_exited` in progress raises :class:`anyio.ClosedResourceError`).
+        Idempotent."""
         if self._closed:
             return
         self._closed = True
