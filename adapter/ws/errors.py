@@ -1,15 +1,15 @@
 """What an exception raised by a request becomes: an ``error`` frame's code and message.
 
-Expected failures (an unknown session or permission request, too many sessions, a bad
-request, an unreachable backend, the CLI failing) keep their message; anything else is
-``internal`` with no details (the endpoint logs it).
+Expected failures (an unknown session or permission request, too many sessions, a stored
+CLI session another session holds, a bad request, an unreachable backend, the CLI failing)
+keep their message; anything else is ``internal`` with no details (the endpoint logs it).
 """
 
 from __future__ import annotations
 
 from claudecode import ClaudeCodeError, UsageError
 
-from ..backend import BackendUnavailableError
+from ..backend import BackendUnavailableError, CliSessionInUseError
 from ..chat.history import HistoryNotFoundError
 from ..manager import TooManySessionsError, UnknownSessionError
 from ..session import UnknownPermissionError
@@ -45,6 +45,8 @@ def error_of(exc: BaseException) -> tuple[ErrorCode, str]:
         return "too_many_sessions", str(exc)
     if isinstance(exc, HistoryNotFoundError):
         return "history_not_found", str(exc)
+    if isinstance(exc, CliSessionInUseError):  # before UsageError, its base
+        return "session_in_use", str(exc)
     if isinstance(exc, UsageError):
         return "bad_request", str(exc)
     if isinstance(exc, BackendUnavailableError):

@@ -110,6 +110,7 @@ ErrorCode: TypeAlias = Literal[
     "not_subscribed",
     "too_many_sessions",
     "history_not_found",
+    "session_in_use",
     "bad_request",
     "cli_error",
     "unavailable",
