@@ -18,10 +18,9 @@ bigger and fewer, so once busy the gate stays so until the rate falls below half
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Callable
-
-import anyio
 
 __all__ = ("PublishGate",)
 
@@ -43,7 +42,9 @@ class PublishGate:
         self.linger = linger
         self.min_batch = min_batch
         self._clock = clock
-        self._window: anyio.Event | None = None
+        # asyncio's own primitives: the publishers run on nats-py, so on asyncio, and this
+        # runs once per batch (anyio's Event asks sniffio for the library each time).
+        self._window: asyncio.Event | None = None
         self._since = clock()
         self._calls = 0
         #: Whether the last period's rate makes a window worth it.
@@ -67,9 +68,9 @@ class PublishGate:
             return
         if not self.busy:
             return
-        window = self._window = anyio.Event()
+        window = self._window = asyncio.Event()
         try:
-            await anyio.sleep(self.linger)
+            await asyncio.sleep(self.linger)
         finally:
             # Also when the opener is cancelled: the others must not wait for it.
             self._window = None

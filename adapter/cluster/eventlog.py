@@ -29,6 +29,7 @@ from claudecode._log import get_logger
 from ..events import ErrorEvent, Event
 from ..fanout import SubscriberDropped
 from ._gate import PublishGate
+from ._inline import dispatch_inline
 from ._streams import ensure_stream
 from .config import ClusterConfig
 from .fencing import FencedError, conditional_publish, last_subject_seq
@@ -148,8 +149,9 @@ class EventPublisher:
         self.published_seq = first_seq - 1
         # asyncio's own events here and in ClusterEventStream: nats-py runs on asyncio only,
         # and anyio.Event() asks sniffio for the running library each time one is made (one
-        # per batch; ~5% of a gateway's CPU at 50 busy sessions).
-        self._published = asyncio.Event()
+        # per batch; ~5% of a gateway's CPU at 50 busy sessions). Made only while someone
+        # waits in wait_published (nobody does on a worker).
+        self._published: asyncio.Event | None = None
         # The stream sequence of this subject's newest message as far as this writer knows
         # (None: not read yet); every publish expects it, so a writer fenced off by another
         # one (the session was declared lost and moved) is refused (adapter.cluster.fencing).
@@ -192,6 +194,8 @@ class EventPublisher:
     async def wait_published(self, seq: int) -> None:
         """Wait until the stream acknowledged the event numbered ``seq`` (wire numbering)."""
         while self.published_seq < seq:
+            if self._published is None:
+                self._published = asyncio.Event()
             await self._published.wait()
 
     def _renumber(self, events: Sequence[Event]) -> list[Event]:
@@ -238,8 +242,9 @@ class EventPublisher:
             )
             await self._send(encode_batch([stand_in]), f"{self.session_id}:{last}")
         self.published_seq = last
-        self._published.set()
-        self._published = asyncio.Event()
+        if self._published is not None:
+            self._published.set()
+            self._published = None
         if self._on_published is not None:
             self._on_published()
 
@@ -328,6 +333,8 @@ class ClusterEventStream:
             config=consumer,
             idle_heartbeat=2.0,
         )
+        # Each batch is handled in the client's read loop (it only decodes and queues).
+        dispatch_inline(self._sub, self._take)
 
     async def _start_sequence(self, js: JetStreamContext, config: ClusterConfig) -> int | None:
         from nats.js.errors import NotFoundError
@@ -379,6 +386,9 @@ class ClusterEventStream:
         return lo
 
     async def _on_message(self, msg: Msg) -> None:
+        self._take(msg)
+
+    def _take(self, msg: Msg) -> None:
         if self._ended:
             return
         headers = msg.headers or {}
