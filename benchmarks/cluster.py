@@ -77,7 +77,7 @@ CLIENT_PROCESSES = 2
 
 async def _ws_stream(
     url: str, sessions: int, pids: dict[str, int] | None = None
-) -> tuple[list[int], int, float, dict[str, float], float, list[int]]:
+) -> tuple[list[int], int, float, dict[str, float], float, list[int], dict[str, float]]:
     """Like :func:`_stream`, through a server's WebSocket endpoint: one connection here
     creates the sessions; one more per session, in :data:`CLIENT_PROCESSES` client
     processes, subscribes; then this process prompts every session at once and the clients
@@ -85,8 +85,8 @@ async def _ws_stream(
     of ``pids`` from the prompts to the last ``complete``, with ``emitters`` (the CLI
     stand-ins, children of those processes), ``clients`` (the client processes) and
     ``machine`` (the cores busy on the whole machine meanwhile); and the seconds until the
-    last prompt was acknowledged (how far apart the sessions started); and the samples of
-    the deltas written after that (the steady state).
+    last prompt was acknowledged (how far apart the sessions started); the samples of
+    the deltas written after that (the steady state); and :func:`_worst_window`.
 
     The clients are the WebSocket benchmark's (``benchmarks.ws``): sans-IO connections (no
     task or future per frame) in child processes at nice 10, as there: they stand in for
@@ -146,7 +146,36 @@ async def _ws_stream(
     pairs = [pair for r in results for pair in r["samples_ns"]]
     samples = [latency for _, latency in pairs]
     steady = [latency for written, latency in pairs if written >= settled]
-    return samples, len(pairs), wall, cpu, max(0.0, acked[0] - start), steady
+    worst = _worst_window(pairs, int(start * 1e9))
+    return samples, len(pairs), wall, cpu, max(0.0, acked[0] - start), steady, worst
+
+
+#: The width of the windows :func:`_worst_window` compares, in nanoseconds.
+WINDOW_NS = 100_000_000
+
+
+def _worst_window(pairs: list[tuple[int, int]], start_ns: int) -> dict[str, float]:
+    """The 100 ms of writes whose *median* latency is the highest: a stall that holds up
+    every session at once (a collection, a periodic task, a store flush) shows as one
+    window far above the others, where queueing raises every window a little. Returns its
+    start (seconds after the prompts), median and max in ms, and the median of all the
+    windows' medians for comparison."""
+    windows: dict[int, list[int]] = {}
+    for written, latency in pairs:
+        windows.setdefault((written - start_ns) // WINDOW_NS, []).append(latency)
+    medians = {key: sorted(values)[len(values) // 2] for key, values in windows.items()}
+    if not medians:
+        return {}
+    if os.environ.get("BENCH_CLUSTER_WINDOWS"):
+        print("    windows' p50 ms:", " ".join(f"{medians[k] / 1e6:.1f}" for k in sorted(medians)))
+    worst = max(medians, key=lambda key: medians[key])
+    typical = sorted(medians.values())[len(medians) // 2]
+    return {
+        "at_s": worst * WINDOW_NS / 1e9,
+        "p50_ms": medians[worst] / 1e6,
+        "max_ms": max(windows[worst]) / 1e6,
+        "typical_p50_ms": typical / 1e6,
+    }
 
 
 async def _stream(backend: Any, sessions: int) -> tuple[list[int], int, float]:
@@ -267,7 +296,7 @@ async def _measure(sizes: dict[str, int], only: tuple[str, ...], log: Any) -> di
                         if kind == "nats":
                             assert server.process is not None
                             pids["nats-server"] = server.process.pid
-                        samples, _, _, cpu, prompting, steady = await _ws_stream(
+                        samples, _, _, cpu, prompting, steady, worst = await _ws_stream(
                             url, sessions, pids
                         )
                     if kind == "nats":
@@ -276,6 +305,7 @@ async def _measure(sizes: dict[str, int], only: tuple[str, ...], log: Any) -> di
                     row["cpu_share"] = cpu
                     row["prompting_s"] = prompting
                     row["steady"] = _latency_row(kind, sessions, steady)
+                    row["worst_window"] = worst
                     out["ws"].append(row)
                     log(
                         f"  websocket {kind:5} x{sessions}: p50 {row['p50_ms']:.2f} ms  "
@@ -289,6 +319,12 @@ async def _measure(sizes: dict[str, int], only: tuple[str, ...], log: Any) -> di
                         f"{steady['p99_ms']:.2f} ms  max {steady['max_ms']:.2f} ms "
                         f"(n={steady['samples']})"
                     )
+                    if worst:
+                        log(
+                            f"    worst 100 ms of writes: at +{worst['at_s']:.1f} s, p50 "
+                            f"{worst['p50_ms']:.2f} ms, max {worst['max_ms']:.2f} ms (the "
+                            f"windows' typical p50 {worst['typical_p50_ms']:.2f} ms)"
+                        )
                 local, nats = out["ws"]
                 out["ws_added"] = {
                     "p50_ms": nats["p50_ms"] - local["p50_ms"],
