@@ -356,7 +356,10 @@ class AguiService:
             sse_frame(
                 RunStarted(thread_id=thread.thread_id, run_id=run_input.run_id, timestamp=_now_ms())
             ),
-            sse_frame(MessagesSnapshot(messages=thread.log.messages(), timestamp=_now_ms())),
+            # Encoded at once, before the log can change: its own dicts, no copy.
+            sse_frame(
+                MessagesSnapshot(messages=thread.log.messages(copy_=False), timestamp=_now_ms())
+            ),
             sse_frame(
                 RunFinished(
                     thread_id=thread.thread_id, run_id=run_input.run_id, timestamp=_now_ms()
