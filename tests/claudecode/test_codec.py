@@ -12,6 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from claudecode import _codec
+from claudecode import _wire as codec_wire
 from claudecode._codec import decode_line, decode_outbound_line, encode_message
 from claudecode.content import TextBlock, UnknownBlock
 from claudecode.control import (
@@ -404,7 +405,7 @@ def test_outbound_user_message_with_unknown_block() -> None:
 
 # --------------------------------------------------------------------------- properties
 
-_KNOWN_TYPES = [*sorted(_codec._INBOUND_TYPES), "brand_new"]
+_KNOWN_TYPES = [*sorted(codec_wire.INBOUND_TYPES), "brand_new"]
 _FIELD_NAMES = [
     "type",
     "subtype",
@@ -512,7 +513,7 @@ def test_hot_path_is_one_typed_decode() -> None:
         for _, msg in _lines(path, "from_cli"):
             if msg["type"] in ("stream_event", "assistant", "user"):
                 line = _wire(msg)
-                assert _codec._inbound_decoder.decode(line) == decode_line(line)
+                assert codec_wire.inbound_decoder.decode(line) == decode_line(line)
 
 
 def test_decoded_types_cover_the_recorded_kinds() -> None:

@@ -333,9 +333,9 @@ _bodies = st.one_of(
 
 def ctl_subtypes() -> frozenset[str]:
     """The subtypes with a body class of their own."""
-    from claudecode import _codec
+    from claudecode import _wire
 
-    return _codec._OUTBOUND_REQUEST_SUBTYPES
+    return _wire.OUTBOUND_REQUEST_SUBTYPES
 
 
 outbound_messages = st.one_of(

@@ -18,7 +18,8 @@ from _scripted_cli import result_line, scripted_options
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from claudecode import _codec
+from claudecode import _decode_inbound
+from claudecode import _wire as codec_wire
 from claudecode._codec import decode_line, encode_message
 from claudecode._lenient import ESSENTIAL_FIELDS
 from claudecode.content import TextBlock, ToolUseBlock
@@ -138,7 +139,7 @@ def test_strict_lines_never_take_the_lenient_path(monkeypatch: pytest.MonkeyPatc
     def boom(*args: object) -> None:
         raise AssertionError("lenient path taken")
 
-    monkeypatch.setattr(_codec, "lenient_decode", boom)
+    monkeypatch.setattr(_decode_inbound, "lenient_decode", boom)
     for path in sorted(TRANSCRIPTS.glob("*.jsonl")):
         for obj in _from_cli(path):
             msg = decode_line(json.dumps(obj).encode())
@@ -297,7 +298,7 @@ def _expected_class(lines: list[bytes], target: int) -> type | None:
     typ = obj["type"]
     if typ == "system":
         return None  # the subtype may be what was bent
-    for cls in typing.get_args(_codec._InboundWire):
+    for cls in typing.get_args(codec_wire.InboundWire):
         if cls.__struct_config__.tag == typ:
             return typing.cast(type, cls)
     return None
