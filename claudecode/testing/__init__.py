@@ -110,7 +110,7 @@ Example::
     # give `cli` to the client as its CLI path
 """
 
-from ._fake_cli import SCRIPT_ENV_VAR as SCRIPT_ENV_VAR
+from ._fake_script import SCRIPT_ENV_VAR as SCRIPT_ENV_VAR
 from ._scripts import FAKE_CLI_MODULE as FAKE_CLI_MODULE
 from ._scripts import fake_cli_argv as fake_cli_argv
 from ._scripts import fake_cli_command as fake_cli_command

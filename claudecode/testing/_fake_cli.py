@@ -1,4 +1,6 @@
-"""The fake Claude Code CLI program: argv, stdin/stdout plumbing, control plane, main loop.
+"""The fake Claude Code CLI program: its state, stdin plumbing, control plane and main loop
+(its command line is read in :mod:`._fake_args`, its script in :mod:`._fake_script`, its
+stdout written in :mod:`._fake_output`).
 
 Theory of operation
 -------------------
@@ -26,96 +28,16 @@ import sys
 import threading
 import time
 from collections import deque
-from dataclasses import dataclass, field
 from typing import IO, Any, NoReturn
 
 from . import _fake_messages as m
+from ._fake_args import Args, arg_files, initial_mode, mcp_servers
+from ._fake_output import Output, hang_forever
+from ._fake_script import SCRIPT_ENV_VAR, ScriptError, load_handler, load_script
 
-__all__ = ("SCRIPT_ENV_VAR", "FakeCLI", "Interrupted", "ScriptError", "main")
+__all__ = ("FakeCLI", "Interrupted", "main")
 
 Json = dict[str, Any]
-
-#: Environment variable naming the JSON script file the fake CLI follows.
-SCRIPT_ENV_VAR = "CLAUDECODE_FAKE_CLI_SCRIPT"
-
-_TOP_KEYS = frozenset(
-    {
-        "turns",
-        "exhausted",
-        "replay",
-        "proc",
-        "replay_speed",
-        "stderr_lines",
-        "exit_code",
-        "crash_after_lines",
-        "crash_after_type",
-        "crash_exit_code",
-        "garbage_lines",
-        "hang",
-        "hang_before_init",
-        "big_line_bytes",
-        "ignore_sigterm",
-        "record_path",
-        "model",
-        "version",
-        "session_id",
-        "include_partial_messages",
-        "handler",
-    }
-)
-
-# Flags of the real CLI that take a value; anything else starting with "-" is a switch
-# unless written as --flag=value or followed by a non-flag word.
-_VALUE_FLAGS = frozenset(
-    {
-        "--model",
-        "--permission-mode",
-        "--resume",
-        "-r",
-        "--session-id",
-        "--permission-prompt-tool",
-        "--input-format",
-        "--output-format",
-        "--mcp-config",
-        "--resume-session-at",
-        "--max-turns",
-        "--append-system-prompt",
-        "--system-prompt",
-        "--allowedTools",
-        "--allowed-tools",
-        "--disallowedTools",
-        "--disallowed-tools",
-        "--add-dir",
-        "--settings",
-        "--max-thinking-tokens",
-        "--setting-sources",
-        "--fallback-model",
-        "--agents",
-        "--json-schema",
-        "--thinking",
-    }
-)
-_SWITCHES = frozenset(
-    {
-        "-p",
-        "--print",
-        "--verbose",
-        "--include-partial-messages",
-        "--replay-user-messages",
-        "--fork-session",
-        "--continue",
-        "-c",
-        "--strict-mcp-config",
-        "--debug",
-        "--dangerously-skip-permissions",
-        "--version",
-        "-v",
-    }
-)
-
-
-class ScriptError(Exception):
-    """Raised when the script file is missing, not JSON, or has unknown keys."""
 
 
 class Interrupted(Exception):
@@ -130,123 +52,6 @@ class Interrupted(Exception):
         super().__init__("interrupted")
         self.open_request_id = open_request_id
         self.tool_result_sent = tool_result_sent
-
-
-@dataclass
-class Args:
-    """The parts of the real CLI's argv the fake acts on."""
-
-    argv: list[str]
-    values: dict[str, str] = field(default_factory=dict)
-    switches: set[str] = field(default_factory=set)
-
-    @classmethod
-    def parse(cls, argv: list[str]) -> Args:
-        """Parse ``argv`` leniently: unknown flags are accepted and ignored."""
-        args = cls(list(argv))
-        i = 0
-        while i < len(argv):
-            tok = argv[i]
-            if tok.startswith("--") and "=" in tok:
-                key, _, value = tok.partition("=")
-                args.values[key] = value
-            elif tok in _VALUE_FLAGS and i + 1 < len(argv):
-                args.values[tok] = argv[i + 1]
-                i += 1
-            elif tok in _SWITCHES:
-                args.switches.add(tok)
-            elif tok.startswith("-") and i + 1 < len(argv) and not argv[i + 1].startswith("-"):
-                args.values[tok] = argv[i + 1]
-                i += 1
-            elif tok.startswith("-"):
-                args.switches.add(tok)
-            i += 1
-        return args
-
-    def value(self, *names: str) -> str | None:
-        """The value of the first of ``names`` that was given."""
-        for name in names:
-            if name in self.values:
-                return self.values[name]
-        return None
-
-
-class Output:
-    """stdout as NDJSON: one flushed line per message, with the crash faults applied."""
-
-    def __init__(self, stream: IO[bytes], script: Json) -> None:
-        self._stream = stream
-        self._lock = threading.Lock()
-        self.lines = 0
-        self._crash_after = script.get("crash_after_lines")
-        self._crash_type = script.get("crash_after_type")
-        self._crash_code = int(script.get("crash_exit_code", 1))
-
-    def send(self, msg: Json) -> None:
-        """Write ``msg`` as one JSON line."""
-        data = json.dumps(msg, ensure_ascii=False, separators=(",", ":")).encode()
-        self._write((data, b"\n"))
-        self._after_line(msg)
-
-    def send_raw(self, line: str) -> None:
-        """Write ``line`` verbatim (a garbage line); a newline is appended."""
-        self._write((line.encode("utf-8", "surrogateescape"), b"\n"))
-        self._after_line(None)
-
-    def send_big(self, msg: Json, marker: str, size: int) -> None:
-        """Write ``msg`` with the string ``marker`` replaced by ``size`` bytes of ``x``.
-
-        The filler goes out in 1 MiB slices, so a 100 MiB line never exists in memory.
-        """
-        data = json.dumps(msg, ensure_ascii=False, separators=(",", ":")).encode()
-        head, _, tail = data.partition(marker.encode())
-        chunk = b"x" * min(size, 1 << 20)
-
-        def parts() -> Any:
-            yield head
-            left = size
-            while left > 0:
-                yield chunk[:left] if left < len(chunk) else chunk
-                left -= len(chunk)
-            yield tail
-            yield b"\n"
-
-        self._write(parts())
-        self._after_line(msg)
-
-    def _write(self, parts: Any) -> None:
-        with self._lock:
-            try:
-                for part in parts:
-                    self._stream.write(part)
-                self._stream.flush()
-            except (BrokenPipeError, ValueError):
-                os._exit(1)  # the host went away; nothing left to talk to
-            self.lines += 1
-
-    def _after_line(self, msg: Json | None) -> None:
-        if self._crash_after is not None and self.lines >= int(self._crash_after):
-            self.crash()
-        if self._crash_type is not None and msg is not None:
-            kinds = {msg.get("type"), msg.get("subtype")}
-            request = msg.get("request")
-            if isinstance(request, dict):
-                kinds.add(request.get("subtype"))
-            if self._crash_type in kinds:
-                self.crash()
-
-    def crash(self) -> NoReturn:
-        """Die at once, as a crashing CLI would: no result, no cleanup."""
-        sys.stderr.write(f"fake claude: crashing on purpose after {self.lines} lines\n")
-        sys.stderr.flush()
-        os._exit(self._crash_code)
-
-
-def hang_forever() -> NoReturn:
-    """Write nothing more and never exit; only a signal ends the process."""
-    sys.stderr.flush()
-    while True:
-        time.sleep(3600)
 
 
 class FakeCLI:
@@ -266,8 +71,8 @@ class FakeCLI:
             model=str(model),
             cwd=os.getcwd(),
             version=str(script.get("version", "fake")),
-            permission_mode=_initial_mode(args.value("--permission-mode")),
-            mcp_servers=_mcp_servers(args.value("--mcp-config")),
+            permission_mode=initial_mode(args.value("--permission-mode")),
+            mcp_servers=mcp_servers(args.value("--mcp-config")),
         )
         partial = script.get("include_partial_messages")
         self.partial_messages = (
@@ -284,7 +89,7 @@ class FakeCLI:
         self.interrupt_requested = False
         self.last_turn_failed = False
         self.turn_index = 0
-        self.handler = _load_handler(script.get("handler"))
+        self.handler = load_handler(script.get("handler"))
 
     # ---------------------------------------------------------------- inbox
 
@@ -437,34 +242,6 @@ class FakeCLI:
         return 1 if self.last_turn_failed else 0
 
 
-def _initial_mode(flag: str | None) -> str:
-    if flag == "manual" or flag not in m.PERMISSION_MODES:
-        return "default"
-    return flag
-
-
-def _mcp_servers(config: str | None) -> list[Json]:
-    if not config:
-        return []
-    try:
-        if config.lstrip().startswith("{"):
-            data = json.loads(config)
-        else:
-            with open(config, encoding="utf-8") as f:
-                data = json.load(f)
-        servers = data.get("mcpServers") or {}
-    except (OSError, ValueError, AttributeError):
-        return []
-    return [
-        {
-            "name": name,
-            "status": "connected",
-            "source": "sdk" if (spec or {}).get("type") == "sdk" else "config",
-        }
-        for name, spec in servers.items()
-    ]
-
-
 def _parse_hooks(raw: Any) -> dict[str, list[tuple[str | None, list[str]]]]:
     hooks: dict[str, list[tuple[str | None, list[str]]]] = {}
     if not isinstance(raw, dict):
@@ -475,67 +252,6 @@ def _parse_hooks(raw: Any) -> dict[str, list[tuple[str | None, list[str]]]]:
                 ids = [str(i) for i in entry.get("hookCallbackIds") or []]
                 hooks.setdefault(str(event), []).append((entry.get("matcher"), ids))
     return hooks
-
-
-def _arg_files(argv: list[str]) -> dict[str, str]:
-    """The contents of the files named by --mcp-config / --settings (the client passes
-    inline JSON through private files that are gone once the session ends)."""
-    files: dict[str, str] = {}
-    for i, arg in enumerate(argv):
-        flag, eq, value = arg.partition("=")
-        if not eq:
-            value = argv[i + 1] if i + 1 < len(argv) else ""
-        if flag in ("--mcp-config", "--settings") and os.path.isfile(value):
-            with open(value, encoding="utf-8") as fh:
-                files[value] = fh.read()
-    return files
-
-
-def _load_handler(spec: Any) -> Any:
-    """``"module:function"`` or ``"/path/file.py:function"`` -> the function (or ``None``)."""
-    if not spec:
-        return None
-    import importlib
-    import importlib.util
-
-    target, _, name = str(spec).rpartition(":")
-    if target.endswith(".py"):
-        loaded = importlib.util.spec_from_file_location("_fake_cli_handler", target)
-        if loaded is None or loaded.loader is None:
-            raise SystemExit(f"fake CLI: cannot load handler file {target}")
-        module = importlib.util.module_from_spec(loaded)
-        loaded.loader.exec_module(module)
-    else:
-        module = importlib.import_module(target)
-    return getattr(module, name)
-
-
-def load_script(path: str | None) -> Json:
-    """Read and check the script named by :data:`SCRIPT_ENV_VAR` (empty when unset)."""
-    if not path:
-        return {}
-    try:
-        with open(path, encoding="utf-8") as f:
-            script = json.load(f)
-    except (OSError, ValueError) as exc:
-        raise ScriptError(f"cannot read script {path}: {exc}") from exc
-    if not isinstance(script, dict):
-        raise ScriptError("the script must be a JSON object")
-    unknown = sorted(set(script) - _TOP_KEYS)
-    if unknown:
-        raise ScriptError(f"unknown script keys: {', '.join(unknown)}")
-    from ._fake_turns import normalize_turn
-
-    turns = script.get("turns") or []
-    extra = [script["exhausted"]] if "exhausted" in script else []
-    if not isinstance(turns, list):
-        raise ScriptError("turns must be a list")
-    for number, turn in enumerate([*turns, *extra]):
-        try:
-            normalize_turn(turn)
-        except (ValueError, AttributeError, TypeError) as exc:
-            raise ScriptError(f"turn {number}: {exc}") from exc
-    return script
 
 
 def _reader(stream: IO[bytes], inbox: queue.Queue[Any], record: IO[str] | None) -> None:
@@ -600,7 +316,7 @@ def main(argv: list[str] | None = None) -> NoReturn:
             "cwd": os.getcwd(),
             "pid": os.getpid(),
             "env": dict(os.environ),
-            "arg_files": _arg_files(argv),
+            "arg_files": arg_files(argv),
         }
         record.write(json.dumps(header) + "\n")
         record.flush()

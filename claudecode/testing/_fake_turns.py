@@ -123,7 +123,7 @@ def run_turn(cli: FakeCLI, user: Json) -> None:
         cli.out.send_raw(str(line))
     cli.out.send(m.system_init(info))
     if turn.get("hang"):
-        from ._fake_cli import hang_forever
+        from ._fake_output import hang_forever
 
         hang_forever()
     messages = list(turn["messages"])

@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ._fake_cli import SCRIPT_ENV_VAR
+from ._fake_script import SCRIPT_ENV_VAR
 
 __all__ = (
     "FAKE_CLI_MODULE",
