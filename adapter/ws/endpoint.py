@@ -19,16 +19,18 @@ subscribes with ``since_seq`` — the session and the other clients never wait.
 
 Errors in a request become an ``error`` frame; an unexpected exception is logged and
 answered with code ``internal`` (no details); the handler never crashes the server.
+
+:class:`WebSocketConnection` is put together from one mixin per job: :mod:`.outbox` (the
+frame queue, the writer, the close), :mod:`.subscriptions` (the pumps) and :mod:`.handlers`
+(the other requests); this module keeps the connection's main loop, its reader, the session
+list and the route.
 """
 
 from __future__ import annotations
 
-import base64
-import binascii
 import collections
 import contextlib
 import os
-import secrets
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Final
 
@@ -37,60 +39,38 @@ import anyio.abc
 from starlette.routing import BaseRoute, WebSocketRoute
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
-from claudecode import UsageError
 from claudecode._log import get_logger
 
-from ..backend import (
-    SessionBackend,
-    SessionInfo,
-    SessionSpec,
-    history_dir_of,
-)
-from ..chat.history import (
-    HistoryIndex,
-    HistoryNotFoundError,
-    config_dir,
-    find_session_file,
-    load_events,
-)
-from ..events import Event
-from ..fanout import SubscriberDropped
-from ..policies import PermissionDecision
+from ..backend import SessionBackend, SessionInfo, history_dir_of
+from ..chat.history import HistoryIndex, config_dir
 from ..server.app import ServerContext
-from .encoded import event_text
 from .errors import error_of
+from .handlers import RequestHandlers
+from .outbox import Close, Outbox
 from .protocol import (
     CLOSE_FRAME_TOO_LARGE,
     CLOSE_INTERNAL,
-    CLOSE_SLOW_CONSUMER,
-    CLOSE_UNSUPPORTED_VERSION,
-    PROTOCOL_VERSION,
-    Ack,
     ClientFrame,
     CloseSession,
     CreateSession,
     Error,
     Hello,
-    History,
     Interrupt,
     ListHistory,
     ListSessions,
     PermissionResponse,
     Ping,
-    Pong,
     Prompt,
-    ServerFrame,
     SessionChanged,
     SessionList,
     SetModel,
     SetPermissionMode,
-    Snapshot,
     Subscribe,
     Unsubscribe,
     decode_client_frame,
-    encode_frame,
 )
 from .status import StatusFeed
+from .subscriptions import Subscriptions
 from .views import SessionViews
 
 if TYPE_CHECKING:
@@ -103,23 +83,13 @@ _log = get_logger("claudecode.adapter.ws")
 #: Outgoing frames a client may have waiting before it is disconnected as too slow.
 DEFAULT_MAX_QUEUE: Final = 4096
 _CLOSE_GRACE = 30.0
-_SLOW = "too slow: reconnect and subscribe with since_seq"
 
 
 #: What a send or receive raises when the client went away or the socket broke.
 _GONE = (WebSocketDisconnect, OSError, RuntimeError, anyio.BrokenResourceError)
 
 
-class _Close(Exception):
-    """End the connection with a close code."""
-
-    def __init__(self, code: int, reason: str) -> None:
-        super().__init__(reason)
-        self.code = code
-        self.reason = reason
-
-
-class WebSocketConnection:
+class WebSocketConnection(Outbox, Subscriptions, RequestHandlers):
     """One client connection (see the module docs)."""
 
     def __init__(
@@ -147,7 +117,7 @@ class WebSocketConnection:
         self._out: collections.deque[str] = collections.deque()
         self._wakeup = anyio.Event()
         self._room = anyio.Event()
-        self._close: _Close | None = None
+        self._close: Close | None = None
         self._writing = False
         self._send_error: Exception | None = None
         self._subs: dict[str, anyio.CancelScope] = {}
@@ -171,91 +141,6 @@ class WebSocketConnection:
             ListHistory: self._list_history,
             Ping: self._ping,
         }
-
-    # ------------------------------------------------------------------ outgoing
-
-    def send(self, frame: ServerFrame) -> None:
-        """Queue a frame (replies and session changes; events go through :meth:`_send_event`)."""
-        if self._close is not None:
-            return
-        self._out.append(encode_frame(frame).decode())
-        self._wakeup.set()
-
-    async def _emit(self, text: str) -> None:
-        """Write a frame: at once when nothing is queued or being written (one task switch
-        less per frame: the writer task would only pass it on), else through the queue,
-        once it has room. A slow client holds up only its own subscriptions, whose events
-        then wait in the session's bounded subscriber queue."""
-        if self._close is not None:
-            return
-        if not self._out and not self._writing:
-            self._writing = True
-            try:
-                await self.ws.send_text(text)
-            except Exception as exc:  # as if the writer had failed: the connection ends
-                self._send_error = exc
-                assert self._tg is not None
-                self._tg.cancel_scope.cancel()
-            finally:
-                self._writing = False
-                if self._out or self._close is not None:
-                    self._wakeup.set()
-            return
-        while len(self._out) >= self.max_queue and self._close is None:
-            self._room = anyio.Event()
-            await self._room.wait()
-        if self._close is None:
-            self._out.append(text)
-            self._wakeup.set()
-
-    def backlog(self) -> int:
-        """Frames waiting to be written (for the :class:`StatusFeed`)."""
-        return len(self._out)
-
-    def wants(self, session_id: str) -> bool:
-        """Whether this client follows ``session_id``'s state (for the :class:`StatusFeed`):
-        every session's once it asked for the list, else those it subscribed to."""
-        return self._watching_list or session_id in self._subs or session_id in self._subscribing
-
-    def put_status(self, text: str) -> None:
-        """Queue a ``session_changed`` frame from the :class:`StatusFeed` (never waits: the
-        feed holds back a connection whose writer is behind)."""
-        if self._close is None:
-            self._out.append(text)
-            self._wakeup.set()
-
-    async def _send_event(self, event: Event) -> None:
-        """Write an event frame (see :meth:`_emit`)."""
-        await self._emit(event_text(event))
-
-    def _end(self, code: int, reason: str, *, flush: bool = True) -> None:
-        """Close with ``code``: after the queued frames (``flush``) or at once (a writer
-        stuck on a client that does not read)."""
-        if self._close is None:
-            self._close = _Close(code, reason)
-        self._wakeup.set()
-        self._room.set()
-        if not flush and self._tg is not None:
-            self._tg.cancel_scope.cancel()
-
-    async def _writer(self) -> None:
-        while True:
-            if not self._writing:  # else a frame is being written at once (see _emit)
-                self._writing = True
-                try:
-                    while self._out:
-                        await self.ws.send_text(self._out.popleft())
-                        if len(self._out) < self.max_queue:
-                            self._room.set()
-                finally:
-                    self._writing = False
-                self.feed.resume(self)  # caught up: state changes held back may come
-                if self._close is not None:
-                    assert self._tg is not None
-                    self._tg.cancel_scope.cancel()
-                    return
-            await self._wakeup.wait()
-            self._wakeup = anyio.Event()
 
     # ------------------------------------------------------------------ main loop
 
@@ -361,82 +246,6 @@ class WebSocketConnection:
             sessions.extend(as_session_info(info) for info in self.terminals.list())
         return sessions
 
-    def _is_terminal(self, session_id: str) -> bool:
-        return self.terminals is not None and any(
-            info.id == session_id for info in self.terminals.list()
-        )
-
-    # ------------------------------------------------------------------ requests
-
-    async def _hello(self, frame: Hello) -> None:
-        if frame.version != PROTOCOL_VERSION:
-            self.send(
-                Error(
-                    code="unsupported_version",
-                    message=f"this server speaks version {PROTOCOL_VERSION}",
-                    request_id=frame.request_id,
-                )
-            )
-            self._end(CLOSE_UNSUPPORTED_VERSION, "unsupported protocol version")
-            return
-        if frame.client_id:
-            _log.debug("ws.hello", client_id=frame.client_id[:100])
-        self.send(Ack(request_id=frame.request_id, version=PROTOCOL_VERSION))
-
-    async def _create(self, frame: CreateSession) -> None:
-        if frame.kind == "terminal":
-            await self._create_terminal(frame)
-            return
-        spec = SessionSpec(
-            cwd=frame.cwd,
-            model=frame.model,
-            policy=frame.policy,
-            permission_mode=frame.permission_mode,
-            resume=frame.resume,
-            resume_session_at=frame.resume_session_at,
-            fork=frame.fork,
-        )
-        info = await self.backend.create(spec)
-        if frame.resume:
-            await self._seed(info.id, frame.resume, frame.cwd or info.cwd)
-        self.send(Ack(request_id=frame.request_id, session_id=info.id, session=info))
-
-    async def _create_terminal(self, frame: CreateSession) -> None:
-        if self.terminals is None:
-            raise UsageError("terminal sessions are not served here")
-        if not frame.agent:
-            raise UsageError("a terminal session needs an agent")
-        from terminals.server import as_session_info
-
-        terminal = await self.terminals.start(
-            "term-" + secrets.token_hex(8),
-            frame.agent,
-            cwd=frame.cwd,
-            cols=frame.cols,
-            rows=frame.rows,
-            skip_permissions=frame.skip_permissions,
-        )
-        info = as_session_info(terminal)
-        self.send(Ack(request_id=frame.request_id, session_id=info.id, session=info))
-
-    async def _seed(self, session_id: str, resumed: str, cwd: str | None) -> None:
-        """Show the resumed conversation from the CLI's stored transcript, when there is one
-        on this machine (a resume from elsewhere just starts without it)."""
-
-        def load() -> list[Event]:
-            try:
-                path = find_session_file(resumed, cwd, config=self.history.config)
-            except HistoryNotFoundError:
-                try:
-                    path = find_session_file(resumed, config=self.history.config)
-                except HistoryNotFoundError:
-                    return []
-            return load_events(path)
-
-        events = await anyio.to_thread.run_sync(load)
-        if events:
-            self.views.seed(session_id, events)
-
     async def _list(self, frame: ListSessions) -> None:
         # Watching from before the list is read: no change between the two is lost, and
         # none goes out before the list.
@@ -448,117 +257,10 @@ class WebSocketConnection:
         finally:
             self.feed.resume(self)
 
-    async def _subscribe(self, frame: Subscribe) -> None:
-        old = self._subs.pop(frame.session_id, None)
-        if old is not None:
-            old.cancel()
-        assert self._tg is not None
-        self._subscribing.add(frame.session_id)
-        try:
-            await self._tg.start(self._pump, frame)
-        finally:
-            self._subscribing.discard(frame.session_id)
-
-    async def _pump(
-        self,
-        frame: Subscribe,
-        *,
-        task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED,
-    ) -> None:
-        session_id = frame.session_id
-        started = False
-        with anyio.CancelScope() as scope:
-            try:
-                after = frame.since_seq
-                while True:
-                    snapshot: Snapshot | None = None
-                    if after is None:
-                        info = await self.backend.info(session_id)
-                        chat = self.views.snapshot(session_id)
-                        snapshot = Snapshot(session_id=session_id, session=info, chat=chat)
-                        after = chat.last_seq
-                    try:
-                        async with self.backend.subscribe(session_id, after_seq=after) as stream:
-                            if stream.gap and snapshot is None:
-                                after = None  # the history lost events: a snapshot instead
-                                continue
-                            if not started:
-                                self._subs[session_id] = scope
-                                self.send(Ack(request_id=frame.request_id, session_id=session_id))
-                                started = True
-                                task_status.started()
-                            if snapshot is not None:
-                                self.send(snapshot)
-                            while True:
-                                for event in await stream.receive_batch():
-                                    after = event.seq
-                                    await self._send_event(event)
-                    except SubscriberDropped:
-                        # The session's queue for this client overflowed: the client is too slow.
-                        self._end(CLOSE_SLOW_CONSUMER, _SLOW, flush=False)
-                        return
-            except anyio.EndOfStream:
-                pass  # the session ended; its last events were sent
-            except Exception as exc:
-                if not started:
-                    raise
-                code, message = error_of(exc)
-                _log.warning("ws.subscription_failed", session_id=session_id, error=message)
-                self.send(Error(code=code, message=message, session_id=session_id))
-            finally:
-                if self._subs.get(session_id) is scope:
-                    del self._subs[session_id]
-
-    async def _unsubscribe(self, frame: Unsubscribe) -> None:
-        scope = self._subs.pop(frame.session_id, None)
-        if scope is not None:
-            scope.cancel()
-        self.send(Ack(request_id=frame.request_id, session_id=frame.session_id))
-
-    async def _prompt(self, frame: Prompt) -> None:
-        images: list[tuple[str, bytes]] = []
-        for image in frame.images:
-            try:
-                images.append((image.media_type, base64.b64decode(image.data, validate=True)))
-            except (binascii.Error, ValueError) as exc:
-                raise UsageError(f"an image is not valid base64: {exc}") from None
-        await self.backend.prompt(frame.session_id, frame.text, images=images)
-        self.send(Ack(request_id=frame.request_id, session_id=frame.session_id))
-
-    async def _permission(self, frame: PermissionResponse) -> None:
-        decision = PermissionDecision(
-            frame.decision, message=frame.message or "", updated_input=frame.updated_input
+    def _is_terminal(self, session_id: str) -> bool:
+        return self.terminals is not None and any(
+            info.id == session_id for info in self.terminals.list()
         )
-        await self.backend.answer_permission(frame.session_id, frame.pending_id, decision)
-        self.send(Ack(request_id=frame.request_id, session_id=frame.session_id))
-
-    async def _interrupt(self, frame: Interrupt) -> None:
-        await self.backend.interrupt(frame.session_id)
-        self.send(Ack(request_id=frame.request_id, session_id=frame.session_id))
-
-    async def _set_model(self, frame: SetModel) -> None:
-        await self.backend.set_model(frame.session_id, frame.model)
-        self.send(Ack(request_id=frame.request_id, session_id=frame.session_id))
-
-    async def _set_mode(self, frame: SetPermissionMode) -> None:
-        await self.backend.set_permission_mode(frame.session_id, frame.mode)
-        self.send(Ack(request_id=frame.request_id, session_id=frame.session_id))
-
-    async def _close_session(self, frame: CloseSession) -> None:
-        if self.terminals is not None and self._is_terminal(frame.session_id):
-            await self.terminals.stop(frame.session_id)
-        else:
-            await self.backend.close(frame.session_id)
-        self.send(Ack(request_id=frame.request_id, session_id=frame.session_id))
-
-    async def _list_history(self, frame: ListHistory) -> None:
-        cwd = frame.cwd
-        limit = max(1, min(frame.limit, 1000))
-        sessions = await anyio.to_thread.run_sync(lambda: self.history.list(cwd, limit=limit))
-        self.send(History(request_id=frame.request_id, sessions=sessions))
-
-    async def _ping(self, frame: Ping) -> None:
-        self.send(Pong(request_id=frame.request_id))
 
 
 def ws_routes(ctx: ServerContext, *, max_queue: int = DEFAULT_MAX_QUEUE) -> list[BaseRoute]:
