@@ -22,7 +22,7 @@ import msgspec
 
 from claudecode import ClaudeCodeError, ControlRequestError, UsageError
 
-from ..backend import SessionInfo, SessionSpec
+from ..backend import CliSessionInUseError, SessionInfo, SessionSpec
 from ..events import AnyEvent, Event
 from ..manager import TooManySessionsError, UnknownSessionError
 from ..policies import PermissionDecision
@@ -211,6 +211,7 @@ ErrorType: TypeAlias = Literal[
     "unknown_session",
     "too_many_sessions",
     "unknown_permission",
+    "cli_session_in_use",
     "usage",
     "control",
     "cli",
@@ -260,6 +261,8 @@ def error_body(exc: BaseException) -> ErrorBody:
         return ErrorBody("too_many_sessions", str(exc))
     if isinstance(exc, UnknownPermissionError):
         return ErrorBody("unknown_permission", str(exc))
+    if isinstance(exc, CliSessionInUseError):
+        return ErrorBody("cli_session_in_use", str(exc))
     if isinstance(exc, UsageError):
         return ErrorBody("usage", str(exc))
     if isinstance(exc, ControlRequestError):
@@ -278,6 +281,8 @@ def raise_error(error: ErrorBody) -> None:
         raise TooManySessionsError(message)
     if error.type == "unknown_permission":
         raise UnknownPermissionError(message)
+    if error.type == "cli_session_in_use":
+        raise CliSessionInUseError(message)
     if error.type in ("usage", "bad_request"):
         raise UsageError(message)
     if error.type == "control":
