@@ -53,6 +53,8 @@ class Hosted:
         #: Cancelled when the session moved to another worker (this one is fenced off).
         self.scope = anyio.CancelScope()
         self.fenced = False
+        #: The CLI session whose claim this session holds (released when it ends here).
+        self.claimed: str | None = None
         #: :meth:`state` when the record writer last built the record it wrote.
         self.written_state: tuple[Any, ...] | None = None
 

@@ -198,6 +198,7 @@ class ClusterBackend:
             stack.callback(tg.cancel_scope.cancel)
             await tg.start(self.registry.run)
             tg.start_soon(self._sweeper)
+            tg.start_soon(self._claim_sweeper)
         except BaseException:
             await stack.__aexit__(None, None, None)
             raise
@@ -285,17 +286,38 @@ class ClusterBackend:
 
     async def _sweeper(self) -> None:
         registry = self._require()
+        claims = self._claims
+        assert claims is not None
         while True:
             await anyio.sleep(self.config.heartbeat_interval)
             for record, revision in registry.lost_sessions():
                 try:
                     await recover_lost_session(
-                        self._nc, registry, self.config, record, revision, resume=self.resume_lost
+                        self._nc,
+                        registry,
+                        self.config,
+                        record,
+                        revision,
+                        resume=self.resume_lost,
+                        claims=claims,
                     )
                 except Exception as exc:
                     _log.warning(
                         "cluster.recovery_failed", session_id=record.info.id, error=repr(exc)
                     )
+
+    async def _claim_sweeper(self) -> None:
+        # Apart from the lost-session sweep, which must never wait on this one.
+        claims = self._claims
+        assert claims is not None
+        interval = self.config.claim_sweep_interval
+        while True:
+            await anyio.sleep(interval)
+            with anyio.move_on_after(max(interval, self.config.request_timeout)):
+                try:
+                    await claims.sweep()
+                except Exception as exc:
+                    _log.warning("cluster.claim_sweep_failed", error=repr(exc))
 
     # -- SessionBackend ------------------------------------------------------------------
 
@@ -319,7 +341,8 @@ class ClusterBackend:
                 raise UsageError(f"a session {session_id!r} exists already")
         session_id = session_id or uuid.uuid4().hex
         command = CreateSession(spec=spec, session_id=session_id)
-        # Claimed before the session is placed: of two creates through any gateways, one wins.
+        # Claimed before the session is placed: of two creates through any gateways, one
+        # wins. (A fresh session's or a fork's CLI session is claimed by its worker.)
         claim = None if spec.fork else spec.resume
         if claim is not None:
             await claims.claim(claim, session_id)
@@ -331,8 +354,10 @@ class ClusterBackend:
                 raise ClusterUnavailableError("the worker's answer had no session")
         except BaseException:
             if claim is not None:
+                # Only while pending: a confirmed claim is a worker's session that started
+                # (its answer was lost), and that worker releases it when it ends.
                 with anyio.CancelScope(shield=True):
-                    await claims.release(claim, session_id)
+                    await claims.release(claim, session_id, pending_only=True)
             raise
         return reply.info
 

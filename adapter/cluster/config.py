@@ -195,6 +195,8 @@ class ClusterConfig:
     ``heartbeat_ttl + heartbeat_interval`` seconds. ``request_timeout`` bounds a command's
     round trip; ``create_timeout`` the start of a session (a CLI takes seconds).
     ``closed_retention``: seconds a closed session stays listed.
+    ``claim_sweep_interval``: how often each gateway removes the CLI session claims that
+    crashed processes left behind (:mod:`adapter.cluster._claims`).
     ``transcript_max_age`` / ``transcript_max_bytes`` bound the mirrored CLI transcripts
     (a session older than that cannot be resumed on another worker).
     ``publish_linger``: seconds a worker holds a session's ready batch so that the batches
@@ -211,6 +213,7 @@ class ClusterConfig:
     request_timeout: float = 10.0
     create_timeout: float = 60.0
     closed_retention: float = 300.0
+    claim_sweep_interval: float = 60.0
     transcript_max_age: float = 30 * 24 * 3600.0
     transcript_max_bytes: int = 1 << 30
     publish_linger: float = 0.001

@@ -24,6 +24,7 @@ from claudecode._log import get_logger
 
 from ..backend import SessionInfo
 from ..events import Complete, ErrorEvent, Event
+from ._claims import ResumeClaims
 from .config import ClusterConfig
 from .eventlog import last_published_seq
 from .fencing import FencedError, conditional_publish, last_subject_seq
@@ -76,9 +77,13 @@ async def recover_lost_session(
     revision: int,
     *,
     resume: bool = True,
+    claims: ResumeClaims | None = None,
 ) -> bool:
     """Declare one session lost (if this process wins the claim), tell its subscribers and
-    resume it elsewhere. Returns whether this process handled it."""
+    resume it elsewhere. Returns whether this process handled it.
+
+    A session resumed elsewhere keeps its CLI session's claim (``claims``); one that ends
+    here releases it."""
     info = record.info
     lost = SessionRecord(
         info=msgspec.structs.replace(
@@ -179,4 +184,7 @@ async def recover_lost_session(
     except FencedError:
         # A worker took the session after all (its answer to the placement was lost).
         _log.info("cluster.session_taken_meanwhile", session_id=info.id)
+        return True
+    if claims is not None and info.cli_session_id:
+        await claims.release(info.cli_session_id, info.id)
     return True

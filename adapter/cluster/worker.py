@@ -39,6 +39,7 @@ from claudecode._log import get_logger
 from ..config import SessionConfig
 from ..manager import SessionManager, TooManySessionsError
 from ._acks import AckInbox
+from ._claims import ResumeClaims, claimed_cli_session
 from ._gate import PublishGate
 from ._hosted import Hosted, cli_env, respond
 from ._reaper import OrphanReaper
@@ -143,6 +144,7 @@ class ClusterWorker:
         self._subs: list[Any] = []
         self._stopped = anyio.Event()
         self.registry: Registry | None = None
+        self._claims: ResumeClaims | None = None
 
     # -- lifecycle -------------------------------------------------------------------
 
@@ -171,6 +173,8 @@ class ClusterWorker:
             stack.push_async_callback(self._acks.close)
             self.registry = Registry(js, self.config, on_session=self._on_record)
             await self.registry.open()
+            self._claims = ResumeClaims(js, self.config, self.registry)
+            await self._claims.open()
             await stack.enter_async_context(self._manager)
             self._tg = await stack.enter_async_context(anyio.create_task_group())
             stack.push_async_callback(self._shutdown)
@@ -296,7 +300,13 @@ class ClusterWorker:
                     continue  # our own key lapsed (NATS was away): we still run it
                 try:
                     await recover_lost_session(
-                        self._nc, registry, self.config, record, revision, resume=self.resume_lost
+                        self._nc,
+                        registry,
+                        self.config,
+                        record,
+                        revision,
+                        resume=self.resume_lost,
+                        claims=self._claims,
                     )
                 except Exception as exc:
                     _log.warning(
@@ -358,6 +368,30 @@ class ClusterWorker:
             # registry can resume it elsewhere even if this worker dies before the CLI's
             # first message.
             config = dataclasses.replace(config, cli_session_id=str(uuid.uuid4()))
+        # Claimed (pending) before the CLI starts and before the id is anywhere to be seen:
+        # a fresh session's or a fork's here, where its id is made; a resume's claim was made
+        # by the gateway (this finds it), or is kept from before the session was lost.
+        assert self._claims is not None
+        claimed = claimed_cli_session(config)
+        claim = None if claimed is None else await self._claims.claim(claimed, session_id)
+        try:
+            return await self._start_claimed(command, session_id, config, claimed, claim)
+        except BaseException:
+            # A claim made here goes; a resume's stays with whoever made it (the gateway
+            # drops it when the create fails, the sweep when the lost session ends).
+            if claimed is not None and (config.resume is None or config.fork_session):
+                with anyio.CancelScope(shield=True):
+                    await self._claims.release(claimed, session_id)
+            raise
+
+    async def _start_claimed(
+        self,
+        command: CreateSession,
+        session_id: str,
+        config: SessionConfig,
+        claimed: str | None,
+        claim: int | None,
+    ) -> Reply:
         if config.resume is not None:
             # A CLI session this machine may never have run: bring its file from the mirror.
             await restore_transcript(
@@ -404,10 +438,18 @@ class ClusterWorker:
             record = hosted.record(self.id)
             assert self.registry is not None
             hosted.revision = await self.registry.put(record)
+            if claimed is not None and claim is not None:
+                # The record is there: the claim lasts until the session ends.
+                assert self._claims is not None
+                await self._claims.confirm(claimed, session_id, claim)
+                hosted.claimed = claimed
         except BaseException:
             self._hosted.pop(session_id, None)
             with anyio.CancelScope(shield=True):
                 await self._manager.close(session_id)
+                if hosted.revision is not None:  # known already: say it ended
+                    with contextlib.suppress(Exception):
+                        await self._write_record(hosted, ttl=self.config.closed_retention)
             raise
         assert self._tg is not None
         self._tg.start_soon(self._host, hosted, name=f"worker host {session_id}")
@@ -454,6 +496,9 @@ class ClusterWorker:
                         await self._manager.close(session.id)
                 else:
                     await self._final_record(hosted)
+                    if hosted.claimed is not None and not hosted.fenced:
+                        assert self._claims is not None
+                        await self._claims.release(hosted.claimed, session.id)
                 self._hosted.pop(session.id, None)
                 hosted.ended.set()
                 if self._tg is not None and self._subs:

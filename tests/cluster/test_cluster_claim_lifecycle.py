@@ -1,0 +1,228 @@
+"""The life of a CLI session claim (``<prefix>_resumes``) against a real nats-server with the
+fake CLI behind the workers: a fresh session's and a fork's CLI session claimed by the worker
+that names it (before any registry copy can show it), every claim released when its session
+ends however it ends, a pending claim dropped by the server's TTL whatever the gateways'
+clocks say, and the gateways' sweep removing what crashes left behind."""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from pathlib import Path
+
+import anyio
+import pytest
+
+from adapter.backend import CliSessionInUseError, SessionInfo, SessionSpec
+from adapter.cluster import (
+    ClusterBackend,
+    ClusterWorker,
+    LocalNatsServer,
+    NatsSettings,
+    SessionRecord,
+)
+from adapter.cluster._claims import ResumeClaims, claim_key
+from claudecode.testing import script, text_turn
+
+from ._waits import eventually
+from .test_cluster_backend import (
+    HANG_GUARD,
+    fast_config,
+    running,
+    until_complete,
+    worker_defaults,
+)
+
+pytestmark = [pytest.mark.anyio, pytest.mark.nats]
+
+STORED = "5b0d6f3e-7a21-4c55-9d0e-2f4b8c1a9e70"
+
+
+async def claim_of(claims: ResumeClaims, cli_session_id: str) -> bytes | None:
+    """The claim's value in the bucket (None: no claim)."""
+    from nats.js.errors import KeyDeletedError, KeyNotFoundError
+
+    try:
+        entry = await claims.kv.get(claim_key(cli_session_id))
+    except (KeyNotFoundError, KeyDeletedError):
+        return None
+    return entry.value or None
+
+
+async def until_no_claim(claims: ResumeClaims, *cli_session_ids: str) -> None:
+    """Wait until none of these CLI sessions is claimed (a hang guard, not a timing)."""
+    with anyio.fail_after(HANG_GUARD):
+        while True:
+            if not [c for c in cli_session_ids if await claim_of(claims, c) is not None]:
+                return
+            await anyio.sleep(0.05)
+
+
+def claims_of(backend: ClusterBackend) -> ResumeClaims:
+    claims = backend._claims
+    assert claims is not None
+    return claims
+
+
+async def test_a_fresh_session_and_a_fork_are_claimed_where_their_ids_are_made(
+    nats_server: LocalNatsServer, tmp_path: Path
+) -> None:
+    """The worker claims the CLI session it names for a fresh session and for a fork before
+    the session is in the registry: a gateway whose registry copy has not caught up yet
+    still cannot resume either while they are open, nor start a session naming the id.
+    Closing releases both claims, and nothing of them stays in the bucket."""
+    config = fast_config()
+    defaults = worker_defaults(tmp_path, script(text_turn("hello")))
+    settings = NatsSettings(servers=[nats_server.url])
+    async with (
+        running(nats_server, config, defaults) as (first, _),
+        ClusterBackend(settings, config) as second,
+    ):
+        claims = claims_of(first)
+        fresh = await first.create(SessionSpec())
+        assert fresh.cli_session_id
+        # Claimed, and confirmed (the record is there): no TTL, the bare holder.
+        assert fresh.id.encode() == await claim_of(claims, fresh.cli_session_id)
+        forked = await first.create(SessionSpec(resume=fresh.cli_session_id, fork=True))
+        assert forked.cli_session_id and forked.cli_session_id != fresh.cli_session_id
+        assert forked.id.encode() == await claim_of(claims, forked.cli_session_id)
+        for open_session in (fresh, forked):
+            # As if the second gateway's copy lagged: it has not seen the session yet.
+            second._require().sessions.pop(open_session.id, None)
+            assert open_session.cli_session_id
+            with pytest.raises(CliSessionInUseError, match=open_session.id):
+                await second.create(SessionSpec(resume=open_session.cli_session_id))
+        # Naming it for a new session is refused by the worker, typed across the wire.
+        with pytest.raises(CliSessionInUseError, match=fresh.id):
+            await second.create(SessionSpec(cli_session_id=fresh.cli_session_id))
+        await first.close(forked.id)
+        await first.close(fresh.id)
+        assert await claim_of(claims, fresh.cli_session_id) is None
+        assert await claim_of(claims, forked.cli_session_id) is None
+        # Nothing stays of a released claim: its purge marker expires too.
+        marker = await first._js.get_msg(
+            f"KV_{config.resumes_bucket}", subject=claims._subject(claim_key(fresh.cli_session_id))
+        )
+        assert marker.headers is not None
+        assert "PURGE" == marker.headers.get("KV-Operation") and marker.headers.get("Nats-TTL")
+        again = await second.create(SessionSpec(resume=fresh.cli_session_id))
+        assert again.id.encode() == await claim_of(claims, fresh.cli_session_id)
+        await second.close(again.id)
+        assert await claim_of(claims, fresh.cli_session_id) is None
+
+
+async def test_a_claim_goes_when_its_session_ends_on_its_worker(
+    nats_server: LocalNatsServer, tmp_path: Path
+) -> None:
+    """No gateway closes these sessions: one's CLI crashes, the other's worker shuts down.
+    The worker releases each claim (a resumed one, made by the gateway, too)."""
+    config = fast_config()
+    crashing = worker_defaults(tmp_path, script(text_turn("bye"), crash_after_type="result"))
+    settings = NatsSettings(servers=[nats_server.url])
+    async with running(nats_server, config, crashing) as (backend, _):
+        claims = claims_of(backend)
+        resumed = await backend.create(SessionSpec(resume=STORED))
+        assert resumed.id.encode() == await claim_of(claims, STORED)
+        async with backend.subscribe(resumed.id) as stream:
+            await backend.prompt(resumed.id, "hi")
+            await until_complete(stream)
+        await eventually(lambda: _ended(backend, resumed.id))
+        await until_no_claim(claims, STORED)
+        async with ClusterWorker(
+            settings,
+            config,
+            worker_defaults(tmp_path, script()),
+            idle_timeout=None,
+            labels={"role": "second"},
+        ) as second:
+            await eventually(lambda: second.id in backend._require().workers)
+            fresh = await backend.create(SessionSpec(labels={"role": "second"}))
+            assert second.id == fresh.owner and fresh.cli_session_id
+            assert fresh.id.encode() == await claim_of(claims, fresh.cli_session_id)
+        # The worker stopped: it closed its session and released its claim on the way.
+        assert await claim_of(claims, fresh.cli_session_id) is None
+
+
+def _ended(backend: ClusterBackend, session_id: str) -> bool:
+    found = backend._require().sessions.get(session_id)
+    return found is not None and found[0].info.state in ("closed", "errored")
+
+
+async def test_a_lost_session_nobody_resumes_releases_its_claim(
+    nats_server: LocalNatsServer, tmp_path: Path
+) -> None:
+    """A session whose worker died, with resuming lost sessions off: the sweep ends it and
+    releases its claim, so its CLI session can be resumed."""
+    config = fast_config()
+    settings = NatsSettings(servers=[nats_server.url])
+    defaults = worker_defaults(tmp_path, script())
+    async with (
+        ClusterWorker(settings, config, defaults, idle_timeout=None, resume_lost=False),
+        ClusterBackend(settings, config, resume_lost=False) as backend,
+    ):
+        claims = claims_of(backend)
+        revision = await claims.claim(STORED, "orphan")
+        ghost = SessionRecord(
+            info=SessionInfo(
+                id="orphan", status="active", state="idle", owner="ghost-worker",
+                cli_session_id=STORED, created_at=1.0,
+            ),
+            spec=SessionSpec(resume=STORED),
+        )  # fmt: skip
+        await backend._require().put(ghost)
+        await claims.confirm(STORED, "orphan", revision)
+        await eventually(lambda: _ended(backend, "orphan"), HANG_GUARD)
+        await until_no_claim(claims, STORED)
+        info = await backend.create(SessionSpec(resume=STORED))
+        await backend.close(info.id)
+
+
+async def test_a_pending_claim_expires_on_the_server_whatever_the_clocks_say(
+    nats_server: LocalNatsServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A gateway that died while placing a resume leaves a pending claim and no record: it
+    blocks resumes — even through a gateway whose clock runs a day ahead — until the server
+    drops it after its TTL (twice ``create_timeout``); the claim holds no wall-clock time."""
+    config = dataclasses.replace(fast_config(), create_timeout=1.0)
+    async with running(nats_server, config, worker_defaults(tmp_path, script())) as (backend, _):
+        claims = claims_of(backend)
+        assert 2 == claims.pending_ttl
+        await claims.claim(STORED, "dead-gateways-create")
+        assert b"dead-gateways-create placing" == await claim_of(claims, STORED)
+        real_time = time.time
+        with monkeypatch.context() as skewed:
+            skewed.setattr(time, "time", lambda: real_time() + 86_400)
+            with pytest.raises(CliSessionInUseError, match="dead-gateways-create"):
+                await claims.claim(STORED, "another")
+        await until_no_claim(claims, STORED)
+        await claims.claim(STORED, "another")
+        assert b"another placing" == await claim_of(claims, STORED)
+
+
+async def test_the_sweep_removes_what_crashes_left_behind(
+    nats_server: LocalNatsServer, tmp_path: Path
+) -> None:
+    """Confirmed claims whose holder ended (a closed record, no record, a value of an
+    earlier version) are purged by the gateway's sweep; a live session's claim and a
+    pending claim stay."""
+    config = dataclasses.replace(fast_config(), claim_sweep_interval=0.5)
+    defaults = worker_defaults(tmp_path, script())
+    async with running(nats_server, config, defaults) as (backend, _):
+        claims = claims_of(backend)
+        live = await backend.create(SessionSpec())
+        assert live.cli_session_id
+        ended = SessionRecord(
+            info=SessionInfo(id="ended", state="closed", status="terminated", cli_session_id="a"),
+            spec=SessionSpec(),
+        )
+        await backend._require().put(ended)
+        await claims.kv.put(claim_key("a"), b"ended")
+        await claims.kv.put(claim_key("b"), b"gone")
+        await claims.kv.put(claim_key("c"), b"legacy 1700000000.000")
+        await claims.claim("d", "placing")
+        await until_no_claim(claims, "a", "b", "c")
+        assert live.id.encode() == await claim_of(claims, live.cli_session_id)
+        assert b"placing placing" == await claim_of(claims, "d")
+        assert 0 == await claims.sweep()
+        with anyio.fail_after(HANG_GUARD):
+            await backend.close(live.id)
