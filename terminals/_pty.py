@@ -217,8 +217,9 @@ class PtyProcess:
         -- and the others wait for the event it sets when it stops watching. If the watcher
         is cancelled, a remaining waiter takes the watch over.
 
-        Raises :class:`anyio.ClosedResourceError` when :meth:`close` is (or was) called
-        before the child exited.
+        Raises :class:`anyio.ClosedResourceError` when :meth:`close` was called before the
+        child exited, and in every wait in progress when it is called (where the exit is
+        watched on a pidfd: Linux; where it is polled, those waits go on until the exit).
         """
         while not (self._exit_seen or self._reaped):
             if self._closed:
@@ -248,8 +249,8 @@ class PtyProcess:
         return returncode
 
     def close(self) -> None:
-        """Close the master side (the terminal hangs up) and the pidfd (every
-        :meth:`wait_exited` in progress raises :class:`anyio.ClosedResourceError`).
+        """Close the master side (the terminal hangs up) and the pidfd (which ends every
+        :meth:`wait_exited` in progress with :class:`anyio.ClosedResourceError`).
         Idempotent."""
         if self._closed:
             return
