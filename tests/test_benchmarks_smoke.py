@@ -113,8 +113,22 @@ def test_cluster_figures_smoke() -> None:
     result = measure_cluster(size="smoke", log=lambda *_: None)
     assert ["local", "nats"] == [row["backend"] for row in result["ws"]]
     assert all(row["samples"] == 2 * 5 for row in result["ws"])
-    assert set(result["ws_added"]) == {"p50_ms", "p99_ms", "steady_p50_ms", "steady_p99_ms"}
+    assert set(result["ws_added"]) == {
+        "p50_ms",
+        "p99_ms",
+        "steady_p50_ms",
+        "steady_p99_ms",
+        "streaming_p50_ms",
+        "streaming_p99_ms",
+    }
     assert all(row["steady"]["samples"] <= row["samples"] for row in result["ws"])
+    assert all(row["streaming"]["samples"] <= row["steady"]["samples"] for row in result["ws"])
+    # The worst 100 ms of writes: within the run, no better than the typical window.
+    for row in result["ws"]:
+        worst = row["worst_window"]
+        assert worst["at_s"] >= 0
+        assert worst["p50_ms"] >= worst["typical_p50_ms"] > 0
+        assert worst["max_ms"] >= worst["p50_ms"]
     assert [2, 2] == [row["sessions"] for row in result["latency"]]
     assert all(row["samples"] == 2 * 5 for row in result["latency"])
     assert [200, 200] == [row["deltas"] for row in result["throughput"]]
