@@ -14,6 +14,7 @@ program would wait, so the screen task answers from the server's screen model in
 
 from __future__ import annotations
 
+import contextlib
 import signal
 import time
 from collections import deque
@@ -108,7 +109,6 @@ class TerminalSession:
         self._viewers: set[TerminalViewer] = set()
         self._write_lock = anyio.Lock()
         self._dirty = anyio.Event()
-        self._exited = anyio.Event()
         self._ended = anyio.Event()
         self._output_seen = False
         self._last_output = float("-inf")
@@ -176,7 +176,7 @@ class TerminalSession:
         self._last_activity = time.monotonic()
 
     async def _write(self, data: bytes) -> None:
-        if self.exit is not None or self._exited.is_set():
+        if self.exit is not None or self._proc.has_exited():
             raise TerminalClosedError(self.id)
         async with self._write_lock:
             try:
@@ -253,12 +253,16 @@ class TerminalSession:
         return self.info()
 
     async def _terminate(self) -> None:
+        proc = self._proc
         self._signal_stop()
         with anyio.move_on_after(self._options.stop_grace):
-            await self._exited.wait()
-        if not self._exited.is_set():
+            # Ended early by the session's own end, which closes the process (after giving
+            # up on a child that would not die): what is left is the SIGKILL below.
+            with contextlib.suppress(anyio.ClosedResourceError):
+                await proc.wait_exited()
+        if not proc.has_exited():
             _log.warning("terminal.kill_after_grace", session_id=self.id, pid=self.pid)
-            self._proc.signal_group(signal.SIGKILL)
+            proc.signal_group(signal.SIGKILL)
 
     async def run(self) -> None:
         """The session's lifetime (run in the manager's task group).
@@ -276,7 +280,6 @@ class TerminalSession:
                 if self._options.spawn_timeout is not None:
                     tg.start_soon(self._watchdog, self._options.spawn_timeout)
                 await self._proc.wait_exited()
-                self._exited.set()
                 tg.cancel_scope.cancel()
         except Exception as exc:
             self._failed(exc)
@@ -351,7 +354,7 @@ class TerminalSession:
 
     async def _watchdog(self, timeout: float) -> None:
         await anyio.sleep(timeout)
-        if self._output_seen or self._exited.is_set():
+        if self._output_seen or self._proc.has_exited():
             return
         _log.warning("terminal.watchdog", session_id=self.id, pid=self.pid, timeout=timeout)
         if self._stop_reason is None:
@@ -483,7 +486,6 @@ class TerminalSession:
                 proc.signal_group(signal.SIGKILL)
                 with anyio.move_on_after(_KILL_WAIT):
                     await proc.wait_exited()
-            self._exited.set()
             # The leader is a zombie now, so its process group id cannot have been reused:
             # sweep whatever it left behind in its group.
             proc.signal_group(signal.SIGKILL)
@@ -496,7 +498,6 @@ class TerminalSession:
             proc.close()
 
     def _announce_exit(self, returncode: int | None) -> None:
-        self._exited.set()
         code: int | None = None
         sig: int | None = None
         if returncode is not None:
