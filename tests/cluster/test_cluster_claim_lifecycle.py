@@ -11,7 +11,9 @@ import time
 from pathlib import Path
 
 import anyio
+import msgspec
 import pytest
+from structlog.testing import capture_logs
 
 from adapter.backend import CliSessionInUseError, SessionInfo, SessionSpec
 from adapter.cluster import (
@@ -148,6 +150,29 @@ def _ended(backend: ClusterBackend, session_id: str) -> bool:
     return found is not None and found[0].info.state in ("closed", "errored")
 
 
+async def test_a_fenced_worker_leaves_the_claim_to_the_session(
+    nats_server: LocalNatsServer, tmp_path: Path
+) -> None:
+    """A worker whose session's record was written by someone else (the session moved) drops
+    the session without releasing its claim: the claim is the session's, wherever it runs."""
+    config = fast_config()
+    async with running(nats_server, config, worker_defaults(tmp_path, script())) as (backend, _):
+        claims = claims_of(backend)
+        info = await backend.create(SessionSpec())
+        assert info.cli_session_id
+        registry = backend._require()
+        found = await registry.get(info.id)
+        assert found is not None
+        moved = msgspec.structs.replace(found[0].info, owner="elsewhere")
+        with capture_logs() as logs:
+            await registry.put(SessionRecord(info=moved, spec=found[0].spec))
+            await eventually(
+                lambda: [e for e in logs if e["event"] == "cluster.session_ended"], HANG_GUARD
+            )
+        assert [e for e in logs if e["event"] == "cluster.session_fenced"]
+        assert info.id.encode() == await claim_of(claims, info.cli_session_id)
+
+
 async def test_a_lost_session_nobody_resumes_releases_its_claim(
     nats_server: LocalNatsServer, tmp_path: Path
 ) -> None:
@@ -183,10 +208,11 @@ async def test_a_pending_claim_expires_on_the_server_whatever_the_clocks_say(
     """A gateway that died while placing a resume leaves a pending claim and no record: it
     blocks resumes — even through a gateway whose clock runs a day ahead — until the server
     drops it after its TTL (twice ``create_timeout``); the claim holds no wall-clock time."""
-    config = dataclasses.replace(fast_config(), create_timeout=1.0)
+    # A TTL far longer than the two claims below take, even on a loaded machine.
+    config = dataclasses.replace(fast_config(), create_timeout=4.0)
     async with running(nats_server, config, worker_defaults(tmp_path, script())) as (backend, _):
         claims = claims_of(backend)
-        assert 2 == claims.pending_ttl
+        assert 8 == claims.pending_ttl
         await claims.claim(STORED, "dead-gateways-create")
         assert b"dead-gateways-create placing" == await claim_of(claims, STORED)
         real_time = time.time
