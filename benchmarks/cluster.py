@@ -1,7 +1,8 @@
 """The NATS hop, measured: sessions in process against sessions on worker processes.
 
 ``python -m benchmarks.cluster [--quick] [--only ws,backend,throughput,aggregate]
-[--sessions N]``. Every run uses the paced emitter (``benchmarks/emitter.py``) as the CLI:
+[--sessions N] [--rate N]``. Every run uses the paced emitter (``benchmarks/emitter.py``) as
+the CLI:
 
 * **ws** (the hop as a user sees it): ``sessions`` sessions stream text deltas at ``rate``
   per second each, every delta stamped with ``CLOCK_MONOTONIC`` just before the emitter
@@ -297,7 +298,7 @@ async def _measure(sizes: dict[str, int], only: tuple[str, ...], log: Any) -> di
     with tempfile.TemporaryDirectory(prefix="bench-cluster-") as tmp:
         directory = Path(tmp)
         with LocalNatsServer(directory / "nats") as server:
-            env = _env(paced_lines, 100.0)
+            env = _env(paced_lines, sizes.get("rate", 100))
             if "ws" in only:
                 for kind in ("local", "nats"):
                     prefix = f"bench{uuid.uuid4().hex[:6]}"
@@ -476,6 +477,9 @@ def main() -> None:
     )
     parser.add_argument("--sessions", type=int, help="latency sessions (default: 50, quick 10)")
     parser.add_argument(
+        "--rate", type=int, help="text deltas per second of each latency session (default: 100)"
+    )
+    parser.add_argument(
         "--publish-linger", metavar="MS", help="the workers' --publish-linger (default: theirs)"
     )
     args = parser.parse_args()
@@ -489,6 +493,9 @@ def main() -> None:
     size = "quick" if args.quick else "full"
     if args.sessions:
         SIZES["custom"] = {**SIZES[size], "sessions": args.sessions}
+        size = "custom"
+    if args.rate:
+        SIZES["custom"] = {**SIZES[size], "rate": args.rate}
         size = "custom"
     result = measure_cluster(size=size, only=only)
     after = os.getloadavg()
