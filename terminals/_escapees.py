@@ -13,7 +13,8 @@ from __future__ import annotations
 import os
 import secrets
 import signal
-from pathlib import Path
+
+from claudecode._proc_environ import pids_with_env
 
 __all__ = ("MARKER_VAR", "kill_marked", "marked_pids", "new_marker")
 
@@ -26,25 +27,9 @@ def new_marker() -> str:
     return secrets.token_hex(12)
 
 
-def marked_pids(marker: str, *, proc: Path = Path("/proc")) -> list[int]:
+def marked_pids(marker: str) -> list[int]:
     """Pids of the live processes whose environment carries ``marker`` (none without /proc)."""
-    needle = f"{MARKER_VAR}={marker}".encode()
-    found: list[int] = []
-    me = os.getpid()
-    try:
-        entries = list(proc.iterdir())
-    except OSError:
-        return found
-    for entry in entries:
-        if not entry.name.isdigit() or int(entry.name) == me:
-            continue
-        try:
-            environ = (entry / "environ").read_bytes()
-        except OSError:  # gone, or not ours to read
-            continue
-        if needle in environ.split(b"\0"):
-            found.append(int(entry.name))
-    return found
+    return pids_with_env(MARKER_VAR, marker)
 
 
 def kill_marked(marker: str) -> list[int]:

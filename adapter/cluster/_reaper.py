@@ -14,7 +14,8 @@ and stops their process groups: SIGTERM, and SIGKILL for what is left after a gr
 period. After a clean shutdown it finds none.
 
 Run as a file with the standard library only (``python -I -S _reaper.py TOKEN``), so it
-starts fast and small and imports nothing of the bridge.
+starts fast and small and imports nothing of the bridge but the scan of ``/proc``
+(:mod:`claudecode._proc_environ`, itself standard library only), loaded by its path.
 """
 
 from __future__ import annotations
@@ -27,6 +28,24 @@ import sys
 import time
 import uuid
 
+if __name__ != "__main__":
+    from claudecode._proc_environ import pids_with_env
+else:
+    # Run as a file by the watchdog (``python -I -S``: no site-packages, so no claudecode
+    # package to import): load the one standard-library module it needs by its path.
+    import importlib.util
+
+    _scan_path = os.path.join(
+        os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
+        "claudecode",
+        "_proc_environ.py",
+    )
+    _scan_spec = importlib.util.spec_from_file_location("_proc_environ", _scan_path)
+    assert _scan_spec is not None and _scan_spec.loader is not None
+    _scan = importlib.util.module_from_spec(_scan_spec)
+    _scan_spec.loader.exec_module(_scan)
+    pids_with_env = _scan.pids_with_env
+
 __all__ = ("MARK", "OrphanReaper", "marked", "reap")
 
 #: The environment variable that marks a worker's CLIs (and their children).
@@ -37,20 +56,7 @@ GRACE = 5.0
 
 def marked(token: str) -> list[int]:
     """The running processes whose environment carries ``MARK=token`` (never this one)."""
-    needle = f"{MARK}={token}".encode()
-    found = []
-    own = os.getpid()
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit() or int(entry) == own:
-            continue
-        try:
-            with open(f"/proc/{entry}/environ", "rb") as fh:
-                variables = fh.read().split(b"\0")
-        except OSError:
-            continue  # gone meanwhile, or not ours to read
-        if needle in variables:
-            found.append(int(entry))
-    return found
+    return pids_with_env(MARK, token)
 
 
 def _signal_all(pids: list[int], sig: int) -> None:
