@@ -6,7 +6,7 @@ import json
 import os
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from opentelemetry import trace
 from opentelemetry.context import Context
@@ -32,6 +32,9 @@ __all__ = (
 
 CAPTURE_CONTENT_ENV = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"
 """The environment variable that switches content capture on by default (``true``)."""
+
+#: How a turn ended, on the canonical log line.
+Outcome = Literal["success", "error", "interrupted"]
 
 _CAPTURE_ON = frozenset({"true", "1", "yes", "on", "span_only", "span_and_event"})
 _DELTAS = (MessageChunk, Reasoning, ToolInputDelta, ToolProgress)

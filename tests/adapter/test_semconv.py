@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-import adapter.telemetry
+import adapter
 from adapter import _semconv
 
 GEN_AI_NAMES = sorted(
@@ -90,9 +90,15 @@ class TestOurConstants:
         ]
         assert sorted(set(names)) == sorted(names)
 
-    def test_telemetry_spells_no_attribute_name_itself(self) -> None:
+    @pytest.mark.parametrize(
+        "path",
+        # The tracer and the modules it is made of.
+        sorted(Path(inspect.getfile(adapter)).parent.glob("*telemetry*.py")),
+        ids=lambda path: path.name,
+    )
+    def test_telemetry_spells_no_attribute_name_itself(self, path: Path) -> None:
         """Every gen_ai.* and error.type string the tracer uses comes from _semconv."""
-        tree = ast.parse(Path(inspect.getfile(adapter.telemetry)).read_text())
+        tree = ast.parse(path.read_text())
         literals = [
             node.value
             for node in ast.walk(tree)
