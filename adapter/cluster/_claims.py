@@ -29,6 +29,7 @@ No wall clock is compared anywhere: a pending claim's age is the server's TTL.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import math
 from typing import TYPE_CHECKING, Any
@@ -104,6 +105,13 @@ class ResumeClaims:
             self._kv = await self._js.create_key_value(
                 bucket=self.config.resumes_bucket, history=1, replicas=self.config.replicas
             )
+            return
+        # A bucket made by an earlier client may not allow them; pending claims need them.
+        stream = f"KV_{self.config.resumes_bucket}"
+        info = await self._js.stream_info(stream)
+        if not info.config.allow_msg_ttl:
+            _log.info("cluster.claims_bucket_ttl_enabled", bucket=self.config.resumes_bucket)
+            await self._js.update_stream(dataclasses.replace(info.config, allow_msg_ttl=True))
 
     @property
     def kv(self) -> KeyValue:

@@ -252,3 +252,35 @@ async def test_the_sweep_removes_what_crashes_left_behind(
         assert 0 == await claims.sweep()
         with anyio.fail_after(HANG_GUARD):
             await backend.close(live.id)
+
+
+async def test_a_claims_bucket_without_message_ttls_is_given_them(
+    nats_server: LocalNatsServer, tmp_path: Path
+) -> None:
+    """A deployment whose claims bucket was made by a client that did not allow per-message
+    TTLs: the gateway allows them when it starts, and a pending claim can be taken."""
+    from nats.js.api import StreamConfig
+
+    config = fast_config()
+    settings = NatsSettings(servers=[nats_server.url])
+    nc = await settings.connect()
+    try:
+        js = nc.jetstream()
+        bucket = config.resumes_bucket
+        await js.add_stream(
+            StreamConfig(
+                name=f"KV_{bucket}",
+                subjects=[f"$KV.{bucket}.>"],
+                max_msgs_per_subject=1,
+                allow_rollup_hdrs=True,
+                deny_delete=True,
+                allow_direct=True,
+            )
+        )
+        async with ClusterBackend(settings, config) as backend:
+            assert (await js.stream_info(f"KV_{bucket}")).config.allow_msg_ttl
+            claims = claims_of(backend)
+            await claims.claim(STORED, "placing-it")
+            assert b"placing-it placing" == await claim_of(claims, STORED)
+    finally:
+        await nc.close()
