@@ -150,6 +150,23 @@ def _ended(backend: ClusterBackend, session_id: str) -> bool:
     return found is not None and found[0].info.state in ("closed", "errored")
 
 
+async def test_a_claim_goes_when_its_session_idles_out(
+    nats_server: LocalNatsServer, tmp_path: Path
+) -> None:
+    """A session its worker closes for idling releases its claim there."""
+    config = fast_config()
+    settings = NatsSettings(servers=[nats_server.url])
+    async with (
+        ClusterWorker(settings, config, worker_defaults(tmp_path, script()), idle_timeout=0.5),
+        ClusterBackend(settings, config) as backend,
+    ):
+        await eventually(lambda: backend._require().workers, HANG_GUARD)
+        claims = claims_of(backend)
+        info = await backend.create(SessionSpec(resume=STORED))
+        await eventually(lambda: _ended(backend, info.id), HANG_GUARD)
+        await until_no_claim(claims, STORED)
+
+
 async def test_a_fenced_worker_leaves_the_claim_to_the_session(
     nats_server: LocalNatsServer, tmp_path: Path
 ) -> None:
