@@ -9,6 +9,8 @@ lines do not repeat them), ``input_json_delta`` becomes ``tool_input_delta``, an
 
 from __future__ import annotations
 
+from typing import Any, Final
+
 from claudecode._stream_lite import LiteInbound, StreamEventLite
 from claudecode.content import ServerToolUseBlock, ToolUseBlock
 from claudecode.messages import StreamEvent
@@ -36,6 +38,10 @@ __all__ = ("StreamEvents",)
 #: ``stream_event`` payloads that give no event inside an open turn, whatever they hold.
 _SILENT: frozenset[type] = frozenset({MessageStop, Ping})
 _TOOL_BLOCKS: frozenset[type] = frozenset({ToolUseBlock, ServerToolUseBlock})
+#: The kind of a run of deltas that is not a tool block's input (those use the block index).
+_TEXT: Final = -1
+_THINKING: Final = -2
+_NO_RUN: Final = -3
 
 
 class StreamEvents:
@@ -80,33 +86,49 @@ class StreamEvents:
         feed = self.feed  # the other lines: duplicates dropped, then dispatched
         current = self._current_message
         turn_open = self._turn_open  # only feed() below can change it: read again after it
-        run_kind: str | int | None = None
+        # Local names for the classes: a compiled build (mypyc) reads a module's globals
+        # from its dict on every use, a local is a C variable; ``type(x) is C`` is a
+        # pointer compare there (``x.__class__`` a generic attribute lookup).
+        lite, full, block_delta = StreamEventLite, StreamEvent, ContentBlockDelta
+        text_delta, thinking_delta, json_delta = TextDelta, ThinkingDelta, InputJsonDelta
+        block_start, block_stop, silent, tool_blocks = (
+            ContentBlockStart,
+            ContentBlockStop,
+            _SILENT,
+            _TOOL_BLOCKS,
+        )
+        # A run's kind: _TEXT, _THINKING or a tool block's index (>= 0); an int compares
+        # natively when compiled.
+        run_kind = _NO_RUN
         run_id = ""
         run_parent: str | None = None
         parts: list[str] = []
         for message in batch:
             # StreamEventLite: what the adapter's own session reads (claudecode._stream_lite)
-            if turn_open and (
-                message.__class__ is StreamEventLite or message.__class__ is StreamEvent
-            ):
-                # ``__class__ is`` tests: cheaper than isinstance (exact classes, as decoded)
-                event = message.event
-                if event.__class__ is ContentBlockDelta:
+            cls = type(message)
+            if turn_open and (cls is lite or cls is full):
+                # exact-class tests: cheaper than isinstance (exact classes, as decoded);
+                # the classes are tested by identity, so the values are typed Any here
+                stream: Any = message
+                event: Any = stream.event
+                event_cls = type(event)
+                if event_cls is block_delta:
                     delta = event.delta
-                    kind: str | int
-                    if delta.__class__ is TextDelta:
-                        kind = "text"
+                    delta_cls = type(delta)
+                    kind: int
+                    if delta_cls is text_delta:
+                        kind = _TEXT
                         piece = delta.text
-                    elif delta.__class__ is ThinkingDelta:
-                        kind = "thinking"
+                    elif delta_cls is thinking_delta:
+                        kind = _THINKING
                         piece = delta.thinking
-                    elif delta.__class__ is InputJsonDelta:
+                    elif delta_cls is json_delta:
                         kind = event.index
                         piece = delta.partial_json
                     else:
                         continue  # signature, citations: nothing to show
-                    parent = message.parent_tool_use_id
-                    message_id = message.api_message_id or current.get(parent) or ""
+                    parent: str | None = stream.parent_tool_use_id
+                    message_id: str = stream.api_message_id or current.get(parent) or ""
                     if kind == run_kind and message_id == run_id and parent == run_parent:
                         parts.append(piece)
                         continue
@@ -115,19 +137,16 @@ class StreamEvents:
                     run_kind, run_id, run_parent, parts = kind, message_id, parent, [piece]
                     continue
                 if (
-                    event.__class__ in _SILENT
-                    or (
-                        event.__class__ is ContentBlockStart
-                        and event.content_block.__class__ not in _TOOL_BLOCKS
-                    )
+                    event_cls in silent
+                    or (event_cls is block_start and type(event.content_block) not in tool_blocks)
                     # the stop of a text or thinking block: only tool blocks stream state
-                    or (event.__class__ is ContentBlockStop and not self._calls.streaming)
+                    or (event_cls is block_stop and not self._calls.streaming)
                 ):
                     continue  # no event, and the turn is open already
                 # the other stream events: dispatched below
             if parts:
                 self._flush_run(run_kind, run_id, run_parent, parts)
-                run_kind, parts = None, []
+                run_kind, parts = _NO_RUN, []
             events = feed(message)
             if events:
                 out.extend(events)
@@ -135,20 +154,17 @@ class StreamEvents:
         if parts:
             self._flush_run(run_kind, run_id, run_parent, parts)
 
-    def _flush_run(
-        self, kind: str | int | None, message_id: str, parent: str | None, parts: list[str]
-    ) -> None:
+    def _flush_run(self, kind: int, message_id: str, parent: str | None, parts: list[str]) -> None:
         """Account for a run of deltas at once and emit (or merge) its one event."""
         out = self._merge_into
         assert out is not None
         joined = parts[0] if len(parts) == 1 else "".join(parts)
         try:
-            if kind == "text":
+            if kind == _TEXT:
                 out.extend(self._text(message_id, parent, joined))
-            elif kind == "thinking":
+            elif kind == _THINKING:
                 out.extend(self._text(message_id, parent, joined, "thinking"))
             else:
-                assert isinstance(kind, int)
                 out.extend(self._tool_input(message_id, kind, parent, joined))
         except Exception as exc:
             out.append(self._internal(exc, parts))

@@ -279,10 +279,11 @@ class Translator(StreamEvents):
         ``stream_event`` (see "Duplicates" in the module documentation).
         """
         try:
-            if message.__class__ is StreamEvent or message.__class__ is StreamEventLite:
+            cls = type(message)
+            if cls is StreamEvent or cls is StreamEventLite:
                 return self._dispatch(message)
             uuid = getattr(message, "uuid", None)
-            if uuid and uuid.__class__ is str and not self._seen.add(uuid):
+            if uuid and type(uuid) is str and not self._seen.add(uuid):
                 return []
         except Exception as exc:
             return [self._internal(exc, message)]
