@@ -9,6 +9,9 @@ message -> event translation, usable on its own. ``claudecode-bridge run`` is a 
 end on the same channel.
 """
 
+# First: decides whether the compiled or the pure modules are imported (normalize/_native.py).
+import normalize._native  # noqa: F401
+
 from .backend import (
     FRONTEND_TOOL_SERVER,
     BackendUnavailableError,

@@ -132,6 +132,7 @@ from claudecode.messages import (
 )
 from claudecode.messages import RateLimit as LegacyRateLimit
 from normalize import normalize_tool_use, title_for
+from normalize._native import restore_class_doc
 
 from . import _plain as plain
 from ._context import DEFAULT_CONTEXT_WINDOW, ContextTracker
@@ -716,3 +717,6 @@ _HANDLERS: Final[dict[type[Any], _Handler]] = {
     CommandLifecycle: Translator._on_lifecycle,
 }
 """Dispatch by exact message class; classes not listed give nothing (or ``raw``)."""
+
+# Compiled (mypyc), the class has no docstring of its own: the one above, from the source.
+restore_class_doc(Translator)

@@ -23,6 +23,8 @@ from __future__ import annotations
 
 from types import FunctionType
 
+# First: decides whether the compiled or the pure modules are imported (see _native).
+from . import _native  # noqa: F401
 from ._codec import decode_payload, encode_payload
 from ._diff import unified_diff
 from ._titles import MAX_TITLE_LENGTH, action_type_for, title_for

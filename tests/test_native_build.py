@@ -1,0 +1,142 @@
+"""The compiled build of the adapter's hot path (mypyc): really used when built, and a pure
+fallback with the same behaviour (``CLAUDECODE_BRIDGE_PURE=1``, or a source edited since).
+
+The suite itself runs on whatever the install holds: CI installs the compiled modules
+(``pip install -e '.[test]'`` compiles them), so the rest of the suite tests those; the
+translator's property tests run once more here on the pure modules. An install built without
+them (no compiler, or ``CLAUDECODE_BRIDGE_PURE=1`` while installing) runs the suite with
+``CLAUDECODE_BRIDGE_PURE=1`` set.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import importlib.machinery
+import os
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from normalize._native import PURE_ENV, decide, native_state
+
+ROOT = Path(__file__).resolve().parent.parent
+PURE_REQUESTED = os.environ.get(PURE_ENV) == "1"
+
+
+def _listed_modules() -> list[str]:
+    """The modules pyproject.toml has the build hook compile."""
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    include = config["tool"]["hatch"]["build"]["targets"]["wheel"]["hooks"]["custom"]["include"]
+    return sorted(path.removesuffix(".py").replace("/", ".") for path in include)
+
+
+def _is_compiled(module: str) -> bool:
+    origin = importlib.import_module(module).__file__ or ""
+    return origin.endswith(tuple(importlib.machinery.EXTENSION_SUFFIXES))
+
+
+@pytest.mark.skipif(PURE_REQUESTED, reason=f"{PURE_ENV}=1: the pure modules are wanted")
+def test_the_compiled_modules_are_the_ones_imported() -> None:
+    """Built compiled (what CI installs), every listed module is imported from its extension.
+
+    Fails when the speed would silently vanish: the hook compiled nothing, a module is left
+    out of the build, or a source was edited after the build (then ``pip install -e .``).
+    """
+    state = native_state()
+    assert state.reason == "built", (
+        f"the compiled modules are not used ({state.reason}; stale: {list(state.stale)}): "
+        f"reinstall (pip install -e .), or set {PURE_ENV}=1 for a pure install"
+    )
+    assert _listed_modules() == list(state.modules)
+    assert [] == [m for m in state.modules if not _is_compiled(m)]
+
+
+@pytest.mark.skipif(not PURE_REQUESTED, reason=f"only with {PURE_ENV}=1")
+def test_pure_requested_imports_the_sources() -> None:
+    state = native_state()
+    assert state.mode == "pure"
+    assert [] == [m for m in _listed_modules() if _is_compiled(m)]
+
+
+def test_decide_follows_the_record_and_the_sources(tmp_path: Path) -> None:
+    """Compiled only with a record whose sources all still match; pure otherwise."""
+    (tmp_path / "pkg").mkdir()
+    source = tmp_path / "pkg" / "mod.py"
+    source.write_text("X = 1\n")
+    record = {"pkg.mod": hashlib.sha256(source.read_bytes()).hexdigest()}
+
+    nothing = decide(None, tmp_path, {})
+    assert ("pure", "not-built", ()) == (nothing.mode, nothing.reason, nothing.modules)
+    built = decide(record, tmp_path, {})
+    assert ("compiled", "built", ("pkg.mod",)) == (built.mode, built.reason, built.modules)
+    requested = decide(record, tmp_path, {PURE_ENV: "1"})
+    assert ("pure", "requested", ("pkg.mod",)) == (
+        requested.mode,
+        requested.reason,
+        requested.modules,
+    )
+    assert "built" == decide(record, tmp_path, {PURE_ENV: "0"}).reason
+
+    source.write_text("X = 2\n")  # edited after the build: never the stale extension
+    stale = decide(record, tmp_path, {})
+    assert ("pure", "stale", ("pkg.mod",)) == (stale.mode, stale.reason, stale.stale)
+    source.unlink()
+    assert "stale" == decide(record, tmp_path, {}).reason
+
+
+def _run_pure(*args: str, timeout: float) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, PURE_ENV: "1", "PYTHONPATH": str(ROOT)}
+    return subprocess.run(
+        [sys.executable, *args],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+
+
+def test_pure_switch_imports_every_listed_module_from_source() -> None:
+    """``CLAUDECODE_BRIDGE_PURE=1``: the .py sources, whatever the install holds."""
+    modules = _listed_modules()
+    script = (
+        "import importlib, adapter, normalize\n"
+        "from normalize._native import native_state\n"
+        f"for m in {modules!r}:\n"
+        "    print(m, importlib.import_module(m).__file__)\n"
+        "print('state', native_state().mode)\n"
+    )
+    done = _run_pure("-c", script, timeout=120)
+    assert 0 == done.returncode, done.stderr
+    lines = done.stdout.splitlines()
+    assert "state pure" == lines[-1]
+    files = dict(line.split(" ", 1) for line in lines[:-1])
+    assert sorted(files) == modules
+    assert [] == [m for m, f in files.items() if not f.endswith(".py")]
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(
+    native_state().mode == "pure", reason="the whole suite runs on the pure modules already"
+)
+def test_translator_property_tests_pass_on_the_pure_modules() -> None:
+    """One run of the translator's property tests on the pure modules (the suite runs compiled)."""
+    done = _run_pure(
+        "-m",
+        "pytest",
+        "-q",
+        "-x",
+        "-p",
+        "no:cacheprovider",
+        "tests/adapter/test_translate_properties.py",
+        "tests/adapter/test_translate_batches.py",
+        "tests/adapter/test_translate_lite.py",
+        timeout=1800,
+    )
+    assert 0 == done.returncode, done.stdout[-4000:] + done.stderr[-2000:]
+    assert " passed" in done.stdout
