@@ -65,7 +65,15 @@ class NativeBuildHook(MypycBuildHook):
             ).hexdigest()
             for path in self.normalized_included_files
         }
-        super().initialize(version, build_data)
+        try:
+            super().initialize(version, build_data)
+        except Exception as exc:  # any failure to compile: the pure wheel
+            # mypyc type-checks what the compiled modules import, so a dependency's release
+            # with other type hints, or a compiler that fails, must not fail the install: the
+            # pure modules behave the same.
+            self.clean([version])
+            self.app.display_warning(f"building a pure-Python wheel: compiling failed ({exc})")
+            return
         self._record_path().write_text(
             json.dumps({"modules": record}, indent=1, sort_keys=True) + "\n", encoding="utf-8"
         )
