@@ -72,7 +72,8 @@ class NativeBuildHook(MypycBuildHook):
             # with other type hints, or a compiler that fails, must not fail the install: the
             # pure modules behave the same.
             self.clean([version])
-            self.app.display_warning(f"building a pure-Python wheel: compiling failed ({exc})")
+            why = str(exc).strip()[-2000:]  # mypyc prints its whole build; the end says why
+            self.app.display_warning(f"building a pure-Python wheel: compiling failed: {why}")
             return
         self._record_path().write_text(
             json.dumps({"modules": record}, indent=1, sort_keys=True) + "\n", encoding="utf-8"

@@ -14,6 +14,7 @@ import hashlib
 import importlib
 import importlib.machinery
 import os
+import shutil
 import subprocess
 import sys
 import tomllib
@@ -140,3 +141,36 @@ def test_translator_property_tests_pass_on_the_pure_modules() -> None:
     )
     assert 0 == done.returncode, done.stdout[-4000:] + done.stderr[-2000:]
     assert " passed" in done.stdout
+
+
+@pytest.mark.slow
+def test_a_build_whose_compiling_fails_gives_a_pure_wheel(tmp_path: Path) -> None:
+    """A compiler that fails (or mypyc refusing a dependency's newer type hints) must not make
+    the package uninstallable: the hook builds the pure wheel with a warning, and leaves the
+    tree as it was (hatch-mypyc hides pyproject.toml while it compiles)."""
+    tree = tmp_path / "tree"
+    shutil.copytree(
+        ROOT,
+        tree,
+        ignore=shutil.ignore_patterns(
+            ".git", ".venv", "node_modules", "tests", "examples", "docs", "__pycache__", "*.so"
+        ),
+    )
+    (tree / "normalize" / "_native_build.json").unlink(missing_ok=True)
+    env = {**os.environ, "CC": "false"}  # found, and fails every compile
+    env.pop("CLAUDECODE_BRIDGE_PURE", None)
+    done = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "-v", "--no-deps", ".", "-w", str(tmp_path / "out")],
+        cwd=tree,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+        check=False,
+    )
+    assert 0 == done.returncode, done.stdout[-3000:] + done.stderr[-3000:]
+    assert "building a pure-Python wheel: compiling failed" in done.stdout + done.stderr
+    [wheel] = (tmp_path / "out").iterdir()
+    assert wheel.name.endswith("-py3-none-any.whl")
+    assert (tree / "pyproject.toml").is_file()
+    assert not list(tree.rglob("*.so"))
