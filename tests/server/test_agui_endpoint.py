@@ -73,6 +73,26 @@ def text_of(events: list[dict[str, Any]]) -> str:
     return "".join(e["delta"] for e in events if e["type"] == "TEXT_MESSAGE_CONTENT")
 
 
+def _start_slow_run(
+    url: str, body: dict[str, Any]
+) -> tuple[threading.Thread, list[bytes], threading.Event]:
+    """A run read in a thread; ``streaming`` is set once text arrives."""
+    raw: list[bytes] = []
+    streaming = threading.Event()
+
+    def reader() -> None:
+        with client(url) as http, http.stream("POST", "/agui", json=body) as response:
+            for chunk in response.iter_bytes():
+                raw.append(chunk)
+                if b"TEXT_MESSAGE_CONTENT" in b"".join(raw):
+                    streaming.set()
+        streaming.set()
+
+    thread = threading.Thread(target=reader)
+    thread.start()
+    return thread, raw, streaming
+
+
 def test_a_text_run(serve: Any) -> None:
     """A user message in, the answer streamed as a valid run echoing the ids."""
     url = serve(script(text_turn("Hello from Claude.", thinking="Think first.")))
@@ -185,21 +205,7 @@ def test_connect_during_a_run_joins_it_with_the_messages_from_before_it(serve: A
     with client(url) as http:
         post_stream(http, "/agui", run_input("t-join", [user("question", "u-1")]))
     second = run_input("t-join", [user("question", "u-1"), user("more", "u-2")])
-    streaming = threading.Event()
-    first_reader: list[dict[str, Any]] = []
-
-    def reader() -> None:
-        with client(url) as http, http.stream("POST", "/agui", json=second) as response:
-            raw = b""
-            for chunk in response.iter_bytes():
-                raw += chunk
-                if b"TEXT_MESSAGE_CONTENT" in raw:
-                    streaming.set()
-        first_reader.extend(parse(raw))
-        streaming.set()
-
-    thread = threading.Thread(target=reader)
-    thread.start()
+    thread, raw, streaming = _start_slow_run(url, second)
     try:
         assert streaming.wait(60)
         with client(url) as http:
@@ -207,6 +213,7 @@ def test_connect_during_a_run_joins_it_with_the_messages_from_before_it(serve: A
     finally:
         thread.join(60)
     assert not thread.is_alive()
+    first_reader = parse(b"".join(raw))
     assert ["RUN_STARTED", "MESSAGES_SNAPSHOT"] == [e["type"] for e in joined[:2]]
     assert second["runId"] == joined[0]["runId"]
     roles = [(m["role"], m.get("content")) for m in joined[1]["messages"]]
@@ -221,25 +228,8 @@ def test_stop_mid_run_finishes_cleanly_and_busy_threads_are_refused(serve: Any) 
     A second run on the busy thread is refused with 409."""
     slow = turn(["a long answer " * 40], delay=0.05, chunk=4)
     url = serve(script(slow))
-    events: list[dict[str, Any]] = []
     body = run_input("t-stop", [user("talk")])
-    streaming = threading.Event()
-
-    def reader() -> None:
-        with (
-            client(url) as http,
-            http.stream("POST", "/agui", json=body) as response,
-        ):
-            raw = b""
-            for chunk in response.iter_bytes():
-                raw += chunk
-                if b"TEXT_MESSAGE_CONTENT" in raw:
-                    streaming.set()
-        events.extend(parse(raw))
-        streaming.set()
-
-    thread = threading.Thread(target=reader)
-    thread.start()
+    thread, raw, streaming = _start_slow_run(url, body)
     assert streaming.wait(60)
     with client(url) as http:
         busy = http.post("/agui", json=run_input("t-stop", [user("again")]))
@@ -252,7 +242,7 @@ def test_stop_mid_run_finishes_cleanly_and_busy_threads_are_refused(serve: Any) 
         assert {"stopped": True} == {"stopped": stop.json()["stopped"]}
     thread.join(60)
     assert not thread.is_alive()
-    valid(events, body)
+    events = valid(parse(b"".join(raw)), body)
     assert "RUN_FINISHED" == events[-1]["type"]
     assert len(text_of(events)) < len("a long answer " * 40)
 
@@ -427,26 +417,6 @@ def test_arbitrary_json_bodies_get_a_stream_or_a_json_4xx(serve: Any, body: Any,
         else:
             assert 400 <= answer.status_code < 500, raw
             assert isinstance(json.loads(raw)["error"], str)
-
-
-def _start_slow_run(
-    url: str, body: dict[str, Any]
-) -> tuple[threading.Thread, list[bytes], threading.Event]:
-    """A run read in a thread; ``streaming`` is set once text arrives."""
-    raw: list[bytes] = []
-    streaming = threading.Event()
-
-    def reader() -> None:
-        with client(url) as http, http.stream("POST", "/agui", json=body) as response:
-            for chunk in response.iter_bytes():
-                raw.append(chunk)
-                if b"TEXT_MESSAGE_CONTENT" in b"".join(raw):
-                    streaming.set()
-        streaming.set()
-
-    thread = threading.Thread(target=reader)
-    thread.start()
-    return thread, raw, streaming
 
 
 def test_shutdown_ends_live_runs_with_a_shutdown_error(tmp_path: Path) -> None:
