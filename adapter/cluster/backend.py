@@ -34,7 +34,7 @@ from ._feeds import SessionFeed, open_stream
 from .config import ClusterConfig, NatsSettings, valid_token
 from .eventlog import ClusterEventStream, ensure_event_stream
 from .placement import place_session
-from .recovery import recover_lost_session
+from .recovery import sweep_lost_sessions
 from .registry import Registry
 from .transcripts import TranscriptCache, ensure_transcript_stream
 from .wire import (
@@ -290,21 +290,9 @@ class ClusterBackend:
         assert claims is not None
         while True:
             await anyio.sleep(self.config.heartbeat_interval)
-            for record, revision in registry.lost_sessions():
-                try:
-                    await recover_lost_session(
-                        self._nc,
-                        registry,
-                        self.config,
-                        record,
-                        revision,
-                        resume=self.resume_lost,
-                        claims=claims,
-                    )
-                except Exception as exc:
-                    _log.warning(
-                        "cluster.recovery_failed", session_id=record.info.id, error=repr(exc)
-                    )
+            await sweep_lost_sessions(
+                self._nc, registry, self.config, resume=self.resume_lost, claims=claims
+            )
 
     async def _claim_sweeper(self) -> None:
         # Apart from the lost-session sweep, which must never wait on this one.

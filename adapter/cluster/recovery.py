@@ -36,7 +36,7 @@ from .wire import END_HEADER, MSG_ID_HEADER, CreateSession, SessionRecord, encod
 if TYPE_CHECKING:  # pragma: no cover
     from nats.aio.client import Client as NATS
 
-__all__ = ("recover_lost_session",)
+__all__ = ("recover_lost_session", "sweep_lost_sessions")
 
 _log = get_logger("claudecode.adapter.cluster.recovery")
 
@@ -67,6 +67,29 @@ def _lost_events(info: SessionInfo, first_seq: int) -> list[Event]:
         event.seq = first_seq + offset
         event.session_id = info.id
     return events
+
+
+async def sweep_lost_sessions(
+    nc: NATS,
+    registry: Registry,
+    config: ClusterConfig,
+    *,
+    resume: bool,
+    claims: ResumeClaims | None,
+    own_id: str | None = None,
+) -> None:
+    """One sweep: every session the registry copy has as lost goes through
+    :func:`recover_lost_session`; a failure is logged and the sweep goes on. Sessions owned by
+    ``own_id`` are skipped (a worker whose own heartbeat key lapsed still runs them)."""
+    for record, revision in registry.lost_sessions():
+        if own_id is not None and record.info.owner == own_id:
+            continue
+        try:
+            await recover_lost_session(
+                nc, registry, config, record, revision, resume=resume, claims=claims
+            )
+        except Exception as exc:
+            _log.warning("cluster.recovery_failed", session_id=record.info.id, error=repr(exc))
 
 
 async def recover_lost_session(

@@ -47,7 +47,7 @@ from ._sessions import config_for
 from .config import ClusterConfig, NatsSettings, valid_token
 from .eventlog import EventPublisher, ensure_event_stream
 from .fencing import FencedError, is_wrong_last_sequence
-from .recovery import recover_lost_session
+from .recovery import sweep_lost_sessions
 from .registry import Registry
 from .transcripts import TranscriptMirror, ensure_transcript_stream, restore_transcript
 from .wire import (
@@ -295,23 +295,15 @@ class ClusterWorker:
         registry = self.registry
         while True:
             await anyio.sleep(self.config.heartbeat_interval)
-            for record, revision in registry.lost_sessions():
-                if record.info.owner == self.id:
-                    continue  # our own key lapsed (NATS was away): we still run it
-                try:
-                    await recover_lost_session(
-                        self._nc,
-                        registry,
-                        self.config,
-                        record,
-                        revision,
-                        resume=self.resume_lost,
-                        claims=self._claims,
-                    )
-                except Exception as exc:
-                    _log.warning(
-                        "cluster.recovery_failed", session_id=record.info.id, error=repr(exc)
-                    )
+            # Not our own sessions: our key lapsed (NATS was away), we still run them.
+            await sweep_lost_sessions(
+                self._nc,
+                registry,
+                self.config,
+                resume=self.resume_lost,
+                claims=self._claims,
+                own_id=self.id,
+            )
 
     # -- creation ----------------------------------------------------------------------
 
