@@ -31,6 +31,8 @@ from typing import Any
 
 from claudecode import CLINotFoundError, find_cli
 
+from ._event_loop import add_loop_argument, loop_factory
+from ._event_loop import run as run_loop
 from .config import SessionConfig
 from .policies import PermissionPolicy
 
@@ -113,6 +115,7 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
         help="export traces over OTLP/HTTP (default URL http://localhost:4318)",
     )
     parser.add_argument("-v", "--verbose", action="count", default=0, help="log more (to stderr)")
+    add_loop_argument(parser)
     from .cluster.cli_worker import (
         add_nats_arguments,
         add_session_arguments,
@@ -219,6 +222,11 @@ def serve_command(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
+    try:
+        factory = loop_factory(args.loop)
+    except (RuntimeError, ValueError) as exc:
+        print(f"claudecode-bridge serve: {exc}", file=sys.stderr)
+        return 2
     tracer_provider = configure_tracing(args.otlp)
     try:
         with tempfile.TemporaryDirectory(prefix="claudecode-demo-") as scratch:
@@ -255,7 +263,7 @@ def serve_command(args: argparse.Namespace) -> int:
             )
             sock = _bind(args.host, args.port)
             try:
-                return asyncio.run(_serve(args, sock, defaults, token=token, demo=demo))
+                return run_loop(_serve(args, sock, defaults, token=token, demo=demo), factory)
             except KeyboardInterrupt:
                 return 130
             except ConnectionError as exc:
@@ -353,9 +361,9 @@ def uvicorn_config(app: Any, *, verbose: int = 0) -> Any:
     httptools when some other package brought it along, so the server's HTTP layer (its
     parser, its answers to bad requests) would change with the environment. h11 comes with
     uvicorn; httptools saved ~2% of the server's CPU per streamed AG-UI event
-    (BENCHMARKS.md), not worth a second HTTP layer to test. The event loop is the standard
-    library's (``serve`` runs under :func:`asyncio.run`); WebSockets use the ``websockets``
-    package of the ``server`` extra.
+    (BENCHMARKS.md), not worth a second HTTP layer to test. The event loop is ``serve``'s
+    own (``--loop``, :mod:`adapter._event_loop`: uvloop when installed), not uvicorn's
+    choice; WebSockets use the ``websockets`` package of the ``server`` extra.
     """
     import uvicorn
 

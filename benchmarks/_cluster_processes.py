@@ -16,6 +16,7 @@ from typing import Any
 _ROOT = Path(__file__).resolve().parents[1]
 
 __all__ = (
+    "BRIDGE_OPTIONS",
     "WORKER_OPTIONS",
     "drop_streams",
     "machine_cpu",
@@ -30,6 +31,9 @@ __all__ = (
 #: Extra options of every ``claudecode-bridge worker`` the runs start (``--publish-linger``).
 WORKER_OPTIONS: list[str] = []
 
+#: Extra options of every bridge process the runs start, workers and ``serve`` (``--loop``).
+BRIDGE_OPTIONS: list[str] = []
+
 
 @contextlib.contextmanager
 def workers(
@@ -42,7 +46,7 @@ def workers(
                 start(
                     ["worker", "--nats", url, "--nats-prefix", prefix, "--id", f"bench-{n}",
                      "--cli", cli, "--policy", "autonomous", "--max-sessions", "500",
-                     "--idle-timeout", "0", *WORKER_OPTIONS],
+                     "--idle-timeout", "0", *WORKER_OPTIONS, *BRIDGE_OPTIONS],
                     env, directory / f"worker-{n}.log",
                 )
             )  # fmt: skip
@@ -104,13 +108,13 @@ def server(
     pids: dict[str, int] = {}
     procs: list[subprocess.Popen[bytes]] = []
     try:
-        serve = ["serve", "--port", "0", "--max-sessions", "500"]
+        serve = ["serve", "--port", "0", "--max-sessions", "500", *BRIDGE_OPTIONS]
         if kind == "nats":
             log = directory / "ws-worker.log"
             worker = start(
                 ["worker", "--nats", url, "--nats-prefix", prefix, "--id", "bench-ws", "--cli",
                  cli, "--policy", "autonomous", "--max-sessions", "500", "--idle-timeout", "0",
-                 *WORKER_OPTIONS],
+                 *WORKER_OPTIONS, *BRIDGE_OPTIONS],
                 env, log,
             )  # fmt: skip
             procs.append(worker)

@@ -482,7 +482,14 @@ def main() -> None:
     parser.add_argument(
         "--publish-linger", metavar="MS", help="the workers' --publish-linger (default: theirs)"
     )
+    parser.add_argument(
+        "--loop",
+        choices=("auto", "asyncio", "uvloop"),
+        help="the event loop of every bridge process (serve, workers; default: theirs)",
+    )
     args = parser.parse_args()
+    if args.loop is not None:
+        bench_procs.BRIDGE_OPTIONS[:] = ["--loop", args.loop]
     if args.publish_linger is not None:
         bench_procs.WORKER_OPTIONS[:] = ["--publish-linger", args.publish_linger]
     only = tuple(name.strip() for name in args.only.split(",") if name.strip())

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
+from .._event_loop import add_loop_argument, loop_factory
 from ..config import SessionConfig
 from ..policies import PermissionPolicy
 from ..serve import tune_collector
@@ -140,6 +141,7 @@ def add_worker_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--cli", help="path of the claude executable (default: discovered)")
     parser.add_argument("--demo", action="store_true", help="run the built-in scripted stand-in")
     parser.add_argument("-v", "--verbose", action="count", default=0, help="log more (to stderr)")
+    add_loop_argument(parser)
 
 
 def add_session_arguments(parser: argparse._ActionsContainer) -> None:
@@ -220,6 +222,11 @@ def worker_command(args: argparse.Namespace) -> int:
     from .._setup import configure_logging
 
     configure_logging(args.verbose)
+    try:
+        factory = loop_factory(args.loop)
+    except (RuntimeError, ValueError) as exc:
+        print(f"claudecode-bridge worker: {exc}", file=sys.stderr)
+        return 2
     with tempfile.TemporaryDirectory(prefix="bridge-worker-") as scratch:
         try:
             worker = worker_from_args(args, _defaults(args, Path(scratch)))
@@ -227,7 +234,7 @@ def worker_command(args: argparse.Namespace) -> int:
             print(f"claudecode-bridge worker: {exc}", file=sys.stderr)
             return 2
         try:
-            anyio.run(_serve, worker, backend="asyncio")
+            anyio.run(_serve, worker, backend="asyncio", backend_options={"loop_factory": factory})
         except KeyboardInterrupt:
             return 130
         except (OSError, ValueError) as exc:

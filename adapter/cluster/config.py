@@ -200,7 +200,8 @@ class ClusterConfig:
     ``transcript_max_age`` / ``transcript_max_bytes`` bound the mirrored CLI transcripts
     (a session older than that cannot be resumed on another worker).
     ``publish_linger``: seconds a worker holds a session's ready batch so that the batches
-    of its other sessions that get ready meanwhile leave in the same socket write (0: none).
+    of its other sessions that get ready meanwhile leave in the same socket write (0: none;
+    the default measured best on uvloop, BENCHMARKS.md's NATS section).
     """
 
     prefix: str = "bridge"
@@ -216,7 +217,7 @@ class ClusterConfig:
     claim_sweep_interval: float = 60.0
     transcript_max_age: float = 30 * 24 * 3600.0
     transcript_max_bytes: int = 1 << 30
-    publish_linger: float = 0.001
+    publish_linger: float = 0.0015
     labels: dict[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
