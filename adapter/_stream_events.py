@@ -223,7 +223,7 @@ class StreamEvents:
             return self._on_delta(event, message_id, parent)
         if isinstance(event, ContentBlockStart):
             block = event.content_block
-            if isinstance(block, ToolUseBlock | ServerToolUseBlock):
+            if isinstance(block, (ToolUseBlock, ServerToolUseBlock)):
                 self._calls.begin_stream(message_id, event.index, block.id, block.name, parent)
             return []
         if isinstance(event, ContentBlockStop):

@@ -153,19 +153,22 @@ class TextLedger:
 
     def __init__(self, limit: int = 512) -> None:
         self._counts: BoundedMap[tuple[str, TextKind], _Counts] = BoundedMap(limit)
-        # Deltas of one message come in runs: remember the last entry to skip the map.
-        self._last_key: tuple[str, TextKind] | None = None
+        # Deltas of one message come in runs: remember the last entry to skip the map (its
+        # id and kind apart: no key tuple is built for a hit).
+        self._last_id: str | None = None
+        self._last_kind: str = ""
         self._last: _Counts = _Counts()
 
     def _get(self, message_id: str, kind: TextKind) -> _Counts:
-        key = (message_id, kind)
-        if key == self._last_key:
+        if message_id == self._last_id and kind == self._last_kind:
             return self._last
+        key = (message_id, kind)
         counts = self._counts.get(key)
         if counts is None:
             counts = _Counts()
         self._counts.set(key, counts)
-        self._last_key = key
+        self._last_id = message_id
+        self._last_kind = kind
         self._last = counts
         return counts
 

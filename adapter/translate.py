@@ -540,7 +540,7 @@ class Translator(StreamEvents):
                     events.append(
                         Reasoning(message_id=message_id, text=text, parent_tool_call_id=parent)
                     )
-            elif isinstance(block, ToolUseBlock | ServerToolUseBlock):
+            elif isinstance(block, (ToolUseBlock, ServerToolUseBlock)):
                 events += self._calls.announce(block.id, block.name, block.input, parent)
             elif isinstance(block, WebSearchToolResultBlock):
                 events += self._calls.result(block.tool_use_id, block.content, False, None, parent)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Final
 
 import msgspec
 
@@ -35,13 +35,18 @@ _INT_MAX = 2**63 - 1
 _TOOL_USE_ERROR = re.compile(r"^\s*<tool_use_error>(.*)</tool_use_error>\s*$", re.DOTALL)
 
 
+#: What :func:`jsonable` decodes. A tuple, not ``A | B``: the union would be built anew on
+#: every call.
+_RAW_JSON: Final = (msgspec.Raw, bytes, bytearray, memoryview)
+
+
 class Missing(Exception):
     """A required input field is absent or of the wrong type: fall back to ``generic``."""
 
 
 def jsonable(value: object) -> Any:
     """Decode raw JSON (``bytes``, :class:`msgspec.Raw`) to Python values; pass others through."""
-    if isinstance(value, msgspec.Raw | bytes | bytearray | memoryview):
+    if isinstance(value, _RAW_JSON):
         try:
             return msgspec.json.decode(bytes(value))
         except (msgspec.DecodeError, ValueError):
@@ -51,7 +56,8 @@ def jsonable(value: object) -> Any:
 
 def as_map(value: object) -> Mapping[str, Any]:
     """``value`` if it is a mapping with string keys, else an empty mapping."""
-    if isinstance(value, Mapping) and (
+    # ``type(...) is dict`` first: the usual decoded object skips the ABC's instance check
+    if (type(value) is dict or isinstance(value, Mapping)) and (
         # one C-level pass for the usual exact-str keys; subclasses of str take the long way
         _JUST_STR.issuperset(map(type, value)) or all(isinstance(k, str) for k in value)
     ):
@@ -61,7 +67,7 @@ def as_map(value: object) -> Mapping[str, Any]:
 
 def as_list(value: object) -> Sequence[Any]:
     """``value`` if it is a list or tuple, else an empty tuple."""
-    if isinstance(value, list | tuple):
+    if isinstance(value, (list, tuple)):
         return value
     return ()
 
@@ -129,7 +135,7 @@ def content_text(content: object) -> str:
         return content
     parts: list[str] = []
     for block in as_list(content):
-        if isinstance(block, Mapping):
+        if type(block) is dict or isinstance(block, Mapping):
             text = block.get("text")
             kind = block.get("type", "text")
         else:

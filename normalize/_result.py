@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
 from ._coerce import as_map, error_text
 from ._truncate import truncate_text
@@ -12,7 +11,6 @@ from ._truncate import truncate_text
 __all__ = ("ToolResult",)
 
 
-@dataclass(frozen=True, slots=True)
 class ToolResult:
     """One ``tool_result`` block plus the ``tool_use_result`` sent next to it.
 
@@ -24,10 +22,22 @@ class ToolResult:
         max_bytes: The byte cap for each output text.
     """
 
-    text: str
-    is_error: bool
-    data: Any
-    max_bytes: int
+    # A plain class with its own __init__ rather than a frozen dataclass: compiled (mypyc),
+    # a dataclass keeps the generated Python __init__ (one per tool result); the fields are
+    # Final, so the type checker still refuses an assignment.
+    __slots__ = ("data", "is_error", "max_bytes", "text")
+
+    def __init__(self, *, text: str, is_error: bool, data: Any, max_bytes: int) -> None:
+        self.text: Final = text
+        self.is_error: Final = is_error
+        self.data: Final = data
+        self.max_bytes: Final = max_bytes
+
+    def __repr__(self) -> str:
+        return (
+            f"ToolResult(text={self.text!r}, is_error={self.is_error!r}, data={self.data!r}, "
+            f"max_bytes={self.max_bytes!r})"
+        )
 
     @property
     def structured(self) -> Mapping[str, Any]:

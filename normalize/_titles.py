@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import re
-
 from .payloads import (
     ActionType,
     AskUser,
@@ -26,7 +24,6 @@ __all__ = ("action_type_for", "MAX_TITLE_LENGTH", "title_for")
 _MAX = 60
 #: The longest title :func:`title_for` returns, in characters (longer ones end with "…").
 MAX_TITLE_LENGTH = 100
-_SPACES = re.compile(r"\s+")
 
 _ACTIONS: dict[type[object], ActionType] = {
     ShellExec: "command",
@@ -133,7 +130,9 @@ def title_for(payload: NormalizedPayload, *, work_dir: str | None = None) -> str
         files"``, ``"Fetch a web page"``); commands and queries are cut to about 60
         characters and the whole title to :data:`MAX_TITLE_LENGTH`.
     """
-    title = _SPACES.sub(" ", _title(payload, work_dir)).strip() or "Tool call"
+    # Runs of whitespace become one space: str.split() splits on exactly what the regex
+    # ``\s+`` matches in a str (str.isspace), at a fifth of the cost of re.sub + strip.
+    title = " ".join(_title(payload, work_dir).split()) or "Tool call"
     if len(title) > MAX_TITLE_LENGTH:
         title = title[: MAX_TITLE_LENGTH - 1].rstrip() + "…"
     return title

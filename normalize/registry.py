@@ -149,7 +149,7 @@ def normalize_tool_use(name: object, input: object) -> NormalizedPayload:
     tool = name if isinstance(name, str) else ""
     data = jsonable(input)
     try:
-        if isinstance(data, Mapping) and as_map(data) is data:
+        if (type(data) is dict or isinstance(data, Mapping)) and as_map(data) is data:
             use = USE.get(tool)
             if use is not None:
                 return use(tool, data)
