@@ -66,7 +66,9 @@ class ContextTracker:
         self._model: str | None = None
         self._message_id: str | None = None
         self._counts: dict[str, int] | None = None
-        self._last: tuple[int, int] | None = None
+        # The last snapshot's size and used counts (-1: none yet); two ints, no tuple per call.
+        self._last_size = -1
+        self._last_used = -1
         self._size: int | None = None  # ``size`` until the model or a table changes
 
     @property
@@ -140,11 +142,13 @@ class ContextTracker:
         """The current :class:`ContextWindow`; ``None`` if unknown or unchanged since the last."""
         if self._counts is None:
             return None
-        used = sum(self._counts.values())
+        counts = self._counts
+        used = counts["input"] + counts["output"] + counts["cache_creation"] + counts["cache_read"]
         size = self.size
-        if self._last == (size, used):
+        if size == self._last_size and used == self._last_used:
             return None
-        self._last = (size, used)
+        self._last_size = size
+        self._last_used = used
         return ContextWindow(
             size=size,
             used=used,

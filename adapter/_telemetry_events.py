@@ -251,6 +251,29 @@ class TurnEventSpans:
 
     def _on_complete(self, turn: _Turn, event: Complete) -> None:
         span = turn.span
+        if span.is_recording():  # a span that records nothing (no SDK) drops them: not built
+            self._complete_attributes(span, event)
+        self._capture_event(span, event)
+        if not event.is_error:
+            self._finish(turn, outcome="success", complete=event)
+            return
+        error_type = _error_type(turn, event)
+        span.set_attribute(sc.ERROR_TYPE, error_type)
+        description = turn.error_message or event.result or error_type
+        span.set_status(Status(StatusCode.ERROR, self._clip(description)))
+        interrupted = (
+            turn.interrupt_requested
+            or turn.error_kind == "interrupted"
+            or (event.terminal_reason or "").startswith("aborted")
+        )
+        self._finish(
+            turn,
+            outcome="interrupted" if interrupted else "error",
+            complete=event,
+            error_type=error_type,
+        )
+
+    def _complete_attributes(self, span: trace.Span, event: Complete) -> None:
         tokens = event.tokens
         attributes: dict[str, AttributeValue] = {
             # Anthropic's input_tokens excludes the cached ones; the convention's includes them.
@@ -271,22 +294,3 @@ class TurnEventSpans:
         if self._capture and event.result and not event.is_error:
             attributes[sc.GEN_AI_OUTPUT_MESSAGES] = _messages("assistant", self._clip(event.result))
         span.set_attributes(attributes)
-        self._capture_event(span, event)
-        if not event.is_error:
-            self._finish(turn, outcome="success", complete=event)
-            return
-        error_type = _error_type(turn, event)
-        span.set_attribute(sc.ERROR_TYPE, error_type)
-        description = turn.error_message or event.result or error_type
-        span.set_status(Status(StatusCode.ERROR, self._clip(description)))
-        interrupted = (
-            turn.interrupt_requested
-            or turn.error_kind == "interrupted"
-            or (event.terminal_reason or "").startswith("aborted")
-        )
-        self._finish(
-            turn,
-            outcome="interrupted" if interrupted else "error",
-            complete=event,
-            error_type=error_type,
-        )

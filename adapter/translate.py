@@ -293,6 +293,16 @@ class Translator(StreamEvents):
     def _dispatch(self, message: LiteInbound) -> list[Event]:
         """:meth:`feed` without the duplicate check (done by the caller)."""
         try:
+            # The frequent classes called directly (a native call when compiled; through the
+            # table below each is a Python-level call); same handlers as the table.
+            if type(message) is StreamEventLite or type(message) is StreamEvent:
+                return self._on_stream(message)
+            if type(message) is AssistantMessage:
+                return self._on_assistant(message)
+            if type(message) is UserMessage:
+                return self._on_user(message)
+            if type(message) is SystemStatus:
+                return self._on_status(message)
             handler = _HANDLERS.get(type(message))
             if handler is not None:
                 return handler(self, message)
