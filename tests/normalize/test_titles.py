@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from normalize import (
     ActionType,
@@ -14,6 +17,7 @@ from normalize import (
     normalize_tool_use,
     title_for,
 )
+from normalize._titles import MAX_TITLE_LENGTH, _title
 
 EDIT = {"old_string": "a", "new_string": "b"}
 LINES = {"offset": 10, "limit": 50}
@@ -56,3 +60,14 @@ def test_titles_of_empty_payloads() -> None:
     """Payloads with nothing filled in still get a title."""
     assert title_for(Generic()) == "Unknown tool"
     assert title_for(Misc(label="Do")) == "Do"
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.sampled_from(" \t\n\r\x0b\x0c\x1c\x85\xa0\u2028\u3000ab`")))
+def test_title_whitespace_is_collapsed_as_the_regex_did(command: str) -> None:
+    """Runs of any whitespace become one space, trimmed: what ``\\s+`` -> " " did."""
+    payload = normalize_tool_use("Bash", {"command": command})
+    expected = re.sub(r"\s+", " ", _title(payload, None)).strip() or "Tool call"
+    title = title_for(payload)
+    assert title == (expected if len(expected) <= MAX_TITLE_LENGTH else title)
+    assert "  " not in title and title == title.strip()
