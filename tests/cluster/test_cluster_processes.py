@@ -1,7 +1,8 @@
 """The cluster as separate processes: a `serve --nats` gateway and `worker` processes (the
 fake CLI behind them) on one real nats-server; the test process is a second gateway.
 
-* 30 sessions created through the gateway's HTTP API spread over three workers; every
+* 30 sessions created through the gateway's HTTP API spread over three workers (on uvloop
+  and on asyncio's own loop); every
   session's events arrive gap-free at a client of the second gateway; permission answers
   and interrupts sent to the first gateway reach the right worker.
 * kill -9 of a worker in the middle of a turn: its session is reported lost (the turn ended
@@ -133,6 +134,11 @@ def start_worker(
     )
 
 
+def maps_uvloop(pid: int) -> bool:
+    """Whether uvloop's extension is loaded in process ``pid`` (only on its loop)."""
+    return "uvloop" in Path(f"/proc/{pid}/maps").read_text()
+
+
 def start_gateway(procs: Processes, server: LocalNatsServer, config: ClusterConfig) -> str:
     procs.start(
         "gateway",
@@ -195,13 +201,18 @@ async def test_thirty_sessions_on_three_worker_processes(tmp_path: Path) -> None
     )
     cli = fake_cli_command(body, tmp_path / "fake")
     with LocalNatsServer(tmp_path / "nats") as server, processes(tmp_path) as procs:
-        for name in ("w1", "w2", "w3"):
-            start_worker(procs, server, config, name, cli, tmp_path)
+        # Each event loop a worker can run on: uvloop (asked for, and auto's choice when it
+        # is installed, as in the test extra) and asyncio's own.
+        loops = {"w1": "uvloop", "w2": "auto", "w3": "asyncio"}
+        for name, loop in loops.items():
+            start_worker(procs, server, config, name, cli, tmp_path, "--loop", loop)
         base = start_gateway(procs, server, config)
         async with (
             second_gateway(server, config, 3) as backend,
             httpx.AsyncClient(base_url=base, timeout=60) as http,
         ):
+            on_uvloop = {name: maps_uvloop(procs.procs[name].pid) for name in loops}
+            assert {"w1": True, "w2": True, "w3": False} == on_uvloop
             ready = (await http.get("/readyz")).json()
             assert ready["ready"] and ready["nats"] == "connected"
             infos = []
