@@ -49,7 +49,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
     from ..config import SessionConfig
 
-__all__ = ("ResumeClaims", "claim_key", "claimed_cli_session")
+__all__ = ("RELEASE_BOUND", "ResumeClaims", "claim_key", "claimed_cli_session")
 
 _log = get_logger("claudecode.adapter.cluster.claims")
 
@@ -61,6 +61,11 @@ _PENDING = b"placing"
 
 #: Seconds the purge marker of a released claim lives (then nothing is left of the key).
 _MARKER_TTL = 60
+
+#: Seconds a release waits on NATS at most (or ``request_timeout`` when shorter): releases
+#: run where sessions end, which must not wait for an unreachable NATS; a claim left behind
+#: is free once its holder has ended, and swept.
+RELEASE_BOUND = 2.0
 
 
 def claim_key(cli_session_id: str) -> str:
@@ -88,6 +93,8 @@ class ResumeClaims:
         self.config = config
         self._registry = registry
         self._kv: KeyValue | None = None
+        #: Seconds :meth:`release` waits on NATS at most.
+        self.release_timeout = min(RELEASE_BOUND, config.request_timeout)
 
     @property
     def pending_ttl(self) -> int:
@@ -187,21 +194,25 @@ class ResumeClaims:
         self, cli_session_id: str, session_id: str, *, pending_only: bool = False
     ) -> bool:
         """Remove the claim if ``session_id`` still holds it (``pending_only``: only while
-        pending — a confirmed one belongs to a session that started). Best effort: a claim
-        left behind is free once its holder has ended, and swept. Returns whether it went."""
+        pending — a confirmed one belongs to a session that started). Best effort, and
+        waits on NATS ``release_timeout`` seconds at most: a claim left behind is free once
+        its holder has ended, and swept. Returns whether it went."""
         key = claim_key(cli_session_id)
-        try:
-            entry = await self._get(key)
-            if entry is None:
+        with anyio.move_on_after(self.release_timeout):
+            try:
+                entry = await self._get(key)
+                if entry is None:
+                    return False
+                holder, pending = _parse(entry.value)
+                if holder != session_id or (pending_only and not pending):
+                    return False
+                await self._purge(key, int(entry.revision))
+                return True
+            except Exception as exc:
+                _log.info("cluster.claim_release_failed", session_id=session_id, error=repr(exc))
                 return False
-            holder, pending = _parse(entry.value)
-            if holder != session_id or (pending_only and not pending):
-                return False
-            await self._purge(key, int(entry.revision))
-            return True
-        except Exception as exc:
-            _log.info("cluster.claim_release_failed", session_id=session_id, error=repr(exc))
-            return False
+        _log.info("cluster.claim_release_timed_out", session_id=session_id)
+        return False
 
     async def sweep(self) -> int:
         """Purge the claims whose holder has ended (what a crash or a failed release left

@@ -437,7 +437,12 @@ class ClusterWorker:
                 hosted.claimed = claimed
         except BaseException:
             self._hosted.pop(session_id, None)
+            hosted.commands.close()
+            hosted.inbox.close()
             with anyio.CancelScope(shield=True):
+                if hosted.sub is not None:
+                    with contextlib.suppress(Exception):
+                        await hosted.sub.unsubscribe()
                 await self._manager.close(session_id)
                 if hosted.revision is not None:  # known already: say it ended
                     with contextlib.suppress(Exception):
@@ -488,14 +493,15 @@ class ClusterWorker:
                         await self._manager.close(session.id)
                 else:
                     await self._final_record(hosted)
-                    if hosted.claimed is not None and not hosted.fenced:
-                        assert self._claims is not None
-                        await self._claims.release(hosted.claimed, session.id)
                 self._hosted.pop(session.id, None)
                 hosted.ended.set()
                 if self._tg is not None and self._subs:
                     self._tg.start_soon(self._beat_now)
                 _log.info("cluster.session_ended", worker=self.id, session_id=session.id)
+                if hosted.claimed is not None and not hosted.fenced:
+                    # After the end, which never waits for it (bounded: NATS may be away).
+                    assert self._claims is not None
+                    await self._claims.release(hosted.claimed, session.id)
 
     async def _fenced(
         self, hosted: Hosted, run: Callable[..., Awaitable[None]], *args: Any
