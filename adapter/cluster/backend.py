@@ -26,7 +26,13 @@ import msgspec
 from claudecode import UsageError
 from claudecode._log import get_logger
 
-from ..backend import BackendUnavailableError, EventStream, SessionInfo, SessionSpec
+from ..backend import (
+    BackendUnavailableError,
+    CliSessionInUseError,
+    EventStream,
+    SessionInfo,
+    SessionSpec,
+)
 from ..manager import UnknownSessionError
 from ..policies import PermissionDecision
 from ._claims import ResumeClaims
@@ -64,6 +70,14 @@ _log = get_logger("claudecode.adapter.cluster.backend")
 
 class ClusterUnavailableError(BackendUnavailableError):
     """NATS is out of reach, or the owning worker did not answer in time."""
+
+
+class _ClaimRefusedError(Exception):
+    """Another session holds the CLI session a create claims (carries the error to raise)."""
+
+    def __init__(self, error: CliSessionInUseError) -> None:
+        super().__init__(str(error))
+        self.error = error
 
 
 #: What a subscription ended by a NATS outage raises, and what calls raise meanwhile.
@@ -332,22 +346,38 @@ class ClusterBackend:
         # Claimed before the session is placed: of two creates through any gateways, one
         # wins. (A fresh session's or a fork's CLI session is claimed by its worker.)
         claim = None if spec.fork else spec.resume
-        if claim is not None:
-            await claims.claim(claim, session_id)
         try:
+            if claim is not None:
+                await self._claim(claims, claim, session_id)
             reply = await place_session(self._nc, registry, self.config, command)
             if reply.error is not None:
                 raise_error(reply.error)
             if reply.info is None:
                 raise ClusterUnavailableError("the worker's answer had no session")
+        except _ClaimRefusedError as refused:
+            raise refused.error from None  # another session's claim: nothing of ours
         except BaseException:
             if claim is not None:
                 # Only while pending: a confirmed claim is a worker's session that started
-                # (its answer was lost), and that worker releases it when it ends.
+                # (its answer was lost), and that worker releases it when it ends. Also when
+                # the claim failed: its write may have landed all the same.
                 with anyio.CancelScope(shield=True):
                     await claims.release(claim, session_id, pending_only=True)
             raise
         return reply.info
+
+    @staticmethod
+    async def _claim(claims: ResumeClaims, cli_session_id: str, session_id: str) -> None:
+        from nats.errors import Error as NatsError
+
+        try:
+            await claims.claim(cli_session_id, session_id)
+        except CliSessionInUseError as exc:
+            raise _ClaimRefusedError(exc) from None
+        except (NatsError, TimeoutError) as exc:  # NATS did not answer, or refused the write
+            raise ClusterUnavailableError(
+                f"the claim of CLI session {cli_session_id} failed ({exc!r}); retry"
+            ) from None
 
     async def info(self, session_id: str) -> SessionInfo:
         """The session's record in the registry."""

@@ -1,8 +1,10 @@
 """CLI session claims when things go wrong, against a real nats-server with the fake CLI
 behind the workers: a release while NATS does not answer (paused with SIGSTOP) is bounded
 and never holds up the end of a session, the gateways' sweep removes what it left; a CLI
-that fails to start and a confirm that fails leave no claim and give the client the typed
-error; two claimers of one CLI session through separate connections, one wins."""
+that fails to start, a confirm that fails and a worker process killed -9 between claim and
+confirm leave no claim and give the client the typed error; NATS paused mid-claim gives
+ClusterUnavailableError and a pending claim the server drops after its TTL; two claimers
+of one CLI session through separate connections, one wins."""
 
 from __future__ import annotations
 
@@ -20,18 +22,21 @@ from structlog.testing import capture_logs
 from adapter.backend import CliSessionInUseError, SessionSpec
 from adapter.cluster import (
     ClusterBackend,
+    ClusterUnavailableError,
     ClusterWorker,
     LocalNatsServer,
     NatsSettings,
 )
 from adapter.cluster._claims import RELEASE_BOUND, ResumeClaims
 from adapter.config import SessionConfig
+from benchmarks.procfs import cmdline, descendants
 from claudecode.errors import ClaudeCodeError
-from claudecode.testing import script
+from claudecode.testing import fake_cli_command, script
 
 from ._waits import eventually
 from .test_cluster_backend import HANG_GUARD, fast_config, running, worker_defaults
 from .test_cluster_claim_lifecycle import STORED, claim_of, claims_of, until_no_claim
+from .test_cluster_processes import processes, start_worker
 
 pytestmark = [pytest.mark.anyio, pytest.mark.nats]
 
@@ -45,6 +50,21 @@ def paused(server: LocalNatsServer) -> Iterator[None]:
         yield
     finally:
         os.kill(server.process.pid, signal.SIGCONT)
+
+
+async def until_claimed(claims: ResumeClaims, cli_session_id: str) -> bytes:
+    """Wait until the CLI session is claimed; its value (a hang guard, not a timing)."""
+    with anyio.fail_after(HANG_GUARD):
+        while True:
+            if (value := await claim_of(claims, cli_session_id)) is not None:
+                return value
+            await anyio.sleep(0.05)
+
+
+def _runs(pid: int, marker: bytes) -> bool:
+    """Whether a descendant of ``pid`` has ``marker`` in its command line (the worker has
+    other children than its CLIs)."""
+    return any(marker in b" ".join(cmdline(child) or ()) for child in descendants(pid))
 
 
 def _events(logs: list[dict[str, object]], name: str) -> list[int]:
@@ -209,3 +229,70 @@ async def test_two_claimers_on_their_own_connections_one_wins(
                 assert value is not None and value.startswith(won[0].encode() + b" ")
         finally:
             await nc.close()
+
+
+async def test_a_worker_killed_between_claim_and_confirm(
+    nats_server: LocalNatsServer, tmp_path: Path
+) -> None:
+    """A resume placed on a worker process that is killed -9 while its CLI starts (the
+    gateway's claim made, the worker's confirm never written): the client gets the typed
+    error once the placement gives up, not a hang; the gateway drops its pending claim, and
+    the CLI session can be resumed on another worker at once."""
+    config = dataclasses.replace(fast_config(), create_timeout=5.0)
+    hanging = fake_cli_command({**script(), "hang_before_init": True}, tmp_path / "hanging")
+    settings = NatsSettings(servers=[nats_server.url])
+    with processes(tmp_path) as procs:
+        start_worker(procs, nats_server, config, "w-doomed", hanging, tmp_path)
+        async with ClusterBackend(settings, config) as backend:
+            registry = backend._require()
+            await eventually(lambda: "w-doomed" in registry.workers, HANG_GUARD)
+            claims = claims_of(backend)
+            failed: list[BaseException] = []
+
+            async def create() -> None:
+                try:
+                    await backend.create(SessionSpec(resume=STORED))
+                except Exception as exc:
+                    failed.append(exc)
+
+            with anyio.fail_after(HANG_GUARD):
+                async with anyio.create_task_group() as tg:
+                    tg.start_soon(create)
+                    # Its CLI is there, never initialized: the worker has not confirmed.
+                    doomed = procs.procs["w-doomed"].pid
+                    await eventually(lambda: _runs(doomed, STORED.encode()), HANG_GUARD)
+                    value = await claim_of(claims, STORED)
+                    assert value is not None and value.endswith(b" placing")
+                    procs.kill("w-doomed")
+            assert len(failed) == 1 and isinstance(failed[0], ClaudeCodeError), failed
+            assert await claim_of(claims, STORED) is None
+            async with ClusterWorker(
+                settings, config, worker_defaults(tmp_path, script()), idle_timeout=None
+            ):
+                info = await backend.create(SessionSpec(resume=STORED))
+                assert info.id.encode() == await claim_of(claims, STORED)
+                await backend.close(info.id)
+
+
+async def test_nats_paused_mid_claim(nats_server: LocalNatsServer, tmp_path: Path) -> None:
+    """NATS stops answering while a gateway claims a CLI session: the create fails with
+    ClusterUnavailableError (not nats-py's own error, not a hang). The claim's write lands
+    when NATS answers again, pending: resumes of that CLI session are refused with the typed
+    error until the server drops it after its TTL (twice ``create_timeout``), then work."""
+    config = dataclasses.replace(fast_config(), request_timeout=1.0, create_timeout=6.0)
+    async with running(nats_server, config, worker_defaults(tmp_path, script())) as (backend, _):
+        claims = claims_of(backend)
+        with (
+            paused(nats_server),
+            anyio.fail_after(HANG_GUARD),
+            pytest.raises(ClusterUnavailableError, match="claim"),
+        ):
+            await backend.create(SessionSpec(resume=STORED))
+        value = await until_claimed(claims, STORED)
+        holder, _, state = value.partition(b" ")
+        assert b"placing" == state
+        with pytest.raises(CliSessionInUseError, match=holder.decode()):
+            await backend.create(SessionSpec(resume=STORED))
+        await until_no_claim(claims, STORED)
+        info = await backend.create(SessionSpec(resume=STORED))
+        await backend.close(info.id)
