@@ -18,7 +18,8 @@ its holder has ended, an update at the revision read, so of two claimers one win
   takes. A lost session resumed on another worker keeps its bridge id, so it keeps its claim.
   A worker fenced off (its session moved) never releases. A release purges the key at the
   revision read (only the holder's claim goes) and the purge marker expires, so nothing is
-  left of a released claim.
+  left of a released claim. It waits on NATS :data:`RELEASE_BOUND` seconds at most, and a
+  worker releases after the session has ended: no end waits for an unreachable NATS.
 * What a crash leaves behind all the same (a release that failed, a process that died
   between the end and the release) counts as free — its holder's record is ``closed``,
   ``terminated``, ``errored`` or gone — and the gateways' sweep
