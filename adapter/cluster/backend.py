@@ -13,11 +13,11 @@ import contextlib
 import shutil
 import tempfile
 import uuid
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Self
+from typing import TYPE_CHECKING, Any, Self, TypeVar
 
 import anyio
 import anyio.abc
@@ -66,6 +66,8 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = ("ClusterBackend", "ClusterUnavailableError")
 
 _log = get_logger("claudecode.adapter.cluster.backend")
+
+_T = TypeVar("_T")
 
 
 class ClusterUnavailableError(BackendUnavailableError):
@@ -339,7 +341,7 @@ class ClusterBackend:
         if session_id is not None:
             if not valid_token(session_id):
                 raise UsageError(f"session id {session_id!r}: use letters, digits, '_' or '-'")
-            if await registry.get(session_id) is not None:
+            if await self._unless_nats_fails(registry.get(session_id)) is not None:
                 raise UsageError(f"a session {session_id!r} exists already")
         session_id = session_id or uuid.uuid4().hex
         command = CreateSession(spec=spec, session_id=session_id)
@@ -378,6 +380,16 @@ class ClusterBackend:
             raise ClusterUnavailableError(
                 f"the claim of CLI session {cli_session_id} failed ({exc!r}); retry"
             ) from None
+
+    @staticmethod
+    async def _unless_nats_fails(call: Awaitable[_T]) -> _T:
+        """``await call``, raising :class:`ClusterUnavailableError` for nats-py's errors."""
+        from nats.errors import Error as NatsError
+
+        try:
+            return await call
+        except (NatsError, TimeoutError) as exc:
+            raise ClusterUnavailableError(f"NATS did not answer ({exc!r}); retry") from None
 
     async def info(self, session_id: str) -> SessionInfo:
         """The session's record in the registry."""

@@ -276,7 +276,8 @@ async def test_a_worker_killed_between_claim_and_confirm(
 
 async def test_nats_paused_mid_claim(nats_server: LocalNatsServer, tmp_path: Path) -> None:
     """NATS stops answering while a gateway claims a CLI session: the create fails with
-    ClusterUnavailableError (not nats-py's own error, not a hang). The claim's write lands
+    ClusterUnavailableError (not nats-py's own error, not a hang; also when the caller chose
+    the session id, whose check comes first). The claim's write lands
     when NATS answers again, pending: resumes of that CLI session are refused with the typed
     error until the server drops it after its TTL (twice ``create_timeout``), then work."""
     config = dataclasses.replace(fast_config(), request_timeout=1.0, create_timeout=6.0)
@@ -288,6 +289,13 @@ async def test_nats_paused_mid_claim(nats_server: LocalNatsServer, tmp_path: Pat
             pytest.raises(ClusterUnavailableError, match="claim"),
         ):
             await backend.create(SessionSpec(resume=STORED))
+        with (
+            paused(nats_server),
+            anyio.fail_after(HANG_GUARD),
+            pytest.raises(ClusterUnavailableError, match="NATS did not answer"),
+        ):
+            # With the session id chosen, the first NATS read is whether the id is taken.
+            await backend.create(SessionSpec(resume=STORED), session_id="chosen")
         value = await until_claimed(claims, STORED)
         holder, _, state = value.partition(b" ")
         assert b"placing" == state
