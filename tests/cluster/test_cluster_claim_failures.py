@@ -4,7 +4,8 @@ and never holds up the end of a session, the gateways' sweep removes what it lef
 that fails to start, a confirm that fails and a worker process killed -9 between claim and
 confirm leave no claim and give the client the typed error; NATS paused mid-claim gives
 ClusterUnavailableError and a pending claim the server drops after its TTL; two claimers
-of one CLI session through separate connections, one wins."""
+of one CLI session through separate connections, one wins; a close of a session whose claim
+is pending ends it once it has started."""
 
 from __future__ import annotations
 
@@ -304,3 +305,53 @@ async def test_nats_paused_mid_claim(nats_server: LocalNatsServer, tmp_path: Pat
         await until_no_claim(claims, STORED)
         info = await backend.create(SessionSpec(resume=STORED))
         await backend.close(info.id)
+
+
+async def test_a_close_while_the_claim_is_pending(
+    nats_server: LocalNatsServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A close that reaches a session whose claim is still pending (its caller chose the
+    session id; the worker's confirm held back here) waits in the session's command queue:
+    the create returns the started session, the close then ends it, and the claim goes."""
+    config = fast_config()
+    async with running(nats_server, config, worker_defaults(tmp_path, script())) as (
+        backend,
+        (worker,),
+    ):
+        claims = claims_of(backend)
+        assert worker._claims is not None
+        confirm = worker._claims.confirm
+        confirming, go_on = anyio.Event(), anyio.Event()
+
+        async def held_confirm(cli_session_id: str, session_id: str, revision: int) -> None:
+            confirming.set()
+            await go_on.wait()
+            await confirm(cli_session_id, session_id, revision)
+
+        monkeypatch.setattr(worker._claims, "confirm", held_confirm)
+        done: list[str] = []
+
+        async def create() -> None:
+            await backend.create(SessionSpec(resume=STORED), session_id="early")
+            done.append("created")
+
+        async def close() -> None:
+            await backend.close("early")
+            done.append("closed")
+
+        def queued() -> bool:
+            hosted = worker._hosted.get("early")
+            return hosted is not None and hosted.inbox.statistics().current_buffer_used > 0
+
+        with anyio.fail_after(HANG_GUARD):
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(create)
+                await confirming.wait()
+                assert b"early placing" == await claim_of(claims, STORED)
+                tg.start_soon(close)
+                await eventually(queued, HANG_GUARD)
+                assert not done
+                go_on.set()
+        assert ["created", "closed"] == done
+        assert "early" not in worker.session_ids
+        await until_no_claim(claims, STORED)
