@@ -368,28 +368,27 @@ class ClusterBackend:
             raise
         return reply.info
 
-    @staticmethod
-    async def _claim(claims: ResumeClaims, cli_session_id: str, session_id: str) -> None:
-        from nats.errors import Error as NatsError
-
+    @classmethod
+    async def _claim(cls, claims: ResumeClaims, cli_session_id: str, session_id: str) -> None:
         try:
-            await claims.claim(cli_session_id, session_id)
+            # NATS did not answer, or refused the write: unavailable.
+            await cls._unless_nats_fails(
+                claims.claim(cli_session_id, session_id),
+                f"the claim of CLI session {cli_session_id} failed",
+            )
         except CliSessionInUseError as exc:
             raise _ClaimRefusedError(exc) from None
-        except (NatsError, TimeoutError) as exc:  # NATS did not answer, or refused the write
-            raise ClusterUnavailableError(
-                f"the claim of CLI session {cli_session_id} failed ({exc!r}); retry"
-            ) from None
 
     @staticmethod
-    async def _unless_nats_fails(call: Awaitable[_T]) -> _T:
-        """``await call``, raising :class:`ClusterUnavailableError` for nats-py's errors."""
+    async def _unless_nats_fails(call: Awaitable[_T], what: str = "NATS did not answer") -> _T:
+        """``await call``, raising :class:`ClusterUnavailableError` (``what`` says what
+        failed) for nats-py's errors."""
         from nats.errors import Error as NatsError
 
         try:
             return await call
         except (NatsError, TimeoutError) as exc:
-            raise ClusterUnavailableError(f"NATS did not answer ({exc!r}); retry") from None
+            raise ClusterUnavailableError(f"{what} ({exc!r}); retry") from None
 
     async def info(self, session_id: str) -> SessionInfo:
         """The session's record in the registry."""
