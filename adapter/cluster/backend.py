@@ -353,6 +353,8 @@ class ClusterBackend:
                 await self._claim(claims, claim, session_id)
             reply = await place_session(self._nc, registry, self.config, command)
             if reply.error is not None:
+                if reply.error.type == "unavailable":
+                    raise ClusterUnavailableError(f"{reply.error.message}; retry")
                 raise_error(reply.error)
             if reply.info is None:
                 raise ClusterUnavailableError("the worker's answer had no session")
@@ -391,8 +393,13 @@ class ClusterBackend:
             raise ClusterUnavailableError(f"{what} ({exc!r}); retry") from None
 
     async def info(self, session_id: str) -> SessionInfo:
-        """The session's record in the registry."""
-        found = await self._require_nats().get(session_id)
+        """The session's record in the registry.
+
+        Raises:
+            UnknownSessionError: there is no such session.
+            ClusterUnavailableError: NATS is out of reach or does not answer.
+        """
+        found = await self._unless_nats_fails(self._require_nats().get(session_id))
         if found is None:
             raise UnknownSessionError(f"no session {session_id!r}")
         return found[0].info
@@ -415,12 +422,12 @@ class ClusterBackend:
         :class:`ClusterUnavailableError`; subscribe again with ``after_seq`` once
         :attr:`ready`.
         """
-        if await self._require_nats().get(session_id) is None:
+        if await self._unless_nats_fails(self._require_nats().get(session_id)) is None:
             raise UnknownSessionError(f"no session {session_id!r}")
         stream = ClusterEventStream(session_id, after_seq, max_pending=self.subscriber_buffer)
         self._streams.add(stream)
         try:
-            await open_stream(self._feeds, stream, self._js, self.config)
+            await self._unless_nats_fails(open_stream(self._feeds, stream, self._js, self.config))
             if not self.ready:  # lost before the stream was in _streams
                 stream.abort(ClusterUnavailableError(_NATS_LOST))
             yield stream
@@ -432,6 +439,7 @@ class ClusterBackend:
     async def _command(
         self, session_id: str, command: Command, timeout: float | None = None
     ) -> Reply:
+        from nats.errors import Error as NatsError
         from nats.errors import NoRespondersError, TimeoutError
 
         registry = self._require_nats()
@@ -443,7 +451,7 @@ class ClusterBackend:
                 self.config.command_subject(session_id), encode(command), timeout=timeout
             )
         except NoRespondersError:
-            found = await registry.get(session_id)
+            found = await self._unless_nats_fails(registry.get(session_id))
             if found is None:
                 raise UnknownSessionError(f"no session {session_id!r}") from None
             info = found[0].info
@@ -453,12 +461,14 @@ class ClusterBackend:
                 ) from None
             raise UsageError(f"session {session_id} is {info.state}") from None
         except TimeoutError:
-            found = await registry.get(session_id)
+            found = await self._unless_nats_fails(registry.get(session_id))
             if found is not None and found[0].info.state == "closed":
                 raise UsageError(f"session {session_id} is closed") from None
             raise ClusterUnavailableError(
                 f"no answer from session {session_id}'s worker within {timeout} s"
             ) from None
+        except NatsError as exc:  # the connection closed or its buffer is full meanwhile
+            raise ClusterUnavailableError(f"NATS failed ({exc!r}); retry") from None
         try:
             reply = decode_reply(msg.data)
         except WireError as exc:
@@ -504,7 +514,7 @@ class ClusterBackend:
     async def close(self, session_id: str) -> None:
         """End the session and wait until it ended; its CLI session may be resumed again."""
         await self._command(session_id, Close(), timeout=self.config.create_timeout)
-        found = await self._require().get(session_id)
+        found = await self._unless_nats_fails(self._require().get(session_id))
         if found is not None and found[0].info.cli_session_id and self._claims is not None:
             await self._claims.release(found[0].info.cli_session_id, session_id)
 

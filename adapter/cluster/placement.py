@@ -36,7 +36,9 @@ async def _ask(nc: NATS, subject: str, payload: bytes, timeout: float) -> Reply 
     except NoRespondersError:
         return None
     except TimeoutError:
-        return Reply(error=ErrorBody("internal", f"no answer on {subject} within {timeout} s"))
+        # NATS or the worker did not answer (a worker that answers late may still start
+        # the session: the caller must not take this for "nothing started").
+        return Reply(error=ErrorBody("unavailable", f"no answer on {subject} within {timeout} s"))
     try:
         return decode_reply(msg.data)
     except WireError as exc:

@@ -218,6 +218,7 @@ ErrorType: TypeAlias = Literal[
     "declined",
     "bad_request",
     "internal",
+    "unavailable",
 ]
 
 

@@ -3,8 +3,10 @@
 Library errors map to statuses here, so a route just lets them propagate:
 :class:`~adapter.UnknownSessionError` and :class:`~adapter.UnknownPermissionError` are 404,
 :class:`~adapter.TooManySessionsError` 429, any other :class:`claudecode.UsageError` 409 (the
-call does not fit the session's state), a CLI that cannot start 502. Anything unexpected is
-logged and answered 500 with no detail: a client never sees a stack trace.
+call does not fit the session's state), :class:`~adapter.BackendUnavailableError` 503 (a
+cluster gateway whose NATS is out of reach or does not answer), a CLI that cannot start
+502. Anything unexpected is logged and answered 500 with no detail: a client never sees a
+stack trace.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from starlette.responses import JSONResponse, Response
 from claudecode import ClaudeCodeError, UsageError
 from claudecode._log import get_logger
 
+from ..backend import BackendUnavailableError
 from ..manager import TooManySessionsError, UnknownSessionError
 from ..session import UnknownPermissionError
 
@@ -49,6 +52,8 @@ async def _library_error(request: Request, exc: Exception) -> Response:
         return json_error(429, str(exc))
     if isinstance(exc, UsageError):
         return json_error(409, str(exc))
+    if isinstance(exc, BackendUnavailableError):  # e.g. a gateway's NATS does not answer
+        return json_error(503, str(exc))
     _log.warning("server.cli_failed", path=request.url.path, error=str(exc))
     return json_error(502, f"the Claude Code CLI failed: {exc}")
 

@@ -1,0 +1,125 @@
+"""A gateway whose NATS stays connected but stops answering (nats-server paused with
+SIGSTOP), against a real nats-server and workers: every :class:`ClusterBackend` call that
+needs NATS raises the typed :class:`ClusterUnavailableError` (never nats-py's own
+``TimeoutError``), ``list`` answers from the registry copy, everything works again once
+NATS answers; a WebSocket client of a ``serve --nats`` gateway process gets ``unavailable``
+error frames (never ``internal``) and its REST API a 503 with a JSON error, and its requests
+work again after."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import uuid
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx
+import pytest
+from websockets.asyncio.client import connect
+
+from adapter.backend import SessionSpec
+from adapter.cluster import ClusterBackend, ClusterConfig, ClusterUnavailableError, LocalNatsServer
+from claudecode.testing import fake_cli_command, script, text_turn
+
+from ._processes import child, send
+from .test_cluster_backend import HANG_GUARD, fast_config, running, worker_defaults
+from .test_cluster_claim_failures import paused
+from .test_cluster_websocket import gateway_url, recv_reply
+
+pytestmark = [pytest.mark.anyio, pytest.mark.nats]
+
+
+async def _subscribe(backend: ClusterBackend, session_id: str) -> None:
+    async with backend.subscribe(session_id, after_seq=0):
+        pass
+
+
+async def test_every_call_raises_the_typed_error_while_nats_is_paused(
+    nats_server: LocalNatsServer, tmp_path: Path
+) -> None:
+    config = dataclasses.replace(fast_config(), request_timeout=1.0, create_timeout=2.0)
+    async with running(nats_server, config, worker_defaults(tmp_path, script())) as (backend, _):
+        info = await backend.create(SessionSpec())
+        sid = info.id
+        calls: dict[str, Callable[[], Awaitable[Any]]] = {
+            "info": lambda: backend.info(sid),
+            "subscribe": lambda: _subscribe(backend, sid),
+            "prompt": lambda: backend.prompt(sid, "hi"),
+            "interrupt": lambda: backend.interrupt(sid),
+            "set_model": lambda: backend.set_model(sid, "m"),
+            "close": lambda: backend.close(sid),
+            "create": lambda: backend.create(SessionSpec()),
+            "create with an id": lambda: backend.create(SessionSpec(), session_id="chosen"),
+        }
+        with paused(nats_server):
+            assert backend.ready  # connected all the same: only answers are missing
+            for call in calls.values():
+                with anyio.fail_after(HANG_GUARD), pytest.raises(ClusterUnavailableError):
+                    await call()
+            # The registry copy answers without NATS.
+            with anyio.fail_after(HANG_GUARD):
+                assert sid in [s.id for s in await backend.list()]
+        # Works again. (What the paused requests asked for may land late: the close too.)
+        with anyio.fail_after(HANG_GUARD):
+            assert sid == (await backend.info(sid)).id
+            again = await backend.create(SessionSpec())
+            await backend.close(again.id)
+
+
+@pytest.mark.slow
+@pytest.mark.server
+async def test_a_websocket_client_gets_unavailable_while_nats_is_paused(tmp_path: Path) -> None:
+    """Processes: nats-server, one worker, one ``serve --nats`` gateway (request timeout 10 s,
+    its default). Paused: a create and a subscribe get ``unavailable`` error frames, a GET of
+    the session over REST a 503."""
+    config = ClusterConfig(prefix=f"p{uuid.uuid4().hex[:8]}")
+    cli = fake_cli_command(script(text_turn("hello")), tmp_path / "fake")
+    nats_args = ("--nats-prefix", config.prefix)
+    with (
+        LocalNatsServer(tmp_path / "nats") as server,
+        child(
+            tmp_path / "w1.log",
+            "worker",
+            "--nats",
+            server.url,
+            *nats_args,
+            "--id",
+            "w1",
+            "--cli",
+            str(cli),
+            "--idle-timeout",
+            "0",
+        ),
+        child(tmp_path / "g1.log", "serve", "--port", "0", "--nats", server.url, *nats_args) as g1,
+    ):
+        url = gateway_url(g1)
+        with anyio.fail_after(HANG_GUARD * 3):
+            async with connect(url, max_size=None) as ws:
+                (tmp_path / "s").mkdir()
+                while True:
+                    await send(ws, type="create_session", request_id=1, cwd=str(tmp_path / "s"))
+                    frame = await recv_reply(ws, 1)
+                    if frame["type"] == "ack":
+                        break
+                    await anyio.sleep(0.2)  # no worker known yet
+                session_id = frame["session_id"]
+                frames: list[dict[str, Any]] = []
+                with paused(server):
+                    await send(ws, type="create_session", request_id=2, cwd=str(tmp_path / "s"))
+                    frames.append(await recv_reply(ws, 2))
+                    await send(ws, type="subscribe", session_id=session_id, request_id=3)
+                    frames.append(await recv_reply(ws, 3))
+                    api = url.replace("ws://", "http://").removesuffix("/ws") + "/api/sessions/"
+                    async with httpx.AsyncClient(timeout=HANG_GUARD) as http:
+                        answer = await http.get(api + session_id)
+                    assert 503 == answer.status_code, answer.text
+                    assert "error" in answer.json()
+                for frame in frames:
+                    assert "error" == frame["type"], frame
+                    assert "unavailable" == frame["code"], frame
+                    assert "Traceback" not in json.dumps(frame)
+                await send(ws, type="subscribe", session_id=session_id, request_id=4)
+                assert "error" != (await recv_reply(ws, 4))["type"]
