@@ -10,8 +10,10 @@ like the workers do (:mod:`adapter.cluster.recovery`).
 from __future__ import annotations
 
 import contextlib
+import math
 import shutil
 import tempfile
+import time
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Sequence
 from contextlib import asynccontextmanager
@@ -68,6 +70,14 @@ __all__ = ("ClusterBackend", "ClusterUnavailableError")
 _log = get_logger("claudecode.adapter.cluster.backend")
 
 _T = TypeVar("_T")
+
+#: Seconds an answer of NATS counts as recent for readiness: within them a probe sends
+#: nothing (any message the connection received says NATS answers, and so does the outcome
+#: of the last ping, either way).
+READY_FRESH = 2.0
+
+#: Seconds readiness waits for NATS to answer a ping (when nothing recent says it answers).
+READY_BOUND = 2.0
 
 
 class ClusterUnavailableError(BackendUnavailableError):
@@ -181,6 +191,12 @@ class ClusterBackend:
         self._streams: set[ClusterEventStream] = set()
         #: One consumer per session shared by its subscribers here (adapter.cluster._feeds).
         self._feeds: dict[str, SessionFeed] = {}
+        # Readiness: when NATS last answered (or did not answer) a ping, the connection's
+        # received-message count and when it was read; one ping at a time.
+        self._answered_at = -math.inf
+        self._unanswered_at = -math.inf
+        self._received: tuple[int, float] = (-1, -math.inf)
+        self._probe_lock = anyio.Lock()
 
     # -- lifecycle -------------------------------------------------------------------
 
@@ -277,17 +293,50 @@ class ClusterBackend:
         return self._stack is not None and self._connected and bool(self._nc.is_connected)
 
     async def readiness(self) -> dict[str, Any]:
-        """What ``/readyz`` reports for a gateway: NATS connected, workers and sessions."""
+        """What ``/readyz`` reports for a gateway: NATS connected and answering (within
+        :data:`READY_FRESH` + :data:`READY_BOUND` seconds: a NATS connected but stopped is
+        not ready), workers and sessions."""
         registry = self.registry
         workers = list(registry.workers.values()) if registry is not None else []
         sessions = [r.info for r, _ in registry.sessions.values()] if registry else []
+        connected = self.ready
+        answering = connected and await self._answering()
         return {
-            "ready": self.ready,
-            "nats": "connected" if self.ready else "disconnected",
+            "ready": answering,
+            "nats": "connected" if answering else "not answering" if connected else "disconnected",
             "workers": len(workers),
             "sessions": sum(1 for s in sessions if s.state not in ("closed", "errored")),
             "max_sessions": sum(w.max_sessions for w in workers),
         }
+
+    async def _answering(self) -> bool:
+        """Whether NATS answers: a message received lately, or the outcome of a ping less
+        than :data:`READY_FRESH` seconds old, or of one sent now (:data:`READY_BOUND`)."""
+        now = time.monotonic()
+        count, read_at = self._received
+        received = int(self._nc.stats["in_msgs"])
+        self._received = (received, now)
+        if received != count and now - read_at <= READY_FRESH:
+            return True  # something arrived since a read of the count that is recent
+        async with self._probe_lock:  # concurrent probes share one ping's outcome
+            now = time.monotonic()
+            if now - self._answered_at < READY_FRESH:
+                return True
+            if now - self._unanswered_at < READY_FRESH:
+                return False
+            answered = False
+            with anyio.move_on_after(READY_BOUND):
+                try:
+                    await self._nc.flush(timeout=math.ceil(READY_BOUND) + 1)
+                    answered = True
+                except Exception as exc:  # the connection went meanwhile
+                    _log.debug("cluster.ready_ping_failed", error=repr(exc))
+            if answered:
+                self._answered_at = time.monotonic()
+            else:
+                self._unanswered_at = time.monotonic()
+                _log.info("cluster.nats_not_answering", bound=READY_BOUND)
+            return answered
 
     def _require(self) -> Registry:
         if self.registry is None or self._stack is None:

@@ -2,9 +2,10 @@
 SIGSTOP), against a real nats-server and workers: every :class:`ClusterBackend` call that
 needs NATS raises the typed :class:`ClusterUnavailableError` (never nats-py's own
 ``TimeoutError``), ``list`` answers from the registry copy, everything works again once
-NATS answers; a WebSocket client of a ``serve --nats`` gateway process gets ``unavailable``
-error frames (never ``internal``) and its REST API a 503 with a JSON error, and its requests
-work again after."""
+NATS answers; readiness says "not answering" while it is paused and ready again after; a
+WebSocket client of a ``serve --nats`` gateway process gets ``unavailable`` error frames
+(never ``internal``) and its REST API and ``/readyz`` a 503 with a JSON error, and its
+requests work again after."""
 
 from __future__ import annotations
 
@@ -30,6 +31,45 @@ from .test_cluster_claim_failures import paused
 from .test_cluster_websocket import gateway_url, recv_reply
 
 pytestmark = [pytest.mark.anyio, pytest.mark.nats]
+
+
+async def _until_ready_is(backend: ClusterBackend, ready: bool) -> dict[str, Any]:
+    """Probe readiness until it says ``ready`` (a hang guard, not a timing)."""
+    with anyio.fail_after(HANG_GUARD):
+        while True:
+            state = await backend.readiness()
+            if state["ready"] is ready:
+                return state
+            await anyio.sleep(0.1)
+
+
+async def test_readiness_follows_a_paused_and_resumed_nats(
+    nats_server: LocalNatsServer, tmp_path: Path
+) -> None:
+    """Connected but paused: not ready ("not answering"), and back once NATS answers."""
+    async with running(nats_server, fast_config(), worker_defaults(tmp_path, script())) as (
+        backend,
+        _,
+    ):
+        assert {"ready": True, "nats": "connected"}.items() <= (
+            await _until_ready_is(backend, True)
+        ).items()
+        with paused(nats_server):
+            state = await _until_ready_is(backend, False)
+            assert "not answering" == state["nats"]
+            assert backend.ready  # the connection is still up
+            # Concurrent probes while it does not answer: all say so, none hangs.
+            states: list[dict[str, Any]] = []
+
+            async def probe() -> None:
+                states.append(await backend.readiness())
+
+            with anyio.fail_after(HANG_GUARD):
+                async with anyio.create_task_group() as tg:
+                    for _ in range(5):
+                        tg.start_soon(probe)
+            assert [False] * 5 == [s["ready"] for s in states]
+        assert "connected" == (await _until_ready_is(backend, True))["nats"]
 
 
 async def _subscribe(backend: ClusterBackend, session_id: str) -> None:
@@ -69,12 +109,21 @@ async def test_every_call_raises_the_typed_error_while_nats_is_paused(
             await backend.close(again.id)
 
 
+async def _get_until(url: str, status: int) -> httpx.Response:
+    async with httpx.AsyncClient(timeout=HANG_GUARD) as http:
+        while True:
+            answer = await http.get(url)
+            if answer.status_code == status:
+                return answer
+            await anyio.sleep(0.1)
+
+
 @pytest.mark.slow
 @pytest.mark.server
 async def test_a_websocket_client_gets_unavailable_while_nats_is_paused(tmp_path: Path) -> None:
     """Processes: nats-server, one worker, one ``serve --nats`` gateway (request timeout 10 s,
     its default). Paused: a create and a subscribe get ``unavailable`` error frames, a GET of
-    the session over REST a 503."""
+    the session over REST a 503, ``/readyz`` a 503 (then 200 once resumed)."""
     config = ClusterConfig(prefix=f"p{uuid.uuid4().hex[:8]}")
     cli = fake_cli_command(script(text_turn("hello")), tmp_path / "fake")
     nats_args = ("--nats-prefix", config.prefix)
@@ -117,6 +166,10 @@ async def test_a_websocket_client_gets_unavailable_while_nats_is_paused(tmp_path
                         answer = await http.get(api + session_id)
                     assert 503 == answer.status_code, answer.text
                     assert "error" in answer.json()
+                    ready_url = api.removesuffix("/api/sessions/") + "/readyz"
+                    answer = await _get_until(ready_url, 503)
+                    assert "not answering" == answer.json()["nats"]
+                await _get_until(ready_url, 200)
                 for frame in frames:
                     assert "error" == frame["type"], frame
                     assert "unavailable" == frame["code"], frame
