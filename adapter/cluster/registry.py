@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import msgspec
 
+from claudecode import UsageError
 from claudecode._log import get_logger
 
 from .config import ClusterConfig
@@ -212,6 +213,20 @@ class Registry:
             subject, encode(record), msg_ttl=max(1.0, ttl), headers=headers
         )
         return int(ack.seq)
+
+    async def create(self, record: SessionRecord) -> int:
+        """Write a new session's first record; returns its revision.
+
+        Raises:
+            UsageError: the key holds a record already (another worker started a session
+                with this id: the bucket decides which one is the session).
+        """
+        from nats.js.errors import KeyWrongLastSequenceError
+
+        try:
+            return int(await self.sessions_kv.create(record.info.id, encode(record)))
+        except KeyWrongLastSequenceError:
+            raise UsageError(f"a session {record.info.id!r} exists already") from None
 
     async def claim(self, record: SessionRecord, revision: int) -> bool:
         """Write ``record`` only if the key is still at ``revision`` (one process wins)."""

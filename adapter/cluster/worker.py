@@ -429,7 +429,13 @@ class ClusterWorker:
                 await hosted.mirror.prime()
             record = hosted.record(self.id)
             assert self.registry is not None
-            hosted.revision = await self.registry.put(record)
+            if command.created_at:  # a lost session resumed here: its record exists
+                hosted.revision = await self.registry.put(record)
+            else:
+                # A new session's id must be nobody's yet: a create this worker answers
+                # late (its gateway gave up, and the id was placed again on another
+                # worker) ends here rather than run a second CLI for one session id.
+                hosted.revision = await self.registry.create(record)
             if claimed is not None and claim is not None:
                 # The record is there: the claim lasts until the session ends.
                 assert self._claims is not None
