@@ -386,6 +386,35 @@ class TestTraceparent:
         tracer.observe(complete())
         tracer.end("gone")
 
+    @pytest.mark.parametrize("provider", ["noop", "global-unset"])
+    def test_without_an_sdk_a_propagated_parent_still_reaches_the_cli(self, provider: str) -> None:
+        """The no-op tracer's turn span carries a propagated parent's context on: the CLI
+        joins that trace even though nothing in this process records spans."""
+        parent = trace.NonRecordingSpan(
+            trace.SpanContext(
+                trace_id=0x0AF7651916CD43DD8448EB211C80319C,
+                span_id=0xB7AD6B7169203331,
+                is_remote=True,
+                trace_flags=trace.TraceFlags(trace.TraceFlags.SAMPLED),
+            )
+        )
+        tracer = TurnTracer(
+            session_id="s",
+            # With no provider argument the tracer is the API's proxy, which resolves to the
+            # no-op tracer while no global provider is set.
+            tracer_provider=trace.NoOpTracerProvider() if provider == "noop" else None,
+        )
+        if provider == "global-unset" and not isinstance(
+            trace.get_tracer_provider(), trace.ProxyTracerProvider
+        ):
+            pytest.skip("another test set a global tracer provider in this process")
+        tracer.start_turn("hi", model=None, parent_context=trace.set_span_in_context(parent))
+        assert tracer.turn_open
+        env = tracer.traceparent()
+        assert "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01" == env["TRACEPARENT"]
+        tracer.observe(complete())
+        assert not tracer.turn_open
+
 
 # ---------------------------------------------------------------------- tool spans
 
