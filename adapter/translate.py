@@ -410,6 +410,10 @@ class Translator(StreamEvents):
                 self._awaiting.clear()
                 self._turn_open = True  # the prompt's turn ends here, unanswered
             events = self._finish("cli_exited", error=error)
+            if not events:
+                # No turn open: a background sub-agent's calls (outside any turn) end with
+                # the CLI as well, or their ToolCall would never get its ToolUpdate.
+                events += self._calls.complete_all("error" if error is not None else "complete")
             if error is not None:
                 events.append(ErrorEvent(message=error, kind="cli_exited"))
             return events

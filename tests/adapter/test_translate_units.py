@@ -653,6 +653,26 @@ def test_close_between_turns() -> None:
     assert [ErrorEvent(message="gone", kind="cli_exited")] == Translator().close("gone")
 
 
+@pytest.mark.parametrize(("error", "status"), [(None, "complete"), ("exit status 1", "error")])
+def test_close_between_turns_ends_a_background_sub_agents_calls(
+    error: str | None, status: str
+) -> None:
+    """A sub-agent's call outside any turn (a background task) ends with the CLI too: its
+    ToolCall gets its ToolUpdate, though there is no turn to complete."""
+    t = Translator()
+    (call,) = feed(t, assistant("m2", tool_use("B"), parent="A", agent_id="ag1"))
+    assert isinstance(call, ToolCall) and not t.turn_open
+    assert ("B",) == t.pending_tool_calls
+    update, *rest = t.close(error)
+    assert isinstance(update, ToolUpdate)
+    assert (update.tool_call_id, update.status, update.synthetic) == ("B", status, True)
+    assert update.parent_tool_call_id == "A"
+    assert rest == ([] if error is None else [ErrorEvent(message=error, kind="cli_exited")])
+    assert () == t.pending_tool_calls
+    assert not t.turn_open
+    assert [] == t.close(error)
+
+
 def test_context_tracker_size_follows_model_and_learned_sizes() -> None:
     """The window size is remembered, and recomputed when the model or a learned size
     changes (a 1M hint from the name, a size from a result's modelUsage)."""
