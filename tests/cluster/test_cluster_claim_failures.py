@@ -13,6 +13,7 @@ import contextlib
 import dataclasses
 import os
 import signal
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -42,23 +43,44 @@ from .test_cluster_processes import processes, start_worker
 pytestmark = [pytest.mark.anyio, pytest.mark.nats]
 
 
+def _stopped(pid: int) -> bool:
+    """Whether every thread of ``pid`` is stopped (``T`` in its stat)."""
+    tasks = Path(f"/proc/{pid}/task")
+    states = []
+    for task in tasks.iterdir():
+        with contextlib.suppress(OSError):
+            states.append((task / "stat").read_text().rsplit(")", 1)[1].split()[0])
+    return bool(states) and all(state == "T" for state in states)
+
+
 @contextlib.contextmanager
 def paused(server: LocalNatsServer) -> Iterator[None]:
-    """nats-server stopped (SIGSTOP): connections stay up, nothing answers."""
+    """nats-server stopped (SIGSTOP): connections stay up, nothing answers. Yields once
+    every thread of the server has stopped (a signal's delivery takes its time on a busy
+    machine: a request sent before that might still be answered)."""
     assert server.process is not None
-    os.kill(server.process.pid, signal.SIGSTOP)
+    pid = server.process.pid
+    os.kill(pid, signal.SIGSTOP)
     try:
+        guard = time.monotonic() + HANG_GUARD
+        while not _stopped(pid):
+            assert time.monotonic() < guard, "nats-server did not stop"
+            time.sleep(0.001)
         yield
     finally:
-        os.kill(server.process.pid, signal.SIGCONT)
+        os.kill(pid, signal.SIGCONT)
 
 
 async def until_claimed(claims: ResumeClaims, cli_session_id: str) -> bytes:
-    """Wait until the CLI session is claimed; its value (a hang guard, not a timing)."""
+    """Wait until the CLI session is claimed; its value (a hang guard, not a timing). A
+    read NATS answers too late (busy with what it got while paused) is read again."""
+    from nats.errors import TimeoutError as NatsTimeoutError
+
     with anyio.fail_after(HANG_GUARD):
         while True:
-            if (value := await claim_of(claims, cli_session_id)) is not None:
-                return value
+            with contextlib.suppress(NatsTimeoutError):
+                if (value := await claim_of(claims, cli_session_id)) is not None:
+                    return value
             await anyio.sleep(0.05)
 
 

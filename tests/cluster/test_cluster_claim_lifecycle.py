@@ -6,6 +6,7 @@ clocks say, and the gateways' sweep removing what crashes left behind."""
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import time
 from pathlib import Path
@@ -52,11 +53,15 @@ async def claim_of(claims: ResumeClaims, cli_session_id: str) -> bytes | None:
 
 
 async def until_no_claim(claims: ResumeClaims, *cli_session_ids: str) -> None:
-    """Wait until none of these CLI sessions is claimed (a hang guard, not a timing)."""
+    """Wait until none of these CLI sessions is claimed (a hang guard, not a timing). A
+    read NATS answers too late (a busy machine, or a NATS that was paused) is read again."""
+    from nats.errors import TimeoutError as NatsTimeoutError
+
     with anyio.fail_after(HANG_GUARD):
         while True:
-            if not [c for c in cli_session_ids if await claim_of(claims, c) is not None]:
-                return
+            with contextlib.suppress(NatsTimeoutError):
+                if not [c for c in cli_session_ids if await claim_of(claims, c) is not None]:
+                    return
             await anyio.sleep(0.05)
 
 
