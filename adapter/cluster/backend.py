@@ -73,7 +73,7 @@ _T = TypeVar("_T")
 
 #: Seconds an answer of NATS counts as recent for readiness: within them a probe sends
 #: nothing (any message the connection received says NATS answers, and so does the outcome
-#: of the last ping, either way).
+#: of the last probe, either way).
 READY_FRESH = 2.0
 
 #: Seconds readiness waits for NATS to answer a probe (when nothing recent says it answers).
@@ -82,6 +82,11 @@ READY_BOUND = 2.0
 
 class ClusterUnavailableError(BackendUnavailableError):
     """NATS is out of reach, or the owning worker did not answer in time."""
+
+
+def _nats_failed(what: str, exc: BaseException) -> ClusterUnavailableError:
+    """The error a call that nats-py failed raises: ``what`` failed, and how; retry."""
+    return ClusterUnavailableError(f"{what} ({exc!r}); retry")
 
 
 class _ClaimRefusedError(Exception):
@@ -191,8 +196,8 @@ class ClusterBackend:
         self._streams: set[ClusterEventStream] = set()
         #: One consumer per session shared by its subscribers here (adapter.cluster._feeds).
         self._feeds: dict[str, SessionFeed] = {}
-        # Readiness: when NATS last answered (or did not answer) a ping, the connection's
-        # received-message count and when it was read; one ping at a time.
+        # Readiness: when NATS last answered (or did not answer) a probe, the connection's
+        # received-message count and when it was read; one probe at a time.
         self._answered_at = -math.inf
         self._unanswered_at = -math.inf
         self._received: tuple[int, float] = (-1, -math.inf)
@@ -310,7 +315,7 @@ class ClusterBackend:
         }
 
     async def _answering(self) -> bool:
-        """Whether NATS answers: a message received lately, or the outcome of a ping less
+        """Whether NATS answers: a message received lately, or the outcome of a probe less
         than :data:`READY_FRESH` seconds old, or of one sent now (:data:`READY_BOUND`)."""
         now = time.monotonic()
         count, read_at = self._received
@@ -318,7 +323,7 @@ class ClusterBackend:
         self._received = (received, now)
         if received != count and now - read_at <= READY_FRESH:
             return True  # something arrived since a read of the count that is recent
-        async with self._probe_lock:  # concurrent probes share one ping's outcome
+        async with self._probe_lock:  # concurrent callers share one probe's outcome
             now = time.monotonic()
             if now - self._answered_at < READY_FRESH:
                 return True
@@ -447,7 +452,7 @@ class ClusterBackend:
         try:
             return await call
         except (NatsError, TimeoutError) as exc:
-            raise ClusterUnavailableError(f"{what} ({exc!r}); retry") from None
+            raise _nats_failed(what, exc) from None
 
     async def info(self, session_id: str) -> SessionInfo:
         """The session's record in the registry.
@@ -525,7 +530,7 @@ class ClusterBackend:
                 f"no answer from session {session_id}'s worker within {timeout} s"
             ) from None
         except NatsError as exc:  # the connection closed or its buffer is full meanwhile
-            raise ClusterUnavailableError(f"NATS failed ({exc!r}); retry") from None
+            raise _nats_failed("NATS failed", exc) from None
         try:
             reply = decode_reply(msg.data)
         except WireError as exc:
