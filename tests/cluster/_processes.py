@@ -9,7 +9,7 @@ import os
 import signal
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +44,27 @@ def child(
         proc.wait()
         assert proc.stdout is not None
         proc.stdout.close()
+
+
+def worker_child(
+    log: Path, nats_url: str, nats_args: Sequence[str], worker_id: str, cli: Path
+) -> contextlib.AbstractContextManager[subprocess.Popen[bytes]]:
+    """A ``claudecode-bridge worker`` child (:func:`child`) on ``nats_url`` (``nats_args``:
+    its other NATS options, e.g. the prefix) named ``worker_id``, running ``cli``, sessions
+    never reaped for idleness."""
+    return child(
+        log,
+        "worker",
+        "--nats",
+        nats_url,
+        *nats_args,
+        "--id",
+        worker_id,
+        "--cli",
+        str(cli),
+        "--idle-timeout",
+        "0",
+    )
 
 
 async def send(ws: ClientConnection, **frame: Any) -> None:

@@ -25,7 +25,7 @@ from adapter.backend import SessionSpec
 from adapter.cluster import ClusterBackend, ClusterConfig, ClusterUnavailableError, LocalNatsServer
 from claudecode.testing import fake_cli_command, script, text_turn
 
-from ._processes import child, send
+from ._processes import child, send, worker_child
 from .test_cluster_backend import HANG_GUARD, fast_config, running, worker_defaults
 from .test_cluster_claim_failures import paused
 from .test_cluster_websocket import gateway_url, recv_reply
@@ -129,19 +129,7 @@ async def test_a_websocket_client_gets_unavailable_while_nats_is_paused(tmp_path
     nats_args = ("--nats-prefix", config.prefix)
     with (
         LocalNatsServer(tmp_path / "nats") as server,
-        child(
-            tmp_path / "w1.log",
-            "worker",
-            "--nats",
-            server.url,
-            *nats_args,
-            "--id",
-            "w1",
-            "--cli",
-            str(cli),
-            "--idle-timeout",
-            "0",
-        ),
+        worker_child(tmp_path / "w1.log", server.url, nats_args, "w1", cli),
         child(tmp_path / "g1.log", "serve", "--port", "0", "--nats", server.url, *nats_args) as g1,
     ):
         url = gateway_url(g1)

@@ -19,7 +19,7 @@ from websockets.asyncio.client import ClientConnection, connect
 from adapter.cluster import ClusterConfig, LocalNatsServer
 from claudecode.testing import fake_cli_command, script, text_turn, tool_turn
 
-from ._processes import child, follow_frame, send
+from ._processes import child, follow_frame, send, worker_child
 
 pytestmark = [pytest.mark.anyio, pytest.mark.nats, pytest.mark.slow, pytest.mark.server]
 
@@ -49,32 +49,8 @@ async def test_sessions_over_websocket_and_a_gateway_switch_mid_turn(tmp_path: P
     nats_args = ("--nats-prefix", config.prefix)
     with (
         LocalNatsServer(tmp_path / "nats") as server,
-        child(
-            tmp_path / "w1.log",
-            "worker",
-            "--nats",
-            server.url,
-            *nats_args,
-            "--id",
-            "w1",
-            "--cli",
-            str(cli),
-            "--idle-timeout",
-            "0",
-        ),
-        child(
-            tmp_path / "w2.log",
-            "worker",
-            "--nats",
-            server.url,
-            *nats_args,
-            "--id",
-            "w2",
-            "--cli",
-            str(cli),
-            "--idle-timeout",
-            "0",
-        ),
+        worker_child(tmp_path / "w1.log", server.url, nats_args, "w1", cli),
+        worker_child(tmp_path / "w2.log", server.url, nats_args, "w2", cli),
         child(tmp_path / "g1.log", "serve", "--port", "0", "--nats", server.url, *nats_args) as g1,
         child(tmp_path / "g2.log", "serve", "--port", "0", "--nats", server.url, *nats_args) as g2,
     ):
