@@ -2,9 +2,12 @@
 
 The registry's copy of the heartbeats gives each worker's load and labels; the candidates are
 asked in order on their own subjects, and one that declines (at its cap, or its labels
-changed) passes the request on to the next. With no candidate known (a gateway that has not
-seen a heartbeat yet), the request goes to the workers' queue group, where NATS picks a
-member and a full one declines.
+changed) passes the request on to the next. Only when the copy knows no worker at all (a
+gateway that has not seen a heartbeat yet) does the request go to the workers' queue group,
+where NATS picks a member and a full one declines: the group also holds workers whose
+heartbeats lapsed, and one that is stuck rather than gone (its connection open, nothing
+answering) would hold the request for the whole ``create_timeout``. A session being moved
+off a lost worker (``exclude``) never goes to the group, which may pick that worker.
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ __all__ = ("place_session",)
 
 _log = get_logger("claudecode.adapter.cluster.placement")
 
-#: Queue-group attempts when no worker is known or every known one declined.
+#: Queue-group attempts when no worker is known.
 _QUEUE_ATTEMPTS = 6
 
 
@@ -55,7 +58,8 @@ async def place_session(
     exclude: str | None = None,
 ) -> Reply:
     """Start a session on some worker; the reply of the one that took it, or an error
-    (``declined`` when every worker is full or none carries the labels)."""
+    (``declined`` when every worker is full or none carries the labels; ``exclude``: a
+    worker not to ask, by name or through the queue group)."""
     payload = encode(command)
     last: Reply | None = None
     for worker_id in registry.candidates(command.spec.labels, exclude=exclude):
@@ -70,6 +74,13 @@ async def place_session(
         if reply.error.type != "declined":
             return reply
         last = reply
+    if registry.workers or exclude is not None:
+        if last is not None:
+            return last
+        wanted = f" with the labels {command.spec.labels}" if command.spec.labels else ""
+        return Reply(
+            error=ErrorBody("declined", f"no live worker{wanted} has room for the session")
+        )
     for _ in range(_QUEUE_ATTEMPTS):
         reply = await _ask(nc, config.create_subject, payload, config.create_timeout)
         if reply is None:

@@ -249,15 +249,20 @@ class Registry:
     # -- placement and failure -------------------------------------------------------------
 
     def candidates(self, labels: dict[str, str], *, exclude: str | None = None) -> list[str]:
-        """Live workers that carry every label, least loaded first."""
+        """Live workers that carry every label, least loaded first; those that look full
+        come last rather than not at all (this copy's load can be ahead of the worker's:
+        :meth:`note_placed` counts a session its last heartbeat may count already), and a
+        worker that is full declines."""
+
+        def full(w: WorkerInfo) -> bool:
+            return 0 < w.max_sessions <= w.sessions
+
         chosen = [
             w
             for w in self.workers.values()
-            if w.id != exclude
-            and all(w.labels.get(k) == v for k, v in labels.items())
-            and (w.max_sessions <= 0 or w.sessions < w.max_sessions)
+            if w.id != exclude and all(w.labels.get(k) == v for k, v in labels.items())
         ]
-        chosen.sort(key=lambda w: (w.sessions / max(1, w.max_sessions), w.sessions, w.id))
+        chosen.sort(key=lambda w: (full(w), w.sessions / max(1, w.max_sessions), w.sessions, w.id))
         return [w.id for w in chosen]
 
     def note_placed(self, worker_id: str) -> None:
