@@ -191,8 +191,10 @@ class ClusterConfig:
     ``event_max_age`` / ``event_max_bytes`` bound the event stream (seconds / bytes);
     ``replicas`` is the stream's replication in a NATS cluster (1, 3 or 5).
     ``heartbeat_interval`` is how often a worker renews its key; a worker whose key is
-    ``heartbeat_ttl`` seconds old is dead, so its sessions are declared lost within about
-    ``heartbeat_ttl + heartbeat_interval`` seconds. ``request_timeout`` bounds a command's
+    ``heartbeat_ttl`` seconds old is taken for dead unless it answers a direct request
+    within ``heartbeat_interval`` (:func:`~adapter.cluster.recovery.owner_answers`), so its
+    sessions are declared lost within about ``heartbeat_ttl + 3 * heartbeat_interval``
+    seconds. ``request_timeout`` bounds a command's
     round trip; ``create_timeout`` the start of a session (a CLI takes seconds).
     ``closed_retention``: seconds a closed session stays listed.
     ``claim_sweep_interval``: how often each gateway removes the CLI session claims that
@@ -285,6 +287,11 @@ class ClusterConfig:
     def worker_create_subject(self, worker_id: str) -> str:
         """One worker's own creation subject (placement by load or label)."""
         return f"{self.prefix}.worker.{worker_id}.create"
+
+    def worker_alive_subject(self, worker_id: str) -> str:
+        """The subject a worker answers on while it runs (asked before its sessions are
+        declared lost for a lapsed heartbeat)."""
+        return f"{self.prefix}.worker.{worker_id}.alive"
 
     @property
     def worker_queue(self) -> str:

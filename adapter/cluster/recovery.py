@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+import anyio
 import msgspec
 
 from claudecode._log import get_logger
@@ -36,7 +37,7 @@ from .wire import END_HEADER, MSG_ID_HEADER, CreateSession, SessionRecord, encod
 if TYPE_CHECKING:  # pragma: no cover
     from nats.aio.client import Client as NATS
 
-__all__ = ("recover_lost_session", "sweep_lost_sessions")
+__all__ = ("owner_answers", "recover_lost_session", "sweep_lost_sessions")
 
 _log = get_logger("claudecode.adapter.cluster.recovery")
 
@@ -69,6 +70,26 @@ def _lost_events(info: SessionInfo, first_seq: int) -> list[Event]:
     return events
 
 
+async def owner_answers(nc: NATS, config: ClusterConfig, worker_id: str) -> bool:
+    """Whether the worker answers on its own subject within a heartbeat interval.
+
+    A heartbeat key can lapse while its worker runs: its beats did not get through for a
+    while (JetStream without a leader for the bucket, a stall), or the key's expiry was
+    applied before the beat that renewed it. A worker that is gone does not answer: no
+    responders at once when its connection closed, a timeout when its machine vanished."""
+    from nats.errors import Error as NatsError
+
+    try:
+        await nc.request(
+            config.worker_alive_subject(worker_id),
+            b"",
+            timeout=min(config.heartbeat_interval, config.request_timeout),
+        )
+    except (NatsError, TimeoutError):
+        return False
+    return True
+
+
 async def sweep_lost_sessions(
     nc: NATS,
     registry: Registry,
@@ -79,10 +100,28 @@ async def sweep_lost_sessions(
     own_id: str | None = None,
 ) -> None:
     """One sweep: every session the registry copy has as lost goes through
-    :func:`recover_lost_session`; a failure is logged and the sweep goes on. Sessions owned by
-    ``own_id`` are skipped (a worker whose own heartbeat key lapsed still runs them)."""
-    for record, revision in registry.lost_sessions():
-        if own_id is not None and record.info.owner == own_id:
+    :func:`recover_lost_session`, unless its owner answers (:func:`owner_answers`; the
+    owners are asked at once, once per sweep); a failure is logged and the sweep goes on.
+    Sessions owned by ``own_id`` are skipped (a worker whose own heartbeat key lapsed
+    still runs them)."""
+    lost = [
+        (record, revision)
+        for record, revision in registry.lost_sessions()
+        if record.info.owner is not None and record.info.owner != own_id
+    ]
+    alive: set[str] = set()
+
+    async def ask(owner: str) -> None:
+        if await owner_answers(nc, config, owner):
+            _log.warning("cluster.owner_answers_without_heartbeat", worker=owner)
+            alive.add(owner)
+
+    async with anyio.create_task_group() as tg:
+        for owner in {record.info.owner for record, _ in lost}:
+            assert owner is not None
+            tg.start_soon(ask, owner)
+    for record, revision in lost:
+        if record.info.owner in alive:
             continue
         try:
             await recover_lost_session(

@@ -187,6 +187,9 @@ class ClusterWorker:
             self._subs.append(
                 await nc.subscribe(self.config.worker_create_subject(self.id), cb=self._on_create)
             )
+            self._subs.append(
+                await nc.subscribe(self.config.worker_alive_subject(self.id), cb=self._on_alive)
+            )
             await nc.flush()
             await self._heartbeat_once()
             self._tg.start_soon(self._heartbeats, name=f"worker {self.id} heartbeats")
@@ -282,6 +285,13 @@ class ClusterWorker:
                 await self._heartbeat_once()
             except Exception as exc:  # NATS away: keep trying, the key may expire meanwhile
                 _log.warning("cluster.heartbeat_failed", worker=self.id, error=repr(exc))
+
+    async def _on_alive(self, msg: Msg) -> None:
+        # A sweep found our heartbeat key gone (NATS lost it, or our beats did not get
+        # through): saying we run keeps our sessions from being declared lost.
+        if msg.reply:
+            with contextlib.suppress(Exception):  # the connection may be going
+                await msg.respond(b"")
 
     async def _reconnected(self) -> None:
         if self.registry is not None:

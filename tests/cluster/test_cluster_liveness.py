@@ -1,0 +1,177 @@
+"""When a worker's heartbeat key lapses, against a real nats-server: its sessions are
+declared lost only if the worker does not answer on its own subject as well.
+
+* NATS stalls for four heartbeat TTLs while every worker stays up (nats-server paused with
+  SIGSTOP: the connections stay open, nothing is answered). The beats sent meanwhile wait
+  in the workers' sockets and renew the keys once NATS reads again; a key whose expiry is
+  applied first is judged with its worker answering. No session is lost: it keeps its
+  owner, and its next turn runs there, its events numbered on with no error event.
+* A worker whose beats stop getting through while it runs (its heartbeat writes made to do
+  nothing): the sweeps of the gateway and of the other worker find its key gone, ask it,
+  and leave its session alone; it works on.
+* A worker that is itself stopped (SIGSTOP, so its connection stays open and nothing
+  answers: a machine gone without closing its sockets) does not answer either: its
+  session is declared lost and resumed on the other worker. (A worker whose process died
+  closes its connection, and nobody answers at once: the kill -9 tests.)"""
+
+from __future__ import annotations
+
+import os
+import signal
+import uuid
+from pathlib import Path
+
+import anyio
+import pytest
+from structlog.testing import capture_logs
+
+from adapter.backend import SessionSpec
+from adapter.cluster import ClusterConfig, LocalNatsServer
+from adapter.events import Complete, ErrorEvent, Event, MessageChunk
+from claudecode.testing import fake_cli_command, script, text_turn
+
+from ._waits import eventually
+from .test_cluster_backend import (
+    HANG_GUARD,
+    fast_config,
+    running,
+    until_complete,
+    wait_state,
+    worker_defaults,
+)
+from .test_cluster_claim_failures import paused
+from .test_cluster_processes import processes, second_gateway, start_worker
+
+pytestmark = [pytest.mark.anyio, pytest.mark.nats]
+
+
+async def test_a_stall_longer_than_the_heartbeat_ttl_loses_no_session(
+    nats_server: LocalNatsServer, tmp_path: Path
+) -> None:
+    config = fast_config()  # heartbeats every 0.5 s, dead after 1.5 s
+    body = script(text_turn("one"), text_turn("two"))
+    async with running(nats_server, config, worker_defaults(tmp_path, body), workers=({}, {})) as (
+        backend,
+        workers,
+    ):
+        registry = backend._require()
+        info = await backend.create(SessionSpec())
+        async with backend.subscribe(info.id, after_seq=0) as events:
+            await backend.prompt(info.id, "first")
+            first = await until_complete(events)
+            with capture_logs() as logs:
+                with paused(nats_server):
+                    # Every heartbeat key outlives its TTL while nothing is answered.
+                    await anyio.sleep(4 * config.heartbeat_ttl)
+                await eventually(
+                    lambda: {w.id for w in workers} <= set(registry.workers), HANG_GUARD
+                )
+                # Long enough for the sweeps of the gateway and both workers to have judged
+                # the keys (a lost session is declared within a TTL and three intervals).
+                await anyio.sleep(config.heartbeat_ttl + 4 * config.heartbeat_interval)
+            assert [] == [log for log in logs if log["event"] == "cluster.session_lost"]
+            record = await registry.get(info.id)
+            assert record is not None
+            assert ("idle", info.owner) == (record[0].info.status, record[0].info.owner)
+            with anyio.fail_after(HANG_GUARD):
+                await backend.prompt(info.id, "second")
+            second = await until_complete(events)
+        assert "two" == "".join(e.text for e in second if isinstance(e, MessageChunk))
+        assert first[-1].seq + 1 == second[0].seq
+        assert not [e for e in first + second if isinstance(e, ErrorEvent)]
+
+
+async def test_a_running_worker_whose_beats_stop_keeps_its_session(
+    nats_server: LocalNatsServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    config = fast_config()
+    body = script(text_turn("one"), text_turn("two"))
+    async with running(nats_server, config, worker_defaults(tmp_path, body), workers=({}, {})) as (
+        backend,
+        workers,
+    ):
+        registry = backend._require()
+        info = await backend.create(SessionSpec())
+        owner = next(w for w in workers if w.id == info.owner)
+        async with backend.subscribe(info.id, after_seq=0) as events:
+            await backend.prompt(info.id, "first")
+            first = await until_complete(events)
+            with capture_logs() as logs:
+                assert owner.registry is not None
+
+                async def no_beat(*_: object) -> None:
+                    pass
+
+                monkeypatch.setattr(owner.registry, "heartbeat", no_beat)
+                await eventually(lambda: owner.id not in registry.workers, HANG_GUARD)
+
+                def judged_by_two() -> bool:
+                    # The sweeps of the gateway and of the other worker (and again).
+                    asked = [
+                        log
+                        for log in logs
+                        if log["event"] == "cluster.owner_answers_without_heartbeat"
+                    ]
+                    return len(asked) >= 4
+
+                await eventually(judged_by_two, HANG_GUARD)
+            assert {owner.id} == {
+                log["worker"]
+                for log in logs
+                if log["event"] == "cluster.owner_answers_without_heartbeat"
+            }
+            assert [] == [log for log in logs if log["event"] == "cluster.session_lost"]
+            record = await registry.get(info.id)
+            assert record is not None
+            assert ("idle", owner.id) == (record[0].info.status, record[0].info.owner)
+            with anyio.fail_after(HANG_GUARD):
+                await backend.prompt(info.id, "second")
+            second = await until_complete(events)
+            monkeypatch.undo()  # it beats again: a candidate for placement again
+            await eventually(lambda: owner.id in registry.workers, HANG_GUARD)
+        assert "two" == "".join(e.text for e in second if isinstance(e, MessageChunk))
+        assert first[-1].seq + 1 == second[0].seq
+        assert not [e for e in first + second if isinstance(e, ErrorEvent)]
+
+
+@pytest.mark.slow
+async def test_a_stopped_worker_does_not_answer_and_its_session_moves(tmp_path: Path) -> None:
+    config = ClusterConfig(prefix=f"l{uuid.uuid4().hex[:8]}")
+    cli = fake_cli_command(script(text_turn("one"), text_turn("two")), tmp_path / "fake")
+    with LocalNatsServer(tmp_path / "nats") as server, processes(tmp_path) as procs:
+        start_worker(procs, server, config, "wa", cli, tmp_path, "--label", "pin=a")
+        start_worker(procs, server, config, "wb", cli, tmp_path)
+        async with second_gateway(server, config, 2) as backend:
+            with anyio.fail_after(HANG_GUARD):
+                info = await backend.create(SessionSpec(labels={"pin": "a"}))
+            assert "wa" == info.owner
+            stopped = procs.procs["wa"].pid
+            async with backend.subscribe(info.id, after_seq=0) as events:
+                await backend.prompt(info.id, "first")
+                first = await until_complete(events)
+                await wait_state(backend, info.id, "idle")  # what the record says when lost
+                os.kill(stopped, signal.SIGSTOP)
+                try:
+                    with anyio.fail_after(HANG_GUARD):
+                        while True:
+                            now = await backend.info(info.id)
+                            if now.owner == "wb" and now.status != "lost":
+                                break
+                            await anyio.sleep(0.1)
+                    lost: list[Event] = []
+                    with anyio.fail_after(HANG_GUARD):
+                        async for event in events:
+                            lost.append(event)
+                            if isinstance(event, ErrorEvent):
+                                break
+                    # Idle when it was lost: nothing was interrupted.
+                    assert isinstance(lost[-1], ErrorEvent) and "cli_exited" == lost[-1].kind
+                    await backend.prompt(info.id, "second")
+                    second = await until_complete(events)
+                finally:
+                    os.kill(stopped, signal.SIGCONT)
+        assert isinstance(first[-1], Complete)
+        # The second worker's CLI runs its script from the start: its first turn.
+        assert "one" == "".join(e.text for e in second if isinstance(e, MessageChunk))
+        seqs = [e.seq for e in first + lost + second]
+        assert list(range(1, len(seqs) + 1)) == seqs
