@@ -19,13 +19,24 @@ bigger and fewer, so once busy the gate stays so until the rate falls below half
 from __future__ import annotations
 
 import asyncio
+import math
 import time
 from collections.abc import Callable
 
-__all__ = ("PublishGate",)
+__all__ = ("PublishGate", "timer_linger")
 
 #: Seconds over which the publish rate is counted.
 _RATE_PERIOD = 0.1
+
+
+def timer_linger(seconds: float) -> float:
+    """``seconds`` rounded up to whole milliseconds (0 stays 0): what a window lasts on
+    either event loop. Their timers count milliseconds: uvloop (libuv) rounds a wait to
+    the nearest one, so 0.5 ms waited nothing and 1.5 ms waited 2; asyncio's selector
+    rounds its timeout up. Each window then ends ~0.1 ms after its whole millisecond."""
+    if seconds <= 0:
+        return 0.0
+    return math.ceil(round(seconds * 1000, 6)) / 1000
 
 
 class PublishGate:

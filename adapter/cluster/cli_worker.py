@@ -178,7 +178,8 @@ def add_worker_role_arguments(parser: argparse._ActionsContainer) -> None:
         default=ClusterConfig().publish_linger * 1000,
         metavar="MS",
         help="while busy, hold a ready batch of events up to this long so that the batches "
-        "of other sessions leave in the same write (default: %(default)s ms; 0: never)",
+        "of other sessions leave in the same write (whole ms, rounded up; default: "
+        "%(default)s ms; 0: never)",
     )
 
 

@@ -203,7 +203,8 @@ class ClusterConfig:
     (a session older than that cannot be resumed on another worker).
     ``publish_linger``: seconds a worker holds a session's ready batch so that the batches
     of its other sessions that get ready meanwhile leave in the same socket write (0: none;
-    the default measured best on uvloop, BENCHMARKS.md's NATS section).
+    rounded up to whole milliseconds, the event loops' timer resolution; the default
+    measured best on uvloop, BENCHMARKS.md's NATS section).
     """
 
     prefix: str = "bridge"
@@ -219,7 +220,7 @@ class ClusterConfig:
     claim_sweep_interval: float = 60.0
     transcript_max_age: float = 30 * 24 * 3600.0
     transcript_max_bytes: int = 1 << 30
-    publish_linger: float = 0.0015
+    publish_linger: float = 0.002
     labels: dict[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:

@@ -40,7 +40,7 @@ from ..config import SessionConfig
 from ..manager import SessionManager, TooManySessionsError
 from ._acks import AckInbox
 from ._claims import ResumeClaims, claimed_cli_session
-from ._gate import PublishGate
+from ._gate import PublishGate, timer_linger
 from ._hosted import Hosted, cli_env, respond
 from ._reaper import OrphanReaper
 from ._sessions import config_for
@@ -135,7 +135,7 @@ class ClusterWorker:
             self.defaults, max_sessions=max_sessions, idle_timeout=idle_timeout
         )
         self._hosted: dict[str, Hosted] = {}
-        self._gate = PublishGate(self.config.publish_linger)
+        self._gate = PublishGate(timer_linger(self.config.publish_linger))
         self._acks: AckInbox | None = None
         self._starting = 0
         self._started_at = time.time()

@@ -1,14 +1,24 @@
 """PublishGate: the publishers ready within one window leave together; nothing waits while
-the worker is not busy, or for a cancelled opener."""
+the worker is not busy, or for a cancelled opener. A worker's linger is rounded up to whole
+milliseconds (what the event loops' timers wait)."""
 
 from __future__ import annotations
 
 import anyio
 import pytest
 
-from adapter.cluster._gate import PublishGate
+from adapter.cluster._gate import PublishGate, timer_linger
 
 pytestmark = pytest.mark.anyio
+
+
+@pytest.mark.parametrize(
+    ("seconds", "window"),
+    [(0.0, 0.0), (-1.0, 0.0), (0.0001, 0.001), (0.0005, 0.001), (0.001, 0.001),
+     (0.0015, 0.002), (0.002, 0.002), (0.003, 0.003), (0.0030000001, 0.003)],
+)  # fmt: skip
+def test_a_linger_is_whole_milliseconds(seconds: float, window: float) -> None:
+    assert window == timer_linger(seconds)
 
 
 class Clock:
