@@ -51,10 +51,13 @@ def _parser() -> argparse.ArgumentParser:
 
 def _doctor(args: argparse.Namespace) -> int:
     from claudecode.doctor import diagnose
+    from normalize._native import native_state
 
     report = anyio.run(lambda: diagnose(args.cli, timeout=args.timeout))
     for line in report.lines():
         print(line)
+    # Not a reason to fail: the pure modules behave the same, slower.
+    print(f"{'adapter:':<12} {native_state().describe()}")
     return 0 if report.ok else 1
 
 

@@ -68,6 +68,23 @@ class NativeState:
     #: The modules whose source differs from the one compiled.
     stale: tuple[str, ...] = ()
 
+    def describe(self) -> str:
+        """One line for people (``claudecode-bridge doctor``): which, and what to do."""
+        if self.mode == "compiled":
+            return f"compiled ({len(self.modules)} modules)"
+        if self.reason == "requested":
+            return f"pure Python ({PURE_ENV}=1)"
+        if self.reason == "stale":
+            changed = ", ".join(self.stale)
+            return (
+                f"pure Python: changed since the build: {changed}; "
+                "install again (pip install -e .) to compile them"
+            )
+        return (
+            "pure Python: this install compiled nothing (no C compiler, or the build "
+            "failed); the adapter runs, slower; install again with a compiler to compile it"
+        )
+
 
 def source_of(module: str, root: Path = _ROOT) -> Path:
     """The ``.py`` file of ``module`` (a dotted name) under ``root``."""

@@ -89,6 +89,39 @@ def test_decide_follows_the_record_and_the_sources(tmp_path: Path) -> None:
     assert "stale" == decide(record, tmp_path, {}).reason
 
 
+def test_each_state_is_described_with_what_to_do(tmp_path: Path) -> None:
+    """``claudecode-bridge doctor`` prints it: which modules run, and how to compile them."""
+    (tmp_path / "pkg").mkdir()
+    source = tmp_path / "pkg" / "mod.py"
+    source.write_text("X = 1\n")
+    record = {"pkg.mod": hashlib.sha256(source.read_bytes()).hexdigest()}
+    assert "compiled (1 modules)" == decide(record, tmp_path, {}).describe()
+    assert f"pure Python ({PURE_ENV}=1)" == decide(record, tmp_path, {PURE_ENV: "1"}).describe()
+    nothing = decide(None, tmp_path, {}).describe()
+    assert "compiled nothing" in nothing and "with a compiler" in nothing
+    source.write_text("X = 2\n")
+    stale = decide(record, tmp_path, {}).describe()
+    assert "changed since the build: pkg.mod" in stale and "pip install -e ." in stale
+
+
+def test_doctor_says_which_modules_run() -> None:
+    """No CLI to be found (an empty PATH): the report still says how the adapter runs."""
+    env = {**os.environ, "PATH": "", "PYTHONPATH": str(ROOT)}
+    done = subprocess.run(
+        [sys.executable, "-m", "adapter", "doctor", "--cli", str(ROOT / "no-such-claude")],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert 1 == done.returncode, done.stdout + done.stderr
+    line = next(x for x in done.stdout.splitlines() if x.startswith("adapter:"))
+    expected = "pure Python" if PURE_REQUESTED else f"compiled ({len(_listed_modules())} modules)"
+    assert expected in line
+
+
 def _run_pure(*args: str, timeout: float) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, PURE_ENV: "1", "PYTHONPATH": str(ROOT)}
     return subprocess.run(
