@@ -8,6 +8,7 @@ runs the built-in scripted stand-in instead of the Claude Code CLI.
 from __future__ import annotations
 
 import argparse
+import math
 import signal
 import sys
 import tempfile
@@ -33,6 +34,7 @@ __all__ = (
     "byte_size",
     "cluster_config_from_args",
     "nats_settings_from_args",
+    "seconds",
     "worker_command",
     "worker_from_args",
 )
@@ -76,6 +78,37 @@ def add_nats_arguments(parser: argparse._ActionsContainer, *, required: bool) ->
         f"{defaults.transcript_max_bytes >> 20}M); a session whose transcript was dropped "
         "cannot move to another worker",
     )
+    parser.add_argument(
+        "--nats-request-timeout",
+        type=seconds,
+        default=defaults.request_timeout,
+        metavar="S",
+        help="seconds a command to a session's worker, or any other NATS request, may take "
+        "before the caller gets 'unavailable' (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--nats-create-timeout",
+        type=seconds,
+        default=defaults.create_timeout,
+        metavar="S",
+        help="seconds a worker may take to start a session (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--nats-heartbeat",
+        type=seconds,
+        default=defaults.heartbeat_interval,
+        metavar="S",
+        help="seconds between a worker's heartbeats (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--nats-heartbeat-ttl",
+        type=seconds,
+        default=defaults.heartbeat_ttl,
+        metavar="S",
+        help="seconds without a heartbeat after which a worker that does not answer either is "
+        "dead and its sessions move (default: %(default)s; longer than --nats-heartbeat). "
+        "Give every worker and gateway of a deployment the same heartbeat values",
+    )
 
 
 def nats_settings_from_args(args: argparse.Namespace, name: str) -> NatsSettings:
@@ -96,6 +129,10 @@ def cluster_config_from_args(args: argparse.Namespace) -> ClusterConfig:
     limits: dict[str, Any] = {
         "event_max_bytes": args.nats_event_max_bytes,
         "transcript_max_bytes": args.nats_transcript_max_bytes,
+        "request_timeout": args.nats_request_timeout,
+        "create_timeout": args.nats_create_timeout,
+        "heartbeat_interval": args.nats_heartbeat,
+        "heartbeat_ttl": args.nats_heartbeat_ttl,
     }
     linger = getattr(args, "publish_linger", None)  # worker options (serve: with --worker)
     if linger is not None:
@@ -104,6 +141,17 @@ def cluster_config_from_args(args: argparse.Namespace) -> ClusterConfig:
 
 
 _UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+
+
+def seconds(text: str) -> float:
+    """A positive, finite number of seconds (an ``argparse`` type)."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"{text!r}: a number of seconds above 0, like 2.5")
+    return value
 
 
 def byte_size(text: str) -> int:

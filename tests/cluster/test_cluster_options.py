@@ -1,5 +1,6 @@
-"""The cluster's command-line options: store limits and the publish linger reach the
-ClusterConfig; sizes parse like 512M / 2G, anything else is a usage error."""
+"""The cluster's command-line options: store limits, timeouts, heartbeats and the publish
+linger reach the ClusterConfig; sizes parse like 512M / 2G and seconds like 2.5, anything else
+is a usage error, and so is a heartbeat TTL that is not longer than the interval."""
 
 from __future__ import annotations
 
@@ -11,7 +12,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from adapter.cluster import ClusterConfig
-from adapter.cluster.cli_worker import add_worker_arguments, byte_size, cluster_config_from_args
+from adapter.cluster.cli_worker import (
+    add_worker_arguments,
+    byte_size,
+    cluster_config_from_args,
+    seconds,
+)
 
 
 def parse(*argv: str) -> argparse.Namespace:
@@ -45,6 +51,44 @@ def test_limits_and_linger_reach_the_config() -> None:
         2 << 30,
     )
     assert config.publish_linger == 0
+
+
+def test_timeouts_and_heartbeats_reach_the_config() -> None:
+    config = cluster_config_from_args(
+        parse(
+            "--nats-request-timeout",
+            "2.5",
+            "--nats-create-timeout",
+            "30",
+            "--nats-heartbeat",
+            "0.5",
+            "--nats-heartbeat-ttl",
+            "2",
+        )
+    )
+    assert (2.5, 30.0, 0.5, 2.0) == (
+        config.request_timeout,
+        config.create_timeout,
+        config.heartbeat_interval,
+        config.heartbeat_ttl,
+    )
+
+
+def test_a_ttl_not_longer_than_the_interval_is_refused() -> None:
+    with pytest.raises(ValueError, match="heartbeat_ttl must be longer"):
+        cluster_config_from_args(parse("--nats-heartbeat", "3", "--nats-heartbeat-ttl", "3"))
+
+
+@pytest.mark.parametrize("text", ["", "0", "-1", "abc", "inf", "nan", "1s"])
+def test_bad_seconds(text: str) -> None:
+    with pytest.raises(argparse.ArgumentTypeError):
+        seconds(text)
+
+
+@given(st.text(max_size=12))
+def test_any_text_is_seconds_or_a_usage_error(text: str) -> None:
+    with contextlib.suppress(argparse.ArgumentTypeError):
+        assert 0 < seconds(text) < float("inf")
 
 
 @pytest.mark.parametrize(

@@ -121,16 +121,29 @@ async def _get_until(url: str, status: int) -> httpx.Response:
 @pytest.mark.slow
 @pytest.mark.server
 async def test_a_websocket_client_gets_unavailable_while_nats_is_paused(tmp_path: Path) -> None:
-    """Processes: nats-server, one worker, one ``serve --nats`` gateway (request timeout 10 s,
-    its default). Paused: a create and a subscribe get ``unavailable`` error frames, a GET of
-    the session over REST a 503, ``/readyz`` a 503 (then 200 once resumed)."""
+    """Processes: nats-server, one worker, one ``serve --nats`` gateway (request and create
+    timeouts of 3 s, from its options). Paused: a create and a subscribe get ``unavailable``
+    error frames, a GET of the session over REST a 503, ``/readyz`` a 503 (then 200 once
+    resumed)."""
     config = ClusterConfig(prefix=f"p{uuid.uuid4().hex[:8]}")
     cli = fake_cli_command(script(text_turn("hello")), tmp_path / "fake")
     nats_args = ("--nats-prefix", config.prefix)
     with (
         LocalNatsServer(tmp_path / "nats") as server,
         worker_child(tmp_path / "w1.log", server.url, nats_args, "w1", cli),
-        child(tmp_path / "g1.log", "serve", "--port", "0", "--nats", server.url, *nats_args) as g1,
+        child(
+            tmp_path / "g1.log",
+            "serve",
+            "--port",
+            "0",
+            "--nats",
+            server.url,
+            *nats_args,
+            "--nats-request-timeout",
+            "3",
+            "--nats-create-timeout",
+            "3",
+        ) as g1,
     ):
         url = gateway_url(g1)
         with anyio.fail_after(HANG_GUARD * 3):
