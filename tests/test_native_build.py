@@ -107,31 +107,31 @@ def test_each_state_is_described_with_what_to_do(tmp_path: Path) -> None:
 def test_doctor_says_which_modules_run() -> None:
     """No CLI to be found (an empty PATH): the report still says how the adapter runs."""
     env = {**os.environ, "PATH": "", "PYTHONPATH": str(ROOT)}
-    done = subprocess.run(
-        [sys.executable, "-m", "adapter", "doctor", "--cli", str(ROOT / "no-such-claude")],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    done = _python("-m", "adapter", "doctor", "--cli", str(ROOT / "no-such-claude"), env=env)
     assert 1 == done.returncode, done.stdout + done.stderr
     line = next(x for x in done.stdout.splitlines() if x.startswith("adapter:"))
     expected = "pure Python" if PURE_REQUESTED else f"compiled ({len(_listed_modules())} modules)"
     assert expected in line
 
 
-def _run_pure(*args: str, timeout: float) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, PURE_ENV: "1", "PYTHONPATH": str(ROOT)}
+def _python(
+    *args: str, env: dict[str, str], cwd: Path = ROOT, timeout: float = 120
+) -> subprocess.CompletedProcess[str]:
+    """This interpreter with ``args``, its output captured."""
     return subprocess.run(
         [sys.executable, *args],
-        cwd=ROOT,
+        cwd=cwd,
         env=env,
         capture_output=True,
         text=True,
         timeout=timeout,
         check=False,
+    )
+
+
+def _run_pure(*args: str, timeout: float) -> subprocess.CompletedProcess[str]:
+    return _python(
+        *args, env={**os.environ, PURE_ENV: "1", "PYTHONPATH": str(ROOT)}, timeout=timeout
     )
 
 
@@ -192,15 +192,10 @@ def test_a_build_whose_compiling_fails_gives_a_pure_wheel(tmp_path: Path) -> Non
     (tree / "normalize" / "_native_build.json").unlink(missing_ok=True)
     env = {**os.environ, "CC": "false"}  # found, and fails every compile
     env.pop("CLAUDECODE_BRIDGE_PURE", None)
-    done = subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "-v", "--no-deps", ".", "-w", str(tmp_path / "out")],
-        cwd=tree,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=900,
-        check=False,
-    )
+    done = _python(
+        "-m", "pip", "wheel", "-v", "--no-deps", ".", "-w", str(tmp_path / "out"),
+        env=env, cwd=tree, timeout=900,
+    )  # fmt: skip
     assert 0 == done.returncode, done.stdout[-3000:] + done.stderr[-3000:]
     assert "building a pure-Python wheel: compiling failed" in done.stdout + done.stderr
     [wheel] = (tmp_path / "out").iterdir()

@@ -33,7 +33,7 @@ from adapter.config import SessionConfig
 from adapter.events import Complete, ErrorEvent, Event, MessageChunk
 from claudecode.testing import fake_cli_command, script, text_turn
 
-from ._waits import eventually
+from ._waits import eventually, until_moved
 
 pytestmark = [pytest.mark.anyio, pytest.mark.nats, pytest.mark.slow]
 
@@ -216,12 +216,7 @@ async def test_a_worker_cut_off_from_nats_is_fenced_when_it_returns(tmp_path: Pa
                         await until(events, lambda e: isinstance(e, Complete), seen)
                         assert isinstance(seen[-1], Complete) and seen[-1].synthetic
                         assert isinstance(seen[-2], ErrorEvent) and "interrupted" == seen[-2].kind
-                        with anyio.fail_after(HANG_GUARD):
-                            while True:
-                                now = await gateway.info(info.id)
-                                if now.owner == "wb" and now.status != "lost":
-                                    break
-                                await anyio.sleep(0.05)
+                        await until_moved(gateway, info.id, "wb", HANG_GUARD)
                         # A's CLIs write on while A is cut off.
                         with transcript.open("ab") as file:
                             file.write(b'{"type":"assistant","stale":true}\n')

@@ -30,7 +30,7 @@ from adapter.cluster import ClusterConfig, LocalNatsServer
 from adapter.events import Complete, ErrorEvent, Event, MessageChunk
 from claudecode.testing import fake_cli_command, script, text_turn
 
-from ._waits import eventually
+from ._waits import eventually, until_moved
 from .test_cluster_backend import (
     HANG_GUARD,
     fast_config,
@@ -152,12 +152,7 @@ async def test_a_stopped_worker_does_not_answer_and_its_session_moves(tmp_path: 
                 await wait_state(backend, info.id, "idle")  # what the record says when lost
                 os.kill(stopped, signal.SIGSTOP)
                 try:
-                    with anyio.fail_after(HANG_GUARD):
-                        while True:
-                            now = await backend.info(info.id)
-                            if now.owner == "wb" and now.status != "lost":
-                                break
-                            await anyio.sleep(0.1)
+                    await until_moved(backend, info.id, "wb", HANG_GUARD)
                     lost: list[Event] = []
                     with anyio.fail_after(HANG_GUARD):
                         async for event in events:

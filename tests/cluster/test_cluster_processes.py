@@ -46,6 +46,8 @@ from adapter.events import (
 )
 from claudecode.testing import fake_cli_command, script, text_turn, tool_turn
 
+from ._waits import until_moved
+
 pytestmark = [pytest.mark.anyio, pytest.mark.nats, pytest.mark.slow, pytest.mark.server]
 
 HANG_GUARD = 180
@@ -303,12 +305,7 @@ async def test_kill_9_a_worker_mid_turn(tmp_path: Path) -> None:
                             break
                 assert isinstance(seen[-1], Complete) and seen[-1].synthetic
                 assert isinstance(seen[-2], ErrorEvent) and "interrupted" == seen[-2].kind
-                with anyio.fail_after(HANG_GUARD):
-                    while True:
-                        now = await backend.info(info.id)
-                        if now.owner == "wb" and now.status != "lost":
-                            break
-                        await anyio.sleep(0.1)
+                now = await until_moved(backend, info.id, "wb", HANG_GUARD)
                 before = next(e for e in seen if isinstance(e, SessionStatus)).cli_session_id
                 assert before and before == now.cli_session_id
                 await backend.prompt(info.id, "are you there?")
