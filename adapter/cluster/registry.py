@@ -14,6 +14,7 @@ for noticing lost sessions; :meth:`Registry.sweep` finds sessions whose owner is
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -60,7 +61,30 @@ async def open_buckets(js: JetStreamContext, config: ClusterConfig) -> tuple[Key
             # A delete marker when a heartbeat expires, so watchers see the worker go.
             limit_marker_ttl=max(1.0, config.heartbeat_ttl),
         )
+    else:
+        await _keep_heartbeat_ttl(js, config)
     return sessions, workers
+
+
+async def _keep_heartbeat_ttl(js: JetStreamContext, config: ClusterConfig) -> None:
+    # The bucket's age limit is the heartbeat TTL, fixed when the bucket was made: a
+    # deployment restarted with another --nats-heartbeat-ttl gets it (as the streams get
+    # their limits), or its heartbeats would expire after the old TTL.
+    stream = f"KV_{config.workers_bucket}"
+    info = await js.stream_info(stream)
+    current = info.config
+    ttl = config.heartbeat_ttl
+    if current.max_age is not None and abs(current.max_age - ttl) <= 1e-6:
+        return
+    await js.update_stream(
+        dataclasses.replace(
+            current,
+            max_age=ttl,
+            duplicate_window=min(current.duplicate_window or ttl, ttl),
+            subject_delete_marker_ttl=max(1.0, ttl),
+        )
+    )
+    _log.info("cluster.heartbeat_ttl_changed", before=current.max_age, after=ttl)
 
 
 class Registry:

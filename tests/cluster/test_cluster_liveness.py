@@ -12,10 +12,13 @@ declared lost only if the worker does not answer on its own subject as well.
 * A worker that is itself stopped (SIGSTOP, so its connection stays open and nothing
   answers: a machine gone without closing its sockets) does not answer either: its
   session is declared lost and resumed on the other worker. (A worker whose process died
-  closes its connection, and nobody answers at once: the kill -9 tests.)"""
+  closes its connection, and nobody answers at once: the kill -9 tests.)
+* The heartbeat TTL of a deployment restarted with another one reaches the existing
+  workers bucket."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import signal
 import uuid
@@ -26,7 +29,8 @@ import pytest
 from structlog.testing import capture_logs
 
 from adapter.backend import SessionSpec
-from adapter.cluster import ClusterConfig, LocalNatsServer
+from adapter.cluster import ClusterConfig, LocalNatsServer, NatsSettings
+from adapter.cluster.registry import open_buckets
 from adapter.events import Complete, ErrorEvent, Event, MessageChunk
 from claudecode.testing import fake_cli_command, script, text_turn
 
@@ -170,3 +174,30 @@ async def test_a_stopped_worker_does_not_answer_and_its_session_moves(tmp_path: 
         assert "one" == "".join(e.text for e in second if isinstance(e, MessageChunk))
         seqs = [e.seq for e in first + lost + second]
         assert list(range(1, len(seqs) + 1)) == seqs
+
+
+async def test_a_new_heartbeat_ttl_reaches_an_existing_bucket(
+    nats_server: LocalNatsServer,
+) -> None:
+    """The workers bucket's age limit is the heartbeat TTL: a process started with another
+    TTL updates it (longer, and shorter than the bucket's de-duplication window too), and
+    one with the same TTL changes nothing."""
+    config = fast_config()  # TTL 1.5 s
+    nc = await NatsSettings(servers=[nats_server.url]).connect()
+    try:
+        js = nc.jetstream()
+        stream = f"KV_{config.workers_bucket}"
+        await open_buckets(js, config)
+        assert 1.5 == (await js.stream_info(stream)).config.max_age
+        for ttl in (4.0, 1.2):
+            with capture_logs() as logs:
+                await open_buckets(js, dataclasses.replace(config, heartbeat_ttl=ttl))
+            now = (await js.stream_info(stream)).config
+            assert (ttl, max(1.0, ttl)) == (now.max_age, now.subject_delete_marker_ttl)
+            assert ttl >= (now.duplicate_window or 0)
+            assert ["cluster.heartbeat_ttl_changed"] == [log["event"] for log in logs]
+        with capture_logs() as logs:
+            await open_buckets(js, dataclasses.replace(config, heartbeat_ttl=1.2))
+        assert [] == logs
+    finally:
+        await nc.close()
