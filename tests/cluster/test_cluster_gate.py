@@ -7,6 +7,8 @@ from __future__ import annotations
 import anyio
 import pytest
 
+from adapter.cluster import ClusterConfig
+from adapter.cluster import worker as cluster_worker
 from adapter.cluster._gate import PublishGate, timer_linger
 
 pytestmark = pytest.mark.anyio
@@ -120,3 +122,23 @@ async def test_busy_until_the_rate_falls_below_half() -> None:
         clock.now += 0.1
         await gate.wait()
         assert not gate.busy
+
+
+@pytest.mark.parametrize(("per_second", "busy"), [(1000, False), (1400, False), (1600, True)])
+async def test_a_worker_with_the_defaults_holds_batches_from_fifteen_busy_sessions(
+    per_second: int, busy: bool
+) -> None:
+    """Ten sessions at the CLI's top pace (100 deltas a second each) go at once; from
+    fifteen, batches wait for the window (the worker's gate with the default linger)."""
+    clock = Clock()
+    gate = PublishGate(
+        timer_linger(ClusterConfig().publish_linger),
+        min_batch=cluster_worker._MIN_BATCH,
+        clock=clock,
+    )
+    with anyio.fail_after(60):
+        for _ in range(per_second // 10):  # a tenth of a second's batches
+            await gate.wait()
+        clock.now += 0.1
+        await gate.wait()
+    assert busy == gate.busy
