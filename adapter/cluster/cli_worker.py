@@ -79,6 +79,14 @@ def add_nats_arguments(parser: argparse._ActionsContainer, *, required: bool) ->
         "cannot move to another worker",
     )
     parser.add_argument(
+        "--nats-replicas",
+        type=int,
+        choices=(1, 3, 5),
+        default=defaults.replicas,
+        help="copies JetStream keeps of the bridge's streams and buckets in a NATS cluster "
+        "(default: %(default)s; 3 on a 3-node cluster, so that a node failing loses nothing)",
+    )
+    parser.add_argument(
         "--nats-request-timeout",
         type=seconds,
         default=defaults.request_timeout,
@@ -129,6 +137,7 @@ def cluster_config_from_args(args: argparse.Namespace) -> ClusterConfig:
     limits: dict[str, Any] = {
         "event_max_bytes": args.nats_event_max_bytes,
         "transcript_max_bytes": args.nats_transcript_max_bytes,
+        "replicas": args.nats_replicas,
         "request_timeout": args.nats_request_timeout,
         "create_timeout": args.nats_create_timeout,
         "heartbeat_interval": args.nats_heartbeat,

@@ -56,6 +56,8 @@ def test_limits_and_linger_reach_the_config() -> None:
 def test_timeouts_and_heartbeats_reach_the_config() -> None:
     config = cluster_config_from_args(
         parse(
+            "--nats-replicas",
+            "3",
             "--nats-request-timeout",
             "2.5",
             "--nats-create-timeout",
@@ -66,7 +68,8 @@ def test_timeouts_and_heartbeats_reach_the_config() -> None:
             "2",
         )
     )
-    assert (2.5, 30.0, 0.5, 2.0) == (
+    assert (3, 2.5, 30.0, 0.5, 2.0) == (
+        config.replicas,
         config.request_timeout,
         config.create_timeout,
         config.heartbeat_interval,
@@ -77,6 +80,12 @@ def test_timeouts_and_heartbeats_reach_the_config() -> None:
 def test_a_ttl_not_longer_than_the_interval_is_refused() -> None:
     with pytest.raises(ValueError, match="heartbeat_ttl must be longer"):
         cluster_config_from_args(parse("--nats-heartbeat", "3", "--nats-heartbeat-ttl", "3"))
+
+
+def test_replicas_are_one_three_or_five(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        parse("--nats-replicas", "2")
+    assert "invalid choice" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("text", ["", "0", "-1", "abc", "inf", "nan", "1s"])
