@@ -1,11 +1,11 @@
 """NATS failures: a 3-node cluster with the event stream replicated three times loses nothing
-when one node is stopped mid-stream; a gateway reports a NATS outage and recovers."""
+when one node is stopped mid-stream; a gateway reports a NATS outage and recovers; a worker
+process given ``--nats-replicas 3`` replicates what it creates three times."""
 
 from __future__ import annotations
 
 import uuid
 from pathlib import Path
-from typing import Any
 
 import anyio
 import pytest
@@ -22,6 +22,10 @@ from adapter.cluster import (
 )
 from adapter.events import Event, MessageChunk
 from adapter.fanout import EventHub
+from claudecode.testing import fake_cli_command, script
+
+from ._processes import worker_child
+from ._waits import eventually
 
 pytestmark = [pytest.mark.anyio, pytest.mark.nats, pytest.mark.slow]
 
@@ -92,10 +96,10 @@ async def test_a_gateway_reports_a_nats_outage_and_recovers(tmp_path: Path) -> N
                 await stream.start(backend._js, config)
                 assert (await backend.readiness())["ready"]
                 server.kill()
-                await eventually(lambda: not backend.ready)
+                await eventually(lambda: not backend.ready, 120)
                 assert "disconnected" == (await backend.readiness())["nats"]
                 server.start()
-                await eventually(lambda: backend.ready)
+                await eventually(lambda: backend.ready, 120)
                 async with anyio.create_task_group() as tg:
                     tg.start_soon(publisher.run, hub)
                     hub.publish(chunks(4))
@@ -112,9 +116,37 @@ def chunks(n: int) -> list[Event]:
     return [MessageChunk(message_id="m", text=str(i)) for i in range(n)]
 
 
-async def eventually(check: Any) -> None:
-    with anyio.fail_after(120):
-        while True:
-            if check():
-                return
-            await anyio.sleep(0.05)
+async def test_a_worker_given_three_replicas_keeps_three_copies(
+    nats_cluster: LocalNatsCluster, tmp_path: Path
+) -> None:
+    """``worker --nats-replicas 3`` (a process, on the 3-node cluster): the event and
+    transcript streams and the session and worker buckets it creates are replicated three
+    times."""
+    import nats
+
+    config = ClusterConfig(prefix=f"r{uuid.uuid4().hex[:8]}")
+    cli = fake_cli_command(script(), tmp_path / "fake")
+    nc = await nats.connect(nats_cluster.urls, reconnect_time_wait=0.2)
+    try:
+        js = nc.jetstream(timeout=5)
+        with anyio.fail_after(120):  # the JetStream meta group elects a leader first
+            while True:
+                try:
+                    await js.account_info()
+                    break
+                except Exception:
+                    await anyio.sleep(0.5)
+        nats_args = ("--nats-prefix", config.prefix, "--nats-replicas", "3")
+        log = tmp_path / "w1.log"
+        with worker_child(log, ",".join(nats_cluster.urls), nats_args, "w1", cli):
+            await eventually(lambda: "worker w1 ready" in log.read_text(errors="replace"), 120)
+            streams = (
+                config.event_stream,
+                config.transcript_stream,
+                f"KV_{config.sessions_bucket}",
+                f"KV_{config.workers_bucket}",
+            )
+            replicas = [(await js.stream_info(name)).config.num_replicas for name in streams]
+        assert [3, 3, 3, 3] == replicas
+    finally:
+        await nc.close()
