@@ -41,7 +41,9 @@ _DELETES = ("DEL", "PURGE")
 
 
 async def open_buckets(js: JetStreamContext, config: ClusterConfig) -> tuple[KeyValue, KeyValue]:
-    """The sessions and workers buckets, created when missing."""
+    """The sessions and workers buckets, created when missing, and updated when their
+    replication or the heartbeat TTL differ from ``config`` (as the streams get their
+    limits: a deployment restarted with other values gets them)."""
     from nats.js.errors import BucketNotFoundError
 
     try:
@@ -50,6 +52,8 @@ async def open_buckets(js: JetStreamContext, config: ClusterConfig) -> tuple[Key
         sessions = await js.create_key_value(
             bucket=config.sessions_bucket, history=1, replicas=config.replicas
         )
+    else:
+        await _keep_bucket(js, config.sessions_bucket, config.replicas)
     try:
         workers = await js.key_value(config.workers_bucket)
     except BucketNotFoundError:
@@ -62,29 +66,29 @@ async def open_buckets(js: JetStreamContext, config: ClusterConfig) -> tuple[Key
             limit_marker_ttl=max(1.0, config.heartbeat_ttl),
         )
     else:
-        await _keep_heartbeat_ttl(js, config)
+        await _keep_bucket(js, config.workers_bucket, config.replicas, config.heartbeat_ttl)
     return sessions, workers
 
 
-async def _keep_heartbeat_ttl(js: JetStreamContext, config: ClusterConfig) -> None:
-    # The bucket's age limit is the heartbeat TTL, fixed when the bucket was made: a
-    # deployment restarted with another --nats-heartbeat-ttl gets it (as the streams get
-    # their limits), or its heartbeats would expire after the old TTL.
-    stream = f"KV_{config.workers_bucket}"
-    info = await js.stream_info(stream)
-    current = info.config
-    ttl = config.heartbeat_ttl
-    if current.max_age is not None and abs(current.max_age - ttl) <= 1e-6:
+async def _keep_bucket(
+    js: JetStreamContext, bucket: str, replicas: int, ttl: float | None = None
+) -> None:
+    # A bucket's replication and age limit (the workers bucket's: the heartbeat TTL) are
+    # fixed when it is made; without this a deployment moved to a NATS cluster would keep
+    # single copies, and one given another TTL would expire heartbeats after the old one.
+    current = (await js.stream_info(f"KV_{bucket}")).config
+    changes: dict[str, object] = {}
+    if current.num_replicas != replicas:
+        changes["num_replicas"] = replicas
+    if ttl is not None and (current.max_age is None or abs(current.max_age - ttl) > 1e-6):
+        changes["max_age"] = ttl
+        changes["duplicate_window"] = min(current.duplicate_window or ttl, ttl)
+        changes["subject_delete_marker_ttl"] = max(1.0, ttl)
+    if not changes:
         return
-    await js.update_stream(
-        dataclasses.replace(
-            current,
-            max_age=ttl,
-            duplicate_window=min(current.duplicate_window or ttl, ttl),
-            subject_delete_marker_ttl=max(1.0, ttl),
-        )
-    )
-    _log.info("cluster.heartbeat_ttl_changed", before=current.max_age, after=ttl)
+    await js.update_stream(dataclasses.replace(current, **changes))  # type: ignore[arg-type]
+    before = {name: getattr(current, name) for name in changes}
+    _log.info("cluster.bucket_changed", bucket=bucket, before=before, after=changes)
 
 
 class Registry:

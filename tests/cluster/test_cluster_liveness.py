@@ -195,7 +195,8 @@ async def test_a_new_heartbeat_ttl_reaches_an_existing_bucket(
             now = (await js.stream_info(stream)).config
             assert (ttl, max(1.0, ttl)) == (now.max_age, now.subject_delete_marker_ttl)
             assert ttl >= (now.duplicate_window or 0)
-            assert ["cluster.heartbeat_ttl_changed"] == [log["event"] for log in logs]
+            assert ["cluster.bucket_changed"] == [log["event"] for log in logs]
+            assert {"max_age": ttl} == {k: v for k, v in logs[0]["after"].items() if k == "max_age"}
         with capture_logs() as logs:
             await open_buckets(js, dataclasses.replace(config, heartbeat_ttl=1.2))
         assert [] == logs

@@ -20,6 +20,8 @@ from adapter.cluster import (
     NatsSettings,
     ensure_event_stream,
 )
+from adapter.cluster.registry import open_buckets
+from adapter.cluster.transcripts import ensure_transcript_stream
 from adapter.events import Event, MessageChunk
 from adapter.fanout import EventHub
 from claudecode.testing import fake_cli_command, script
@@ -119,9 +121,9 @@ def chunks(n: int) -> list[Event]:
 async def test_a_worker_given_three_replicas_keeps_three_copies(
     nats_cluster: LocalNatsCluster, tmp_path: Path
 ) -> None:
-    """``worker --nats-replicas 3`` (a process, on the 3-node cluster): the event and
-    transcript streams and the session and worker buckets it creates are replicated three
-    times."""
+    """``worker --nats-replicas 3`` (a process, on the 3-node cluster) where a deployment
+    with single copies ran before: the event and transcript streams and the session and
+    worker buckets are replicated three times from its start on."""
     import nats
 
     config = ClusterConfig(prefix=f"r{uuid.uuid4().hex[:8]}")
@@ -136,6 +138,10 @@ async def test_a_worker_given_three_replicas_keeps_three_copies(
                     break
                 except Exception:
                     await anyio.sleep(0.5)
+        # What a deployment on one copy left: every stream and bucket of the prefix.
+        await ensure_event_stream(js, config)  # type: ignore[arg-type]
+        await ensure_transcript_stream(js, config)  # type: ignore[arg-type]
+        await open_buckets(js, config)  # type: ignore[arg-type]
         nats_args = ("--nats-prefix", config.prefix, "--nats-replicas", "3")
         log = tmp_path / "w1.log"
         with worker_child(log, ",".join(nats_cluster.urls), nats_args, "w1", cli):
