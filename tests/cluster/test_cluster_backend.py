@@ -32,7 +32,7 @@ from adapter.session import UnknownPermissionError
 from claudecode import ControlRequestError, UsageError
 from claudecode.testing import fake_cli_command, script, text_turn, tool_turn
 
-from ._waits import eventually
+from ._waits import eventually, until_moved
 
 pytestmark = [pytest.mark.anyio, pytest.mark.nats]
 
@@ -309,7 +309,7 @@ async def test_a_lost_session_is_reported_and_resumed(
                 assert [1, 2, 3, 4, 5] == [e.seq for e in seen[:5]]
                 assert isinstance(seen[3], ErrorEvent) and "interrupted" == seen[3].kind
                 assert isinstance(seen[4], Complete) and seen[4].synthetic
-                resumed = await wait_owner(backend, "orphan", workers[0].id)
+                resumed = await until_moved(backend, "orphan", workers[0].id, HANG_GUARD)
                 assert ghost.info.cli_session_id == resumed.cli_session_id
                 assert 1.0 == resumed.created_at
                 await backend.prompt("orphan", "hello again")
@@ -318,15 +318,6 @@ async def test_a_lost_session_is_reported_and_resumed(
         assert after[0].seq == 6
         assert "after resume" == "".join(e.text for e in after if isinstance(e, MessageChunk))
         assert list(range(6, 6 + len(after))) == [e.seq for e in after]
-
-
-async def wait_owner(backend: ClusterBackend, session_id: str, owner: str) -> SessionInfo:
-    with anyio.fail_after(HANG_GUARD):
-        while True:
-            info = await backend.info(session_id)
-            if info.owner == owner and info.status != "lost":
-                return info
-            await anyio.sleep(0.05)
 
 
 async def test_second_gateway_serves_the_same_sessions(

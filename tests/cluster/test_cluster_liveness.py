@@ -49,6 +49,14 @@ from .test_cluster_processes import processes, second_gateway, start_worker
 pytestmark = [pytest.mark.anyio, pytest.mark.nats]
 
 
+def _continued(first: list[Event], second: list[Event]) -> None:
+    """The second turn ran where the first did: its own text, its events numbered on, and
+    no error event in either."""
+    assert "two" == "".join(e.text for e in second if isinstance(e, MessageChunk))
+    assert first[-1].seq + 1 == second[0].seq
+    assert not [e for e in first + second if isinstance(e, ErrorEvent)]
+
+
 async def test_a_stall_longer_than_the_heartbeat_ttl_loses_no_session(
     nats_server: LocalNatsServer, tmp_path: Path
 ) -> None:
@@ -80,9 +88,7 @@ async def test_a_stall_longer_than_the_heartbeat_ttl_loses_no_session(
             with anyio.fail_after(HANG_GUARD):
                 await backend.prompt(info.id, "second")
             second = await until_complete(events)
-        assert "two" == "".join(e.text for e in second if isinstance(e, MessageChunk))
-        assert first[-1].seq + 1 == second[0].seq
-        assert not [e for e in first + second if isinstance(e, ErrorEvent)]
+        _continued(first, second)
 
 
 async def test_a_running_worker_whose_beats_stop_keeps_its_session(
@@ -133,9 +139,7 @@ async def test_a_running_worker_whose_beats_stop_keeps_its_session(
             second = await until_complete(events)
             monkeypatch.undo()  # it beats again: a candidate for placement again
             await eventually(lambda: owner.id in registry.workers, HANG_GUARD)
-        assert "two" == "".join(e.text for e in second if isinstance(e, MessageChunk))
-        assert first[-1].seq + 1 == second[0].seq
-        assert not [e for e in first + second if isinstance(e, ErrorEvent)]
+        _continued(first, second)
 
 
 @pytest.mark.slow

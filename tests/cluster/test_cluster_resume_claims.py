@@ -18,13 +18,12 @@ from adapter.events import MessageChunk
 from claudecode import UsageError
 from claudecode.testing import script, text_turn
 
-from ._waits import eventually
+from ._waits import eventually, until_moved
 from .test_cluster_backend import (
     HANG_GUARD,
     fast_config,
     running,
     until_complete,
-    wait_owner,
     worker_defaults,
 )
 
@@ -132,7 +131,7 @@ async def test_a_resumed_session_keeps_its_claim_through_failover(
         await backend._require().put(ghost)
         with pytest.raises(CliSessionInUseError, match="orphan"):
             await backend.create(SessionSpec(resume=STORED))
-        resumed = await wait_owner(backend, "orphan", workers[0].id)
+        resumed = await until_moved(backend, "orphan", workers[0].id, HANG_GUARD)
         assert STORED == resumed.cli_session_id
         with pytest.raises(CliSessionInUseError, match="orphan"):
             await backend.create(SessionSpec(resume=STORED))
