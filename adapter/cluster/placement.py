@@ -8,11 +8,18 @@ where NATS picks a member and a full one declines: the group also holds workers 
 heartbeats lapsed, and one that is stuck rather than gone (its connection open, nothing
 answering) would hold the request for the whole ``create_timeout``. A session being moved
 off a lost worker (``exclude``) never goes to the group, which may pick that worker.
+
+Every attempt carries its deadline (``CreateSession.deadline``: now plus ``create_timeout``),
+and a worker that gets to the request, or to registering the session, after it refuses
+rather than start a session whose creator has given up.
 """
 
 from __future__ import annotations
 
+import time
 from typing import TYPE_CHECKING
+
+import msgspec
 
 from claudecode._log import get_logger
 
@@ -39,14 +46,21 @@ async def _ask(nc: NATS, subject: str, payload: bytes, timeout: float) -> Reply 
     except NoRespondersError:
         return None
     except TimeoutError:
-        # NATS or the worker did not answer (a worker that answers late may still start
-        # the session: the caller must not take this for "nothing started").
+        # NATS or the worker did not answer. A worker that gets to it late refuses (the
+        # request's deadline passed), but one whose clock lags this one's by more than the
+        # transit may still start it: the caller must not take this for "nothing started".
         return Reply(error=ErrorBody("unavailable", f"no answer on {subject} within {timeout} s"))
     try:
         return decode_reply(msg.data)
     except WireError as exc:
         _log.warning("cluster.malformed_reply", subject=subject, error=str(exc))
         return Reply(error=ErrorBody("internal", "a worker sent a malformed reply"))
+
+
+def _stamped(command: CreateSession, config: ClusterConfig) -> bytes:
+    # Each attempt waits its own ``create_timeout``, so it carries its own deadline: the
+    # worker refuses the create once nobody waits for its answer any more.
+    return encode(msgspec.structs.replace(command, deadline=time.time() + config.create_timeout))
 
 
 async def place_session(
@@ -60,11 +74,13 @@ async def place_session(
     """Start a session on some worker; the reply of the one that took it, or an error
     (``declined`` when every worker is full or none carries the labels; ``exclude``: a
     worker not to ask, by name or through the queue group)."""
-    payload = encode(command)
     last: Reply | None = None
     for worker_id in registry.candidates(command.spec.labels, exclude=exclude):
         reply = await _ask(
-            nc, config.worker_create_subject(worker_id), payload, config.create_timeout
+            nc,
+            config.worker_create_subject(worker_id),
+            _stamped(command, config),
+            config.create_timeout,
         )
         if reply is None:
             continue  # gone since its last heartbeat
@@ -82,7 +98,9 @@ async def place_session(
             error=ErrorBody("declined", f"no live worker{wanted} has room for the session")
         )
     for _ in range(_QUEUE_ATTEMPTS):
-        reply = await _ask(nc, config.create_subject, payload, config.create_timeout)
+        reply = await _ask(
+            nc, config.create_subject, _stamped(command, config), config.create_timeout
+        )
         if reply is None:
             break
         if reply.error is None or reply.error.type != "declined":

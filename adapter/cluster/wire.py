@@ -177,13 +177,18 @@ class CreateSession(_Command, tag="create", frozen=True):
 
     ``session_id``: the bridge id (a resumed lost session keeps its id); ``first_seq``: the
     seq its first event gets (a resumed session continues its numbering); ``created_at``:
-    kept from the first start.
+    kept from the first start; ``deadline``: when the sender stops waiting for the answer
+    (wall-clock epoch seconds, 0 for none). A worker refuses a create whose deadline has
+    passed, on receipt and again right before the session is registered, so a create it
+    answers late never leaves a session that nobody asked for. Workers that predate the
+    field ignore it (msgspec skips unknown fields); a request without it has no deadline.
     """
 
     spec: SessionSpec = SessionSpec()
     session_id: str | None = None
     first_seq: int = 1
     created_at: float = 0.0
+    deadline: float = 0.0
 
 
 Command: TypeAlias = (

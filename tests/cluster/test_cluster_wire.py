@@ -7,6 +7,7 @@ import contextlib
 import json
 from typing import Any
 
+import msgspec
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -74,6 +75,28 @@ def test_round_trips() -> None:
     assert worker == decode_worker(encode(worker))
     events = [MessageChunk(seq=3, message_id="m", text="x"), ErrorEvent(seq=4, message="e")]
     assert events == decode_batch(encode_batch(events))
+
+
+class _CreateBeforeDeadlines(msgspec.Struct, tag_field="op", tag="create", kw_only=True):
+    """``CreateSession`` as workers that predate deadlines decode it."""
+
+    spec: SessionSpec = SessionSpec()
+    session_id: str | None = None
+    first_seq: int = 1
+    created_at: float = 0.0
+
+
+def test_a_create_carries_its_deadline_and_old_peers_still_understand_each_other() -> None:
+    stamped = CreateSession(session_id="s", first_seq=3, created_at=5.0, deadline=1.8e9 + 0.25)
+    assert stamped == decode_command(encode(stamped))
+    assert b'"deadline":1800000000.25' in encode(stamped)
+    # An old worker decodes a new gateway's create, the deadline skipped.
+    old = msgspec.json.decode(encode(stamped), type=_CreateBeforeDeadlines)
+    assert ("s", 3, 5.0) == (old.session_id, old.first_seq, old.created_at)
+    # An old gateway's create has no deadline.
+    fresh = decode_command(msgspec.json.encode(_CreateBeforeDeadlines(session_id="s")))
+    assert isinstance(fresh, CreateSession)
+    assert 0.0 == fresh.deadline and "s" == fresh.session_id
 
 
 @given(data=st.binary(max_size=300) | json_values.map(lambda v: json.dumps(v).encode()))
