@@ -338,6 +338,11 @@ class ClusterWorker:
         if not isinstance(command, CreateSession):
             await respond(msg, Reply(error=ErrorBody("bad_request", "expected a create request")))
             return
+        try:
+            self._check_deadline(command, "on receipt", command.session_id)
+        except _CreateExpiredError as exc:
+            await respond(msg, Reply(error=exc.body))
+            return
         if len(self._hosted) + self._starting >= self.max_sessions:
             await respond(msg, Reply(error=ErrorBody("declined", f"worker {self.id} is full")))
             return
@@ -351,12 +356,37 @@ class ClusterWorker:
             reply = await self._start(command)
         except TooManySessionsError as exc:
             reply = Reply(error=ErrorBody("declined", str(exc)))
+        except _CreateExpiredError as exc:
+            reply = Reply(error=exc.body)
         except Exception as exc:
             _log.info("cluster.create_failed", worker=self.id, error=repr(exc))
             reply = Reply(error=error_body(exc))
         finally:
             self._starting -= 1
         await respond(msg, reply)
+
+    def _check_deadline(self, command: CreateSession, stage: str, session_id: str | None) -> None:
+        """Raise :class:`_CreateExpiredError` when the sender of ``command`` has stopped
+        waiting for the answer (``stage``: how far the create got, for the log)."""
+        if not command.deadline:
+            return  # a gateway that predates deadlines
+        late = time.time() - command.deadline
+        if late <= 0:
+            return
+        _log.info(
+            "cluster.create_expired",
+            worker=self.id,
+            session_id=session_id,
+            stage=stage,
+            late=round(late, 3),
+        )
+        raise _CreateExpiredError(
+            ErrorBody(
+                "unavailable",
+                f"worker {self.id} refused to start session {session_id!r} {stage}: "
+                f"{late:.3f} s past the create's deadline",
+            )
+        )
 
     async def _start(self, command: CreateSession) -> Reply:
         session_id = command.session_id or uuid.uuid4().hex
@@ -444,6 +474,11 @@ class ClusterWorker:
                 await hosted.mirror.prime()
             record = hosted.record(self.id)
             assert self.registry is not None
+            # The commit point: starting the CLI may have taken longer than the sender
+            # waits. Past the deadline nobody will learn of this session (a fresh one's id
+            # may be the gateway's own; a resume's recovery has closed the session), so it
+            # ends here, as any failure before the record does.
+            self._check_deadline(command, "before registering", session_id)
             if command.created_at:  # a lost session resumed here: its record exists
                 hosted.revision = await self.registry.put(record)
             else:
@@ -668,6 +703,14 @@ class ClusterWorker:
             return
         hosted.changed.set()
         await respond(msg, Reply(info=hosted.record(self.id).info))
+
+
+class _CreateExpiredError(Exception):
+    """A create that its sender stopped waiting for (its deadline passed)."""
+
+    def __init__(self, body: ErrorBody) -> None:
+        super().__init__(body.message)
+        self.body = body
 
 
 def _host_token() -> str:
