@@ -7,7 +7,8 @@ stops waiting for the answer), and a worker refuses one whose deadline has passe
   starts nothing — whether the caller retried the id elsewhere or the id was the gateway's
   own and nobody will ever ask for it;
 * at the commit point, right before the session's record is written: a CLI that takes
-  longer to start than the gateway waits is ended, its claim freed, no record written.
+  longer to start than the gateway waits is ended, its claim freed, no record written; and
+  a lost session's resume that recovery gave up on (and closed) stays closed.
 
 Each worker's CLI is a wrapper that notes every launch in a file (so "no CLI ever started"
 is checked, not just "none runs now") and, for the slow start, waits for a gate file the
@@ -198,4 +199,61 @@ async def test_a_cli_slower_to_start_than_the_gateway_waits_is_ended_unregistere
             await eventually(lambda: _clis(worker) == 0, HANG_GUARD)
             assert [] == await _session_keys(registry)
             # The claim the worker made for the fresh session's CLI session is gone too.
+            assert [] == await claims_of(backend)._entries()
+
+
+async def test_a_lost_sessions_resume_that_recovery_gave_up_on_stays_closed(
+    nats_server: LocalNatsServer, tmp_path: Path
+) -> None:
+    # Recovery places the lost session's resume on the only other worker, whose CLI is
+    # held back; recovery gives up and closes the session. Before deadlines the worker
+    # then wrote its record over the closed one and ran the session after all.
+    config = _config(10.0)
+    fake = fake_cli_command(script(), tmp_path / "fake")
+    settings = NatsSettings(servers=[nats_server.url])
+    gated = tmp_path / "c2"
+    with processes(tmp_path) as procs:
+        start_worker(procs, nats_server, config, "w1", fake, tmp_path)
+        async with ClusterBackend(settings, config) as backend:
+            registry = backend._require()
+            await eventually(lambda: "w1" in registry.workers, HANG_GUARD)
+            with anyio.fail_after(HANG_GUARD):
+                info = await backend.create(SessionSpec())
+            assert "w1" == info.owner
+            start_worker(
+                procs,
+                nats_server,
+                config,
+                "w2",
+                _noting_cli(fake, gated, gated=True),
+                tmp_path,
+                "--nats-create-timeout",
+                "10",
+            )
+            await eventually(lambda: "w2" in registry.workers, HANG_GUARD)
+            worker = procs.procs["w2"].pid
+            try:
+                procs.kill("w1")
+                # The resume reached the other worker (within its ten seconds) and waits.
+                await eventually(lambda: _launches(gated) == 1, HANG_GUARD)
+
+                def closed() -> bool:
+                    found = registry.sessions.get(info.id)
+                    return found is not None and "closed" == found[0].info.state
+
+                await eventually(closed, HANG_GUARD)  # recovery gave up
+            finally:
+                (gated / "gate").touch()
+            await eventually(lambda: _handled(procs.log("w2")), HANG_GUARD)
+            log = procs.log("w2")
+            assert "create_expired" in log and "before registering" in log, log[-3000:]
+            assert "session_started" not in log
+            await eventually(lambda: _clis(worker) == 0, HANG_GUARD)
+            found = await registry.get(info.id)
+            assert found is not None
+            assert ("closed", "errored", "w1") == (
+                found[0].info.state,
+                found[0].info.status,
+                found[0].info.owner,
+            )
             assert [] == await claims_of(backend)._entries()
