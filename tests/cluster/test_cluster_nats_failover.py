@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import uuid
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
@@ -32,15 +33,22 @@ from ._waits import eventually
 pytestmark = [pytest.mark.anyio, pytest.mark.nats, pytest.mark.slow]
 
 
-async def _ready(js: object, config: ClusterConfig) -> None:
-    # The JetStream meta group elects a leader after the routes are up.
+async def _ready(js: Any, config: ClusterConfig) -> None:
+    # The JetStream meta group elects a leader after the routes are up, then the stream its
+    # own: a consumer asked for before that waits for it, beyond a request's timeout on a
+    # busy machine. Ready once the stream has a leader and both other copies are current.
     with anyio.fail_after(120):
         while True:
             try:
-                await ensure_event_stream(js, config)  # type: ignore[arg-type]
-                return
+                await ensure_event_stream(js, config)
+                cluster = (await js.stream_info(config.event_stream)).cluster
+                peers = (cluster.replicas or []) if cluster is not None else []
+                current = [getattr(peer, "current", False) for peer in peers]
+                if cluster is not None and cluster.leader and current == [True, True]:
+                    return
             except Exception:
-                await anyio.sleep(0.5)
+                pass
+            await anyio.sleep(0.5)
 
 
 async def test_one_node_stopped_mid_stream_loses_nothing(nats_cluster: LocalNatsCluster) -> None:
