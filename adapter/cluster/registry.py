@@ -38,6 +38,9 @@ __all__ = ("Registry", "open_buckets")
 _log = get_logger("claudecode.adapter.cluster.registry")
 
 _DELETES = ("DEL", "PURGE")
+#: Seconds of clock difference, beyond a heartbeat interval, that a worker's beat may show
+#: before this process warns about the two machines' clocks.
+_CLOCK_MARGIN = 2.0
 
 
 async def open_buckets(js: JetStreamContext, config: ClusterConfig) -> tuple[KeyValue, KeyValue]:
@@ -116,6 +119,8 @@ class Registry:
         self._watchers: list[Any] = []
         #: When a session's owner was first seen missing (monotonic seconds).
         self._missing_since: dict[str, float] = {}
+        #: Workers whose clock was found far off this process's (warned once each).
+        self._clock_warned: set[str] = set()
         self._judge_after = 0.0
 
     @property
@@ -199,6 +204,25 @@ class Registry:
         if key not in self.workers:
             _log.info("cluster.worker_seen", worker=key)
         self.workers[key] = worker
+        self._check_clock(worker)
+
+    def _check_clock(self, worker: WorkerInfo, now: float | None = None) -> None:
+        # A beat is read within milliseconds of its writing, or up to a heartbeat interval
+        # later when the watcher starts: anything beyond that and a margin is the clocks.
+        # Create deadlines are wall-clock times, so a worker whose clock is far ahead
+        # refuses creates that are still awaited (and one far behind takes late ones).
+        if not worker.clock or worker.id in self._clock_warned:
+            return
+        skew = worker.clock - (time.time() if now is None else now)
+        if abs(skew) <= self.config.heartbeat_interval + _CLOCK_MARGIN:
+            return
+        self._clock_warned.add(worker.id)
+        _log.warning(
+            "cluster.worker_clock_off",
+            worker=worker.id,
+            ahead_by=round(skew, 3),
+            hint="synchronise the machines' clocks (NTP): create deadlines compare them",
+        )
 
     async def wait_loaded(self) -> None:
         """Wait until both buckets were read once."""

@@ -308,7 +308,9 @@ class SessionRecord(msgspec.Struct, kw_only=True, frozen=True, omit_defaults=Tru
 
 
 class WorkerInfo(msgspec.Struct, kw_only=True, frozen=True, omit_defaults=True):
-    """A worker's heartbeat: who it is, its load and its labels."""
+    """A worker's heartbeat: who it is, its load and its labels; ``clock``: its wall clock
+    when it wrote the beat (0: a worker that predates the field), so that the others can
+    see a clock far off theirs (create deadlines are wall-clock times)."""
 
     id: str
     sessions: int = 0
@@ -316,6 +318,7 @@ class WorkerInfo(msgspec.Struct, kw_only=True, frozen=True, omit_defaults=True):
     labels: dict[str, str] = {}
     host: str = ""
     started_at: float = 0.0
+    clock: float = 0.0
 
 
 _record = msgspec.json.Decoder(SessionRecord)

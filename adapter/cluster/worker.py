@@ -271,6 +271,7 @@ class ClusterWorker:
             labels=self.labels,
             host=socket.gethostname(),
             started_at=self._started_at,
+            clock=time.time(),
         )
 
     async def _heartbeat_once(self) -> None:

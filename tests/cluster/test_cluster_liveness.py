@@ -14,13 +14,16 @@ declared lost only if the worker does not answer on its own subject as well.
   session is declared lost and resumed on the other worker. (A worker whose process died
   closes its connection, and nobody answers at once: the kill -9 tests.)
 * The heartbeat TTL of a deployment restarted with another one reaches the existing
-  workers bucket."""
+  workers bucket.
+* A worker's beat carries its wall clock, and one far off this process's is warned about
+  (create deadlines compare the clocks)."""
 
 from __future__ import annotations
 
 import dataclasses
 import os
 import signal
+import time
 import uuid
 from pathlib import Path
 
@@ -30,7 +33,8 @@ from structlog.testing import capture_logs
 
 from adapter.backend import SessionSpec
 from adapter.cluster import ClusterConfig, LocalNatsServer, NatsSettings
-from adapter.cluster.registry import open_buckets
+from adapter.cluster.registry import Registry, open_buckets
+from adapter.cluster.wire import WorkerInfo, encode
 from adapter.events import Complete, ErrorEvent, Event, MessageChunk
 from claudecode.testing import fake_cli_command, script, text_turn
 
@@ -206,3 +210,47 @@ async def test_a_new_heartbeat_ttl_reaches_an_existing_bucket(
         assert [] == logs
     finally:
         await nc.close()
+
+
+class _Entry:
+    """A KV watcher's entry of the workers bucket."""
+
+    def __init__(self, worker: WorkerInfo) -> None:
+        self.key = worker.id
+        self.operation = None
+        self.value = encode(worker)
+
+
+def test_a_worker_clock_far_off_is_warned_about_once() -> None:
+    """Create deadlines compare wall clocks: a beat whose clock is further off than a
+    heartbeat interval and a margin gets one warning per worker; clocks in step, and
+    workers that predate the field, get none."""
+    config = ClusterConfig()
+    registry = Registry(None, config)  # type: ignore[arg-type]  # no NATS: entries by hand
+    now = time.time()
+    beats = [
+        WorkerInfo(id="in-step", clock=now + 0.2),
+        WorkerInfo(id="old"),
+        WorkerInfo(id="ahead", clock=now + 90),
+        WorkerInfo(id="ahead", clock=now + 91),
+        WorkerInfo(id="behind", clock=now - 30),
+    ]
+    with capture_logs() as logs:
+        for beat in beats:
+            registry._worker_entry(_Entry(beat))
+    warned = [
+        (log["worker"], round(log["ahead_by"])) for log in logs if log["log_level"] == "warning"
+    ]
+    assert [("ahead", 90), ("behind", -30)] == warned
+    assert {"in-step", "old", "ahead", "behind"} == set(registry.workers)
+
+
+async def test_a_worker_beat_carries_its_clock(
+    nats_server: LocalNatsServer, tmp_path: Path
+) -> None:
+    async with running(nats_server, fast_config(), worker_defaults(tmp_path, script())) as (
+        backend,
+        workers,
+    ):
+        beat = backend._require().workers[workers[0].id]
+        assert abs(beat.clock - time.time()) < 60  # the worker's wall clock, not 0
