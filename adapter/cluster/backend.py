@@ -234,7 +234,7 @@ class ClusterBackend:
             tg = await stack.enter_async_context(anyio.create_task_group())
             stack.callback(tg.cancel_scope.cancel)
             await tg.start(self.registry.run)
-            tg.start_soon(self._sweeper)
+            tg.start_soon(self._sweeper, self.registry)
             tg.start_soon(self._claim_sweeper)
         except BaseException:
             await stack.__aexit__(None, None, None)
@@ -362,8 +362,9 @@ class ClusterBackend:
             raise ClusterUnavailableError(_NATS_LOST)
         return registry
 
-    async def _sweeper(self) -> None:
-        registry = self._require()
+    async def _sweeper(self, registry: Registry) -> None:
+        # The registry is handed over, not looked up when the task first runs: a backend
+        # left without a checkpoint after entering runs it first while exiting.
         claims = self._claims
         assert claims is not None
         while True:

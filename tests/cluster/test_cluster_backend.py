@@ -83,6 +83,13 @@ async def until_complete(events: Any) -> list[Event]:
     return seen
 
 
+async def test_a_backend_left_at_once_closes_cleanly(nats_server: LocalNatsServer) -> None:
+    """Entered and left with no checkpoint in between: its background tasks first run
+    while it closes, and nothing raises."""
+    async with ClusterBackend(NatsSettings(servers=[nats_server.url]), fast_config()):
+        pass
+
+
 async def test_a_turn_with_a_permission_through_the_gateway(
     nats_server: LocalNatsServer, tmp_path: Path
 ) -> None:
