@@ -206,14 +206,14 @@ class Registry:
         self.workers[key] = worker
         self._check_clock(worker)
 
-    def _check_clock(self, worker: WorkerInfo, now: float | None = None) -> None:
+    def _check_clock(self, worker: WorkerInfo) -> None:
         # A beat is read within milliseconds of its writing, or up to a heartbeat interval
         # later when the watcher starts: anything beyond that and a margin is the clocks.
         # Create deadlines are wall-clock times, so a worker whose clock is far ahead
         # refuses creates that are still awaited (and one far behind takes late ones).
         if not worker.clock or worker.id in self._clock_warned:
             return
-        skew = worker.clock - (time.time() if now is None else now)
+        skew = worker.clock - time.time()
         if abs(skew) <= self.config.heartbeat_interval + _CLOCK_MARGIN:
             return
         self._clock_warned.add(worker.id)

@@ -73,14 +73,19 @@ async def running(
         yield backend, started
 
 
-async def until_complete(events: Any) -> list[Event]:
+async def until_event(events: Any, kind: type[Event]) -> list[Event]:
+    """The events read up to and with the first of ``kind`` (a hang guard, not a timing)."""
     seen: list[Event] = []
     with anyio.fail_after(HANG_GUARD):
         async for event in events:
             seen.append(event)
-            if isinstance(event, Complete):
+            if isinstance(event, kind):
                 break
     return seen
+
+
+async def until_complete(events: Any) -> list[Event]:
+    return await until_event(events, Complete)
 
 
 async def test_a_backend_left_at_once_closes_cleanly(nats_server: LocalNatsServer) -> None:

@@ -44,6 +44,7 @@ from .test_cluster_backend import (
     fast_config,
     running,
     until_complete,
+    until_event,
     wait_state,
     worker_defaults,
 )
@@ -165,12 +166,7 @@ async def test_a_stopped_worker_does_not_answer_and_its_session_moves(tmp_path: 
                 os.kill(stopped, signal.SIGSTOP)
                 try:
                     await until_moved(backend, info.id, "wb", HANG_GUARD)
-                    lost: list[Event] = []
-                    with anyio.fail_after(HANG_GUARD):
-                        async for event in events:
-                            lost.append(event)
-                            if isinstance(event, ErrorEvent):
-                                break
+                    lost = await until_event(events, ErrorEvent)
                     # Idle when it was lost: nothing was interrupted.
                     assert isinstance(lost[-1], ErrorEvent) and "cli_exited" == lost[-1].kind
                     await backend.prompt(info.id, "second")

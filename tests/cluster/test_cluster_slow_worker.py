@@ -17,10 +17,12 @@ test creates once the gateway has given up.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
 import signal
 import uuid
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import anyio
@@ -40,7 +42,7 @@ from claudecode.testing import fake_cli_command, script
 
 from ._waits import eventually
 from .test_cluster_claim_lifecycle import claims_of
-from .test_cluster_processes import HANG_GUARD, processes, start_worker
+from .test_cluster_processes import HANG_GUARD, Processes, processes, start_worker
 
 pytestmark = [pytest.mark.anyio, pytest.mark.nats, pytest.mark.slow]
 
@@ -90,6 +92,20 @@ async def _session_keys(registry: Registry) -> list[str]:
         return []
 
 
+@contextlib.asynccontextmanager
+async def _w1_and_gateway(
+    server: LocalNatsServer, tmp_path: Path, config: ClusterConfig, cli: Path
+) -> AsyncIterator[tuple[Processes, ClusterBackend, Registry]]:
+    """A ``worker`` process named ``w1`` running ``cli``, and a gateway in this process
+    that has seen its heartbeat (the processes killed at the end)."""
+    with processes(tmp_path) as procs:
+        start_worker(procs, server, config, "w1", cli, tmp_path)
+        async with ClusterBackend(NatsSettings(servers=[server.url]), config) as backend:
+            registry = backend._require()
+            await eventually(lambda: "w1" in registry.workers, HANG_GUARD)
+            yield procs, backend, registry
+
+
 def _config(create_timeout: float = 3.0) -> ClusterConfig:
     return dataclasses.replace(
         ClusterConfig(prefix=f"s{uuid.uuid4().hex[:8]}"), create_timeout=create_timeout
@@ -101,42 +117,39 @@ async def test_a_create_answered_late_is_refused_before_a_cli_starts(
 ) -> None:
     config = _config()
     fake = fake_cli_command(script(), tmp_path / "fake")
-    settings = NatsSettings(servers=[nats_server.url])
-    with processes(tmp_path) as procs:
-        start_worker(procs, nats_server, config, "w1", _noting_cli(fake, tmp_path / "c1"), tmp_path)
-        async with ClusterBackend(settings, config) as backend:
-            registry = backend._require()
-            await eventually(lambda: "w1" in registry.workers, HANG_GUARD)
-            slow = procs.procs["w1"].pid
-            os.kill(slow, signal.SIGSTOP)
-            try:
-                with anyio.fail_after(HANG_GUARD), pytest.raises(ClusterUnavailableError):
-                    await backend.create(SessionSpec(), session_id="once")
-                start_worker(procs, nats_server, config, "w2", fake, tmp_path)
-                # The paused worker's heartbeat expires: the retry goes to the other one.
-                await eventually(
-                    lambda: "w2" in registry.workers and "w1" not in registry.workers, HANG_GUARD
-                )
-                with anyio.fail_after(HANG_GUARD):
-                    info = await backend.create(SessionSpec(), session_id="once")
-                assert "w2" == info.owner
-            finally:
-                os.kill(slow, signal.SIGCONT)
-            # The late create is handled now: refused before any CLI starts.
-            await eventually(lambda: _handled(procs.log("w1")), HANG_GUARD)
-            log = procs.log("w1")
-            assert "create_expired" in log and "on receipt" in log, log[-3000:]
-            assert "session_started" not in log and "create_failed" not in log
-            assert 0 == _launches(tmp_path / "c1") == _clis(slow)
-            found = await registry.get("once")
-            assert found is not None and "w2" == found[0].info.owner
-            assert 1 == _clis(procs.procs["w2"].pid)
-            # Only the live session's claim is there.
-            claims = [value for _, value, _ in await claims_of(backend)._entries()]
-            assert [b"once"] == claims
+    async with _w1_and_gateway(
+        nats_server, tmp_path, config, _noting_cli(fake, tmp_path / "c1")
+    ) as (procs, backend, registry):
+        slow = procs.procs["w1"].pid
+        os.kill(slow, signal.SIGSTOP)
+        try:
+            with anyio.fail_after(HANG_GUARD), pytest.raises(ClusterUnavailableError):
+                await backend.create(SessionSpec(), session_id="once")
+            start_worker(procs, nats_server, config, "w2", fake, tmp_path)
+            # The paused worker's heartbeat expires: the retry goes to the other one.
+            await eventually(
+                lambda: "w2" in registry.workers and "w1" not in registry.workers, HANG_GUARD
+            )
             with anyio.fail_after(HANG_GUARD):
-                await backend.close("once")
-            assert [] == await claims_of(backend)._entries()
+                info = await backend.create(SessionSpec(), session_id="once")
+            assert "w2" == info.owner
+        finally:
+            os.kill(slow, signal.SIGCONT)
+        # The late create is handled now: refused before any CLI starts.
+        await eventually(lambda: _handled(procs.log("w1")), HANG_GUARD)
+        log = procs.log("w1")
+        assert "create_expired" in log and "on receipt" in log, log[-3000:]
+        assert "session_started" not in log and "create_failed" not in log
+        assert 0 == _launches(tmp_path / "c1") == _clis(slow)
+        found = await registry.get("once")
+        assert found is not None and "w2" == found[0].info.owner
+        assert 1 == _clis(procs.procs["w2"].pid)
+        # Only the live session's claim is there.
+        claims = [value for _, value, _ in await claims_of(backend)._entries()]
+        assert [b"once"] == claims
+        with anyio.fail_after(HANG_GUARD):
+            await backend.close("once")
+        assert [] == await claims_of(backend)._entries()
 
 
 async def test_a_late_create_of_a_gateway_made_id_starts_nothing(
@@ -146,26 +159,23 @@ async def test_a_late_create_of_a_gateway_made_id_starts_nothing(
     # CLI for a session that nobody knew of.
     config = _config()
     fake = fake_cli_command(script(), tmp_path / "fake")
-    settings = NatsSettings(servers=[nats_server.url])
-    with processes(tmp_path) as procs:
-        start_worker(procs, nats_server, config, "w1", _noting_cli(fake, tmp_path / "c1"), tmp_path)
-        async with ClusterBackend(settings, config) as backend:
-            registry = backend._require()
-            await eventually(lambda: "w1" in registry.workers, HANG_GUARD)
-            slow = procs.procs["w1"].pid
-            os.kill(slow, signal.SIGSTOP)
-            try:
-                with anyio.fail_after(HANG_GUARD), pytest.raises(ClusterUnavailableError):
-                    await backend.create(SessionSpec())
-            finally:
-                os.kill(slow, signal.SIGCONT)
-            await eventually(lambda: _handled(procs.log("w1")), HANG_GUARD)
-            log = procs.log("w1")
-            assert "create_expired" in log and "on receipt" in log, log[-3000:]
-            assert "session_started" not in log
-            assert 0 == _launches(tmp_path / "c1") == _clis(slow)
-            assert [] == await _session_keys(registry)
-            assert [] == await claims_of(backend)._entries()
+    async with _w1_and_gateway(
+        nats_server, tmp_path, config, _noting_cli(fake, tmp_path / "c1")
+    ) as (procs, backend, registry):
+        slow = procs.procs["w1"].pid
+        os.kill(slow, signal.SIGSTOP)
+        try:
+            with anyio.fail_after(HANG_GUARD), pytest.raises(ClusterUnavailableError):
+                await backend.create(SessionSpec())
+        finally:
+            os.kill(slow, signal.SIGCONT)
+        await eventually(lambda: _handled(procs.log("w1")), HANG_GUARD)
+        log = procs.log("w1")
+        assert "create_expired" in log and "on receipt" in log, log[-3000:]
+        assert "session_started" not in log
+        assert 0 == _launches(tmp_path / "c1") == _clis(slow)
+        assert [] == await _session_keys(registry)
+        assert [] == await claims_of(backend)._entries()
 
 
 async def test_a_cli_slower_to_start_than_the_gateway_waits_is_ended_unregistered(
@@ -173,33 +183,27 @@ async def test_a_cli_slower_to_start_than_the_gateway_waits_is_ended_unregistere
 ) -> None:
     config = _config(10.0)
     fake = fake_cli_command(script(), tmp_path / "fake")
-    settings = NatsSettings(servers=[nats_server.url])
     gated = tmp_path / "c1"
-    with processes(tmp_path) as procs:
-        start_worker(
-            procs, nats_server, config, "w1", _noting_cli(fake, gated, gated=True), tmp_path
-        )
-        async with ClusterBackend(settings, config) as backend:
-            registry = backend._require()
-            await eventually(lambda: "w1" in registry.workers, HANG_GUARD)
-            worker = procs.procs["w1"].pid
-            try:
-                with anyio.fail_after(HANG_GUARD), pytest.raises(ClusterUnavailableError):
-                    await backend.create(SessionSpec())
-                # The CLI was launched (the create passed the check on receipt: the worker
-                # had ten seconds to get it) and waits; the gateway has given up, so the
-                # deadline has passed.
-                await eventually(lambda: _launches(gated) == 1, HANG_GUARD)
-            finally:
-                (gated / "gate").touch()
-            await eventually(lambda: _handled(procs.log("w1")), HANG_GUARD)
-            log = procs.log("w1")
-            assert "create_expired" in log and "before registering" in log, log[-3000:]
-            assert "session_started" not in log
-            await eventually(lambda: _clis(worker) == 0, HANG_GUARD)
-            assert [] == await _session_keys(registry)
-            # The claim the worker made for the fresh session's CLI session is gone too.
-            assert [] == await claims_of(backend)._entries()
+    cli = _noting_cli(fake, gated, gated=True)
+    async with _w1_and_gateway(nats_server, tmp_path, config, cli) as (procs, backend, registry):
+        worker = procs.procs["w1"].pid
+        try:
+            with anyio.fail_after(HANG_GUARD), pytest.raises(ClusterUnavailableError):
+                await backend.create(SessionSpec())
+            # The CLI was launched (the create passed the check on receipt: the worker
+            # had ten seconds to get it) and waits; the gateway has given up, so the
+            # deadline has passed.
+            await eventually(lambda: _launches(gated) == 1, HANG_GUARD)
+        finally:
+            (gated / "gate").touch()
+        await eventually(lambda: _handled(procs.log("w1")), HANG_GUARD)
+        log = procs.log("w1")
+        assert "create_expired" in log and "before registering" in log, log[-3000:]
+        assert "session_started" not in log
+        await eventually(lambda: _clis(worker) == 0, HANG_GUARD)
+        assert [] == await _session_keys(registry)
+        # The claim the worker made for the fresh session's CLI session is gone too.
+        assert [] == await claims_of(backend)._entries()
 
 
 async def test_a_lost_sessions_resume_that_recovery_gave_up_on_stays_closed(
@@ -210,50 +214,45 @@ async def test_a_lost_sessions_resume_that_recovery_gave_up_on_stays_closed(
     # then wrote its record over the closed one and ran the session after all.
     config = _config(10.0)
     fake = fake_cli_command(script(), tmp_path / "fake")
-    settings = NatsSettings(servers=[nats_server.url])
     gated = tmp_path / "c2"
-    with processes(tmp_path) as procs:
-        start_worker(procs, nats_server, config, "w1", fake, tmp_path)
-        async with ClusterBackend(settings, config) as backend:
-            registry = backend._require()
-            await eventually(lambda: "w1" in registry.workers, HANG_GUARD)
-            with anyio.fail_after(HANG_GUARD):
-                info = await backend.create(SessionSpec())
-            assert "w1" == info.owner
-            start_worker(
-                procs,
-                nats_server,
-                config,
-                "w2",
-                _noting_cli(fake, gated, gated=True),
-                tmp_path,
-                "--nats-create-timeout",
-                "10",
-            )
-            await eventually(lambda: "w2" in registry.workers, HANG_GUARD)
-            worker = procs.procs["w2"].pid
-            try:
-                procs.kill("w1")
-                # The resume reached the other worker (within its ten seconds) and waits.
-                await eventually(lambda: _launches(gated) == 1, HANG_GUARD)
+    async with _w1_and_gateway(nats_server, tmp_path, config, fake) as (procs, backend, registry):
+        with anyio.fail_after(HANG_GUARD):
+            info = await backend.create(SessionSpec())
+        assert "w1" == info.owner
+        start_worker(
+            procs,
+            nats_server,
+            config,
+            "w2",
+            _noting_cli(fake, gated, gated=True),
+            tmp_path,
+            "--nats-create-timeout",
+            "10",
+        )
+        await eventually(lambda: "w2" in registry.workers, HANG_GUARD)
+        worker = procs.procs["w2"].pid
+        try:
+            procs.kill("w1")
+            # The resume reached the other worker (within its ten seconds) and waits.
+            await eventually(lambda: _launches(gated) == 1, HANG_GUARD)
 
-                def closed() -> bool:
-                    found = registry.sessions.get(info.id)
-                    return found is not None and "closed" == found[0].info.state
+            def closed() -> bool:
+                found = registry.sessions.get(info.id)
+                return found is not None and "closed" == found[0].info.state
 
-                await eventually(closed, HANG_GUARD)  # recovery gave up
-            finally:
-                (gated / "gate").touch()
-            await eventually(lambda: _handled(procs.log("w2")), HANG_GUARD)
-            log = procs.log("w2")
-            assert "create_expired" in log and "before registering" in log, log[-3000:]
-            assert "session_started" not in log
-            await eventually(lambda: _clis(worker) == 0, HANG_GUARD)
-            found = await registry.get(info.id)
-            assert found is not None
-            assert ("closed", "errored", "w1") == (
-                found[0].info.state,
-                found[0].info.status,
-                found[0].info.owner,
-            )
-            assert [] == await claims_of(backend)._entries()
+            await eventually(closed, HANG_GUARD)  # recovery gave up
+        finally:
+            (gated / "gate").touch()
+        await eventually(lambda: _handled(procs.log("w2")), HANG_GUARD)
+        log = procs.log("w2")
+        assert "create_expired" in log and "before registering" in log, log[-3000:]
+        assert "session_started" not in log
+        await eventually(lambda: _clis(worker) == 0, HANG_GUARD)
+        found = await registry.get(info.id)
+        assert found is not None
+        assert ("closed", "errored", "w1") == (
+            found[0].info.state,
+            found[0].info.status,
+            found[0].info.owner,
+        )
+        assert [] == await claims_of(backend)._entries()
