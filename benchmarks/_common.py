@@ -177,7 +177,7 @@ def serve_paced(
     import uvicorn
 
     from adapter import PermissionPolicy, SessionConfig
-    from adapter.serve import tune_collector
+    from adapter.commands._process import tune_collector
     from adapter.server import ServerSettings, create_app
 
     env = {"BENCH_MODE": "paced", "BENCH_LINES": str(lines), "BENCH_RATE": str(rate)}

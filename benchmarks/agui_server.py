@@ -66,7 +66,7 @@ def _serve_app(app: Any) -> None:
 
     import uvicorn
 
-    from adapter.serve import tune_collector
+    from adapter.commands._process import tune_collector
 
     stack = uvicorn_stack(os.environ.get("BENCH_UVICORN", "asyncio"))
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)

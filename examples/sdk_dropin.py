@@ -59,7 +59,7 @@ if __name__ == "__main__":
     with tempfile.TemporaryDirectory() as scratch:
         cli = None
         if demo:
-            from adapter.demo import demo_cli
+            from adapter.commands.demo import demo_cli
 
             cli = str(demo_cli(scratch))
         raise SystemExit(anyio.run(main, " ".join(words) or "Give me a tour.", cli))

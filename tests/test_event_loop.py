@@ -15,7 +15,7 @@ import httpx
 import pytest
 import uvloop
 
-from adapter._event_loop import LOOP_ENV_VAR, loop_factory, run
+from adapter.commands._event_loop import LOOP_ENV_VAR, loop_factory, run
 from benchmarks import procfs
 
 

@@ -14,7 +14,7 @@ spawn it and drive Claude Code sessions over ACP's JSON-RPC. The pieces:
 * :mod:`adapter.acp.agent` — the agent's methods over a
   :class:`~adapter.backend.SessionBackend` (``session/load`` replays the CLI's stored
   transcript via :mod:`adapter.chat.history`);
-* :mod:`adapter.acp.command` — the stdio command.
+* :mod:`adapter.commands.acp` — the stdio command.
 
 (The PyPI package ``agent-client-protocol`` imports as top-level ``acp``; this subpackage is
 ``adapter.acp`` and does not shadow it.)

@@ -2,7 +2,7 @@
 
 :class:`AcpAgent` is transport-agnostic: :meth:`AcpAgent.serve` reads byte chunks from any
 async iterator and writes whole lines through an async ``send`` callable (the stdio wiring is
-in :mod:`adapter.acp.command`). The JSON-RPC plumbing (a task per request, errors instead of
+in :mod:`adapter.commands.acp`). The JSON-RPC plumbing (a task per request, errors instead of
 stack traces, our own requests to the editor) is :class:`~adapter.acp.peer.JsonRpcPeer`; the
 open sessions, followed from the backend to the editor with their permission round trips, are
 :class:`~adapter.acp.sessions.SessionRelay`. This module holds the ACP methods. When the input

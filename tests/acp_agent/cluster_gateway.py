@@ -9,10 +9,10 @@ import sys
 
 import anyio
 
-from adapter._setup import configure_logging
 from adapter.acp.agent import AgentOptions
-from adapter.acp.command import _own_stdout, serve_stdio
 from adapter.cluster import ClusterBackend, ClusterConfig, NatsSettings
+from adapter.commands._setup import configure_logging
+from adapter.commands.acp import _own_stdout, serve_stdio
 
 
 async def main(url: str, prefix: str, protocol_fd: int) -> None:

@@ -288,7 +288,7 @@ def test_stdout_belongs_to_the_protocol() -> None:
     stderr; only what the agent writes to its private descriptor reaches stdout."""
     code = (
         "import os, subprocess, sys\n"
-        "from adapter.acp.command import _own_stdout\n"
+        "from adapter.commands.acp import _own_stdout\n"
         "fd = _own_stdout()\n"
         "print('stray print')\n"
         "os.write(1, b'raw write\\n')\n"

@@ -10,6 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from adapter._escape import UNSAFE_CHARACTERS, escape_control, escape_json_line
+from adapter.commands.run_render import TerminalRenderer
 from adapter.events import (
     Complete,
     ErrorEvent,
@@ -23,7 +24,6 @@ from adapter.events import (
     decode_event,
     encode_event,
 )
-from adapter.terminal import TerminalRenderer
 from normalize import normalize_tool_result, normalize_tool_use
 
 HOSTILE = "\x1b]0;pwned\x07\x1b[2Jgone\x9b31m\u202eevil\rback\x00"

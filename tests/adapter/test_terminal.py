@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import io
 
+from adapter.commands.run_render import TerminalRenderer
 from adapter.events import Complete, MessageChunk, TokenUsage, ToolCall, ToolUpdate
-from adapter.terminal import TerminalRenderer
 from normalize import ModifyFile, Mutation, ShellExec, ShellOutput
 
 

@@ -12,7 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from adapter.cluster import ClusterConfig
-from adapter.cluster.cli_worker import (
+from adapter.commands.worker import (
     add_worker_arguments,
     byte_size,
     cluster_config_from_args,

@@ -14,7 +14,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from adapter.serve import is_loopback
+from adapter.commands.serve import is_loopback
 from benchmarks import procfs
 
 pytestmark = [pytest.mark.server, pytest.mark.slow]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import gc
 
-from adapter.serve import SERVE_GC_THRESHOLDS, tune_collector
+from adapter.commands._process import SERVE_GC_THRESHOLDS, tune_collector
 
 
 def test_tune_collector_freezes_what_is_alive_and_makes_full_passes_rare() -> None:
@@ -25,7 +25,7 @@ def test_tune_collector_freezes_what_is_alive_and_makes_full_passes_rare() -> No
 
 def test_serve_runs_h11_whatever_else_is_installed() -> None:
     """uvicorn would pick httptools when something installed it; ``serve`` does not."""
-    from adapter.serve import uvicorn_config
+    from adapter.commands.serve import uvicorn_config
 
     async def app(scope: object, receive: object, send: object) -> None:
         raise AssertionError("never called")

@@ -28,18 +28,18 @@ import anyio
 from claudecode import ClaudeCodeError, CLINotFoundError, find_cli
 from claudecode._discovery import INSTALL_HINT
 
-from ._escape import escape_control, escape_json_line
-from .config import SessionConfig
-from .events import (
+from .._escape import escape_control, escape_json_line
+from ..config import SessionConfig
+from ..events import (
     Complete,
     ErrorEvent,
     Event,
     PermissionRequest,
     encode_event,
 )
-from .policies import PermissionDecision, PermissionPolicy
-from .session import AgentSession
-from .terminal import TerminalRenderer
+from ..policies import PermissionDecision, PermissionPolicy
+from ..session import AgentSession
+from .run_render import TerminalRenderer
 
 __all__ = ("add_run_arguments", "run_command")
 

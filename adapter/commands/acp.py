@@ -31,10 +31,10 @@ import anyio.lowlevel
 from claudecode import CLINotFoundError, find_cli
 from claudecode._discovery import INSTALL_HINT
 
+from ..acp.agent import AcpAgent, AgentOptions
 from ..backend import SessionBackend
 from ..config import SessionConfig
 from ..policies import PermissionPolicy
-from .agent import AcpAgent, AgentOptions
 
 __all__ = ("acp_command", "add_acp_arguments", "serve_stdio")
 
@@ -67,7 +67,7 @@ def add_acp_arguments(parser: argparse.ArgumentParser) -> None:
         "OTEL_EXPORTER_OTLP_ENDPOINT also switches it on)",
     )
     parser.add_argument("-v", "--verbose", action="count", default=0, help="log more")
-    from ..cluster.cli_worker import add_nats_arguments
+    from .worker import add_nats_arguments
 
     cluster = parser.add_argument_group(
         "cluster",
@@ -167,7 +167,7 @@ async def _serve(backend: Any, options: AgentOptions, protocol_fd: int) -> None:
 def _cluster_backend(args: argparse.Namespace) -> Any:
     """A gateway to the cluster ``--nats`` names (not started)."""
     from ..cluster import ClusterBackend
-    from ..cluster.cli_worker import cluster_config_from_args, nats_settings_from_args
+    from .worker import cluster_config_from_args, nats_settings_from_args
 
     return ClusterBackend(
         nats_settings_from_args(args, "bridge-acp-gateway"), cluster_config_from_args(args)
@@ -177,7 +177,7 @@ def _cluster_backend(args: argparse.Namespace) -> Any:
 def acp_command(args: argparse.Namespace) -> int:
     """Carry out ``claudecode-bridge acp``; returns the exit status."""
     protocol_fd = _own_stdout()
-    from .._setup import configure_logging, configure_tracing
+    from ._setup import configure_logging, configure_tracing
 
     if args.log_file:
         log = open(args.log_file, "a", encoding="utf-8")  # noqa: SIM115 (lives as long as we do)
@@ -205,7 +205,7 @@ def acp_command(args: argparse.Namespace) -> int:
             from ..local import LocalBackend
 
             if args.demo:
-                from ..demo import demo_cli
+                from .demo import demo_cli
 
                 cli_path = str(demo_cli(scratch))
             else:

@@ -17,14 +17,14 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from .._event_loop import add_loop_argument, loop_factory
+from ..cluster.config import ClusterConfig, NatsSettings
 from ..config import SessionConfig
 from ..policies import PermissionPolicy
-from ..serve import tune_collector
-from .config import ClusterConfig, NatsSettings
+from ._event_loop import add_loop_argument, loop_factory
+from ._process import tune_collector
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .worker import ClusterWorker
+    from ..cluster.worker import ClusterWorker
 
 __all__ = (
     "add_nats_arguments",
@@ -248,7 +248,7 @@ def worker_from_args(args: argparse.Namespace, defaults: SessionConfig) -> Clust
         SystemExit: a malformed ``--label``.
         ValueError: a bad prefix or worker id.
     """
-    from .worker import ClusterWorker
+    from ..cluster.worker import ClusterWorker
 
     labels = _labels(args.label)
     settings = nats_settings_from_args(args, name=f"bridge-worker {args.id or ''}".strip())
@@ -277,7 +277,7 @@ def _labels(values: list[str]) -> dict[str, str]:
 
 def worker_command(args: argparse.Namespace) -> int:
     """Run ``claudecode-bridge worker``; returns the exit status."""
-    from .._setup import configure_logging
+    from ._setup import configure_logging
 
     configure_logging(args.verbose)
     try:
@@ -304,7 +304,7 @@ def worker_command(args: argparse.Namespace) -> int:
 def _defaults(args: argparse.Namespace, scratch: Path) -> SessionConfig:
     cli_path: Any = args.cli
     if args.demo:
-        from ..demo import demo_cli
+        from .demo import demo_cli
 
         cli_path = demo_cli(scratch)
     return SessionConfig(

@@ -8,8 +8,8 @@ from typing import TextIO
 
 from normalize import ModifyFile, ShellExec
 
-from ._escape import escape_control as _safe
-from .events import (
+from .._escape import escape_control as _safe
+from ..events import (
     ApiRetry,
     Complete,
     ErrorEvent,

@@ -4,7 +4,7 @@ Secure by default: it binds 127.0.0.1; binding any other address needs a token (
 better ``CLAUDECODE_BRIDGE_TOKEN`` or ``--token-file``, since a command line is visible to
 every user of the machine) unless ``--insecure-no-auth`` says otherwise. With ``--demo``,
 or with a clear notice when no Claude Code CLI is found, sessions run the built-in scripted
-stand-in (:mod:`adapter.demo`).
+stand-in (:mod:`adapter.commands.demo`).
 
 Shutdown on SIGINT / SIGTERM is graceful: streams are told first (runs end with an error
 event coded ``shutdown``), uvicorn stops accepting and drains connections, then every
@@ -16,7 +16,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import gc
 import ipaddress
 import os
 import signal
@@ -31,23 +30,19 @@ from typing import Any
 
 from claudecode import CLINotFoundError, find_cli
 
+from ..config import SessionConfig
+from ..policies import PermissionPolicy
 from ._event_loop import add_loop_argument, loop_factory
 from ._event_loop import run as run_loop
-from .config import SessionConfig
-from .policies import PermissionPolicy
+from ._process import tune_collector
 
 __all__ = (
     "TOKEN_ENV_VAR",
     "add_serve_arguments",
     "is_loopback",
     "serve_command",
-    "tune_collector",
     "uvicorn_config",
 )
-
-#: The cyclic collector's thresholds while serving (see :func:`tune_collector`): the
-#: interpreter's defaults (700, 10, 10) but a full pass after 1000 middle ones, not 10.
-SERVE_GC_THRESHOLDS = (700, 10, 1000)
 
 #: The environment variable ``serve`` reads its bearer token from.
 TOKEN_ENV_VAR = "CLAUDECODE_BRIDGE_TOKEN"
@@ -116,7 +111,7 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("-v", "--verbose", action="count", default=0, help="log more (to stderr)")
     add_loop_argument(parser)
-    from .cluster.cli_worker import (
+    from .worker import (
         add_nats_arguments,
         add_session_arguments,
         add_worker_role_arguments,
@@ -287,8 +282,8 @@ async def _serve(
     token: str | None,
     demo: bool,
 ) -> int:
-    from .local import LocalBackend
-    from .server import ServerSettings, create_app
+    from ..local import LocalBackend
+    from ..server import ServerSettings, create_app
 
     settings = ServerSettings(
         token=token,
@@ -307,8 +302,8 @@ async def _serve(
     # failover and the other gateways treat it as one of the cluster's workers.
     worker: Any = contextlib.nullcontext()
     if args.nats:
-        from .cluster import ClusterBackend
-        from .cluster.cli_worker import (
+        from ..cluster import ClusterBackend
+        from .worker import (
             cluster_config_from_args,
             nats_settings_from_args,
             worker_from_args,
@@ -362,7 +357,7 @@ def uvicorn_config(app: Any, *, verbose: int = 0) -> Any:
     parser, its answers to bad requests) would change with the environment. h11 comes with
     uvicorn; httptools saved ~2% of the server's CPU per streamed AG-UI event
     (BENCHMARKS.md), not worth a second HTTP layer to test. The event loop is ``serve``'s
-    own (``--loop``, :mod:`adapter._event_loop`: uvloop when installed), not uvicorn's
+    own (``--loop``, :mod:`adapter.commands._event_loop`: uvloop when installed), not uvicorn's
     choice; WebSockets use the ``websockets`` package of the ``server`` extra.
     """
     import uvicorn
@@ -377,20 +372,6 @@ def uvicorn_config(app: Any, *, verbose: int = 0) -> Any:
         server_header=False,
         http="h11",
     )
-
-
-def tune_collector() -> None:
-    """Set up the cyclic garbage collector for a long-running server (entry points only).
-
-    What is alive now (modules, classes, the app and its routes) lives as long as the
-    process: :func:`gc.freeze` keeps it out of every collection. And full passes become rare:
-    each walks every object the sessions hold (~90k at 50 sessions) and stalls every stream
-    for 15-20 ms, and at thousands of deltas a second one pass in a turn is the p99. The
-    young generations still run as usual (each pass short), and reference counting frees
-    almost everything; only cyclic garbage that reached the oldest generation waits longer.
-    """
-    gc.freeze()
-    gc.set_threshold(*SERVE_GC_THRESHOLDS)
 
 
 def _make_server_class() -> type[Any]:

@@ -1,0 +1,92 @@
+"""The ``claudecode-bridge`` command line.
+
+This is an entry point, so (unlike the libraries) it may configure logging. Sub-commands:
+
+* ``run`` — one prompt, one turn: a readable terminal rendering, or ``--json`` events;
+  ``--demo`` runs against a built-in scripted stand-in for the CLI.
+* ``schema`` — print the JSON Schema of the event stream (``docs/event-schema.json``).
+* ``serve`` — the HTTP server for every front end (needs the ``server`` extra); see
+  :mod:`adapter.commands.serve`.
+* ``worker`` — run sessions for a cluster of gateways over NATS JetStream
+  (``--nats URL``; needs the ``cluster`` extra).
+* ``acp`` — run as an Agent Client Protocol agent on stdin/stdout (editors spawn it).
+* ``doctor`` — find the Claude Code CLI, print its path and version, and check that it
+  speaks stream-json (spawn, initialize, close). Exit 0 when usable, 1 otherwise.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+import anyio
+
+from .acp import acp_command, add_acp_arguments
+from .run import add_run_arguments, run_command
+from .serve import add_serve_arguments, serve_command
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="claudecode-bridge",
+        description="Put the Claude Code CLI to work inside other programs.",
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    run = sub.add_parser("run", help="run one prompt and show what the agent does")
+    add_run_arguments(run)
+    serve = sub.add_parser("serve", help="serve sessions over HTTP to UIs and other programs")
+    add_serve_arguments(serve)
+    sub.add_parser("schema", help="print the JSON Schema of the event stream")
+    from .worker import add_worker_arguments
+
+    worker = sub.add_parser("worker", help="run sessions for a cluster over NATS JetStream")
+    add_worker_arguments(worker)
+    acp = sub.add_parser("acp", help="serve editors as an Agent Client Protocol agent (stdio)")
+    add_acp_arguments(acp)
+    doctor = sub.add_parser("doctor", help="check that the Claude Code CLI is usable")
+    doctor.add_argument("--cli", help="path of the claude executable (default: discovered)")
+    doctor.add_argument("--timeout", type=float, default=30.0, help="seconds to wait (30)")
+    return parser
+
+
+def _doctor(args: argparse.Namespace) -> int:
+    from claudecode.doctor import diagnose
+    from normalize._native import native_state
+
+    report = anyio.run(lambda: diagnose(args.cli, timeout=args.timeout))
+    for line in report.lines():
+        print(line)
+    # Not a reason to fail: the pure modules behave the same, slower.
+    print(f"{'adapter:':<12} {native_state().describe()}")
+    return 0 if report.ok else 1
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the ``claudecode-bridge`` console script."""
+    parser = _parser()
+    args = parser.parse_args(argv)
+    if args.command == "doctor":
+        return _doctor(args)
+    if args.command == "run":
+        return run_command(args)
+    if args.command == "serve":
+        return serve_command(args)
+    if args.command == "worker":
+        from .worker import worker_command
+
+        return worker_command(args)
+    if args.command == "acp":
+        return acp_command(args)
+    if args.command == "schema":
+        import json
+
+        from ..events import event_schema
+
+        print(json.dumps(event_schema(), indent=2, sort_keys=True))
+        return 0
+    parser.print_help(sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
