@@ -12,6 +12,7 @@ end on the same channel.
 # First: decides whether the compiled or the pure modules are imported (normalize/_native.py).
 import normalize._native  # noqa: F401
 
+from . import _moved
 from .backend import (
     FRONTEND_TOOL_SERVER,
     BackendUnavailableError,
@@ -63,6 +64,8 @@ from .policies import PermissionDecision, PermissionPolicy
 from .session import AgentSession, UnknownPermissionError
 from .telemetry import TurnTracer
 from .translate import Translator
+
+_moved.install()
 
 __all__ = (
     "AgentSession",

@@ -289,10 +289,10 @@ async def _memory_child(kind: str, cli: str, threads: int) -> dict[str, Any]:
     import anyio
 
     from adapter import LocalBackend, PermissionPolicy, SessionConfig, SessionSpec
-    from adapter.agui.events import decode_run_input
-    from adapter.agui.runs import AguiService
-    from adapter.agui.threads import ThreadStore
     from adapter.events import Complete
+    from adapter.server.agui.events import decode_run_input
+    from adapter.server.agui.runs import AguiService
+    from adapter.server.agui.threads import ThreadStore
 
     config = SessionConfig(
         cli_path=cli,

@@ -64,7 +64,7 @@ def install_server_probes(path: str) -> None:
     import asyncio.events
     import asyncio.selector_events
 
-    from adapter.agui.runs import RunHandle
+    from adapter.server.agui.runs import RunHandle
     from claudecode.transport import SubprocessTransport
 
     now = time.monotonic_ns

@@ -340,7 +340,7 @@ def _history_md(h: dict[str, Any]) -> list[str]:
     many, big = h["list_many"], h["big"]
     return [
         "",
-        "### Session history (adapter.chat.history, in a fresh interpreter each)",
+        "### Session history (adapter.history.transcripts, in a fresh interpreter each)",
         "",
         "| task | seconds | CPU seconds | peak RSS (MiB) | over the bare interpreter (MiB) |",
         "|---|---:|---:|---:|---:|",

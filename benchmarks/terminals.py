@@ -62,7 +62,7 @@ def _make_file(directory: Path, size: int) -> Path:
 
 
 async def _raw_pty_rate(path: Path) -> tuple[float, int]:
-    from terminals._pty import PtyProcess
+    from adapter.terminals._pty import PtyProcess
 
     proc = PtyProcess.spawn(["cat", str(path)], cwd=None, env=dict(os.environ), cols=80, rows=24)
     total = 0
@@ -126,8 +126,8 @@ def _websocket_rate(path: Path, *, screen: bool) -> tuple[float, int]:
     import httpx
 
     from adapter.server import ServerSettings, create_app
-    from terminals import Agent, TerminalManager
-    from terminals.server import make_terminal_routes
+    from adapter.server.terminal_routes import make_terminal_routes
+    from adapter.terminals import Agent, TerminalManager
 
     # The program waits for a line, so the viewer is connected before the output starts.
     agent = Agent(
@@ -156,7 +156,7 @@ def _websocket_rate(path: Path, *, screen: bool) -> tuple[float, int]:
 async def _echo_latency(
     keys: int, busy: int, log: Callable[[str], None], screen: bool = True
 ) -> dict[str, Any]:
-    from terminals import Agent, TerminalManager
+    from adapter.terminals import Agent, TerminalManager
 
     agents = {
         "echo": Agent(name="echo", command="cat", install_hint="cat"),
@@ -203,7 +203,7 @@ async def _echo_latency(
 async def _idle_memory(count: int) -> dict[str, Any]:
     import tracemalloc
 
-    from terminals import Agent, TerminalManager
+    from adapter.terminals import Agent, TerminalManager
 
     agent = Agent(name="idle", command="cat", install_hint="cat")
     async with TerminalManager(

@@ -13,13 +13,15 @@ PACKAGES = [
     "normalize",
     "adapter",
     "adapter.acp",
-    "adapter.agui",
     "adapter.chat",
     "adapter.cluster",
+    "adapter.commands",
+    "adapter.history",
     "adapter.server",
-    "adapter.webui",
-    "adapter.ws",
-    "terminals",
+    "adapter.server.agui",
+    "adapter.server.webui",
+    "adapter.server.ws",
+    "adapter.terminals",
 ]
 
 

@@ -13,7 +13,7 @@ spawn it and drive Claude Code sessions over ACP's JSON-RPC. The pieces:
   (``session/update``, permission round trips, cancel, close);
 * :mod:`adapter.acp.agent` — the agent's methods over a
   :class:`~adapter.backend.SessionBackend` (``session/load`` replays the CLI's stored
-  transcript via :mod:`adapter.chat.history`);
+  transcript via :mod:`adapter.history.transcripts`);
 * :mod:`adapter.commands.acp` — the stdio command.
 
 (The PyPI package ``agent-client-protocol`` imports as top-level ``acp``; this subpackage is

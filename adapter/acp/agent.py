@@ -24,14 +24,14 @@ from claudecode import ClaudeCodeError, UsageError
 from claudecode._version import __version__
 
 from ..backend import BackendUnavailableError, SessionBackend, SessionSpec, history_dir_of
-from ..chat.history import (
+from ..events import SessionStatus
+from ..history.transcripts import (
     HistoryIndex,
     HistoryNotFoundError,
     config_dir,
     find_session_file,
     load_events,
 )
-from ..events import SessionStatus
 from ..manager import UnknownSessionError
 from .jsonrpc import (
     INTERNAL_ERROR,

@@ -1,19 +1,20 @@
-"""adapter.chat: the chat view model and the CLI's stored session history.
+"""adapter.chat: the chat view model.
 
-Pure and sans-IO (history reads files, nothing else)::
+Pure and sans-IO; stored sessions come from :mod:`adapter.history`::
 
     view = ChatView()
     delta = view.apply(events)          # live events from a subscription ...
     view.apply(load_events(path))       # ... or a stored session
     view.snapshot()                     # everything a UI draws, JSON-serializable
 
-    for s in list_sessions(cwd):        # past sessions, newest first
-        print(s.session_id, s.title, s.message_count)
-    spec = resume_spec(s.session_id)    # a SessionSpec that resumes it on any backend
+The history functions this package re-exported before 0.2.0 (``list_sessions``,
+``load_events``, ``resume_spec``, ...) still resolve here, with a DeprecationWarning.
 """
 
 from __future__ import annotations
 
+from .._moved import moved_names
+from ..history.usertext import UserText, parse_user_text
 from .entries import (
     AssistantText,
     ChatEntry,
@@ -27,18 +28,6 @@ from .entries import (
     ToolEntry,
     UserEntry,
 )
-from .history import (
-    HistoryIndex,
-    HistoryNotFoundError,
-    HistorySession,
-    config_dir,
-    find_session_file,
-    list_sessions,
-    load_events,
-    project_slug,
-    resume_spec,
-)
-from .usertext import UserText, parse_user_text
 from .view import ChatDelta, ChatSnapshot, ChatUsage, ChatView
 
 __all__ = (
@@ -49,23 +38,32 @@ __all__ = (
     "ChatUsage",
     "ChatView",
     "CommandEntry",
-    "config_dir",
     "ErrorEntry",
-    "find_session_file",
-    "HistoryIndex",
-    "HistoryNotFoundError",
-    "HistorySession",
     "InterruptEntry",
-    "list_sessions",
-    "load_events",
     "NoticeEntry",
     "parse_user_text",
     "PermissionEntry",
-    "project_slug",
     "ReadGroup",
     "ReasoningEntry",
-    "resume_spec",
     "ToolEntry",
     "UserEntry",
     "UserText",
+)
+
+__getattr__ = moved_names(
+    __name__,
+    {
+        name: "adapter.history"
+        for name in (
+            "HistoryIndex",
+            "HistoryNotFoundError",
+            "HistorySession",
+            "config_dir",
+            "find_session_file",
+            "list_sessions",
+            "load_events",
+            "project_slug",
+            "resume_spec",
+        )
+    },
 )

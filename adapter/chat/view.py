@@ -1,7 +1,7 @@
 """The chat view model: the normalized event stream folded into what a chat UI shows.
 
 :class:`ChatView` is pure (no I/O, no clock): feed it events with :meth:`ChatView.apply` —
-live ones from a subscription, or stored ones from :mod:`adapter.chat.history` — and it keeps
+live ones from a subscription, or stored ones from :mod:`adapter.history.transcripts` — and it keeps
 the list of :mod:`~adapter.chat.entries`, the todo list, usage and cost, the context window
 and the session's capabilities. Each call returns a :class:`ChatDelta` (entries added,
 updated, removed) so a UI patches what changed instead of redrawing everything.
@@ -15,7 +15,7 @@ Rules:
 * **Reads**: consecutive successful file reads of one thread merge into a
   :class:`~adapter.chat.entries.ReadGroup` whose id is the first read's tool call id.
 * **Sub-agent work** carries ``parent_id`` (the ``Agent`` call); a UI nests it there.
-* **User messages** are parsed by :func:`~adapter.chat.usertext.parse_user_text` (slash
+* **User messages** are parsed by :func:`~adapter.history.usertext.parse_user_text` (slash
   commands and their output, interruptions, IDE selections).
 * **Permission requests** are entries, ``open`` until withdrawn, answered (their tool call
   moved on) or the turn ended.
@@ -60,6 +60,7 @@ from ..events import (
     ToolUpdate,
     UserMessage,
 )
+from ..history.usertext import parse_user_text
 from .entries import (
     AssistantText,
     ChatEntry,
@@ -74,7 +75,6 @@ from .entries import (
     UserEntry,
 )
 from .snapshot import ChatDelta, ChatSnapshot, ChatUsage
-from .usertext import parse_user_text
 
 __all__ = ("ChatDelta", "ChatSnapshot", "ChatUsage", "ChatView")
 

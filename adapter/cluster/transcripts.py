@@ -28,7 +28,7 @@ import msgspec
 
 from claudecode._log import get_logger
 
-from ..chat.history import config_dir, project_slug
+from ..history.transcripts import config_dir, project_slug
 from ._streams import ensure_stream
 from .config import ClusterConfig, valid_token
 from .fencing import FencedError, conditional_publish

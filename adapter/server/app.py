@@ -110,10 +110,10 @@ RouteProvider: TypeAlias = Callable[[ServerContext], Sequence[BaseRoute]]
 #: The providers ``claudecode-bridge serve`` mounts, as ``module:attribute`` names.
 BUILTIN_PROVIDERS: tuple[str, ...] = (
     "adapter.server.routes:core_routes",
-    "terminals.server:terminal_routes",
-    "adapter.agui.server:agui_routes",
-    "adapter.ws.endpoint:ws_routes",
-    "adapter.webui:webui_routes",
+    "adapter.server.terminal_routes:terminal_routes",
+    "adapter.server.agui.server:agui_routes",
+    "adapter.server.ws.endpoint:ws_routes",
+    "adapter.server.webui:webui_routes",
 )
 
 

@@ -22,8 +22,8 @@ from adapter.acp.agent import AcpAgent, AgentOptions
 from adapter.acp.jsonrpc import JsonRpcError
 from adapter.acp.params import cli_mcp_servers, prompt_input
 from adapter.backend import SessionInfo, SessionSpec
-from adapter.chat import project_slug
 from adapter.config import SessionConfig
+from adapter.history import project_slug
 from adapter.local import LocalBackend
 from adapter.policies import PermissionPolicy
 from benchmarks import procfs

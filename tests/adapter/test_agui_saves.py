@@ -13,12 +13,12 @@ import anyio
 import pytest
 
 from adapter import LocalBackend, PermissionPolicy, SessionConfig
-from adapter.agui.events import decode_run_input
-from adapter.agui.runs import AguiService
-from adapter.agui.threads import ThreadRecord, ThreadStore
+from adapter.server.agui.events import decode_run_input
+from adapter.server.agui.runs import AguiService
+from adapter.server.agui.threads import ThreadRecord, ThreadStore
 from benchmarks._common import emitter_path
 
-#: Seconds between the saver's rounds (adapter.agui.runs._SAVE_INTERVAL).
+#: Seconds between the saver's rounds (adapter.server.agui.runs._SAVE_INTERVAL).
 SAVE_INTERVAL = 0.5
 
 

@@ -4,7 +4,7 @@ Property tests feed the run translator adapter event sequences from two sources 
 adapter's own translator over the recorded transcripts (shuffled, duplicated, mutated, as in
 its property tests) and arbitrary adapter events built directly — cut into consecutive runs
 (as approvals cut a turn), with stops at random points. Every run's output must obey every
-ordering rule ``verifyEvents`` enforces (:func:`adapter.agui.verify.verify_events`) and
+ordering rule ``verifyEvents`` enforces (:func:`adapter.server.agui.verify.verify_events`) and
 validate against the official ``ag-ui-protocol`` models, with no unknown fields and no
 nulls, using only event types both client versions know.
 """
@@ -23,10 +23,6 @@ from pydantic import TypeAdapter
 from test_translate_properties import PROCESSES, _sequences
 from test_translate_support import step
 
-from adapter.agui.events import AguiEvent, encode_event
-from adapter.agui.results import result_text
-from adapter.agui.translate import APPROVAL_TOOL, RunTranslator, ThreadMemory
-from adapter.agui.verify import verify_events
 from adapter.events import (
     ApiRetry,
     Complete,
@@ -46,6 +42,10 @@ from adapter.events import (
     TurnError,
     UserMessage,
 )
+from adapter.server.agui.events import AguiEvent, encode_event
+from adapter.server.agui.results import result_text
+from adapter.server.agui.translate import APPROVAL_TOOL, RunTranslator, ThreadMemory
+from adapter.server.agui.verify import verify_events
 from adapter.translate import Translator
 from normalize import ManageTodos, ShellExec, ShellOutput, TodoItem, normalize_tool_use
 

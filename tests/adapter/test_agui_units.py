@@ -8,7 +8,7 @@ import json
 import anyio
 import pytest
 
-from adapter.agui.events import (
+from adapter.server.agui.events import (
     ReasoningMessageContent,
     ReasoningMessageStart,
     TextMessageContent,
@@ -17,9 +17,9 @@ from adapter.agui.events import (
     ToolCallResult,
     ToolCallStart,
 )
-from adapter.agui.handle import KEEPALIVE, RunHandle
-from adapter.agui.inputs import decision_from_answer, prompt_from_message
-from adapter.agui.snapshot import MessageLog
+from adapter.server.agui.handle import KEEPALIVE, RunHandle
+from adapter.server.agui.inputs import decision_from_answer, prompt_from_message
+from adapter.server.agui.snapshot import MessageLog
 
 
 @pytest.mark.parametrize(

@@ -9,15 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from adapter.chat import (
-    AssistantText,
-    ChatView,
+from adapter.chat import AssistantText, ChatView, ReadGroup, ReasoningEntry, ToolEntry, UserEntry
+from adapter.events import SessionStatus
+from adapter.history import (
     HistoryIndex,
     HistoryNotFoundError,
-    ReadGroup,
-    ReasoningEntry,
-    ToolEntry,
-    UserEntry,
     config_dir,
     find_session_file,
     list_sessions,
@@ -25,7 +21,6 @@ from adapter.chat import (
     project_slug,
     resume_spec,
 )
-from adapter.events import SessionStatus
 from normalize import ModifyFile, ShellExec
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "history"

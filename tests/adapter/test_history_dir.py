@@ -20,9 +20,9 @@ from typing import Any
 import pytest
 
 from adapter import HistoryBackend, LocalBackend, PermissionPolicy, SessionConfig, history_dir_of
-from adapter.chat.history import project_slug
+from adapter.history.transcripts import project_slug
 from adapter.server import ServerSettings, create_app
-from adapter.ws.endpoint import ws_routes
+from adapter.server.ws.endpoint import ws_routes
 from claudecode.testing import fake_cli_command, script, text_turn
 
 HISTORY = Path(__file__).resolve().parents[1] / "fixtures" / "history" / "projects"

@@ -19,7 +19,6 @@ import pytest
 from structlog.testing import capture_logs
 
 from adapter.backend import SessionSpec
-from adapter.chat.history import project_slug
 from adapter.cluster import (
     ClusterBackend,
     ClusterConfig,
@@ -31,6 +30,7 @@ from adapter.cluster.transcripts import mirrored_size
 from adapter.cluster.wire import batch_range
 from adapter.config import SessionConfig
 from adapter.events import Complete, ErrorEvent, Event, MessageChunk
+from adapter.history.transcripts import project_slug
 from claudecode.testing import fake_cli_command, script, text_turn
 
 from ._waits import eventually, until_moved

@@ -12,7 +12,6 @@ from typing import Any
 import pytest
 from structlog.testing import capture_logs
 
-from adapter.chat.history import HistoryIndex
 from adapter.cluster import ClusterConfig, TranscriptMirror, ensure_transcript_stream
 from adapter.cluster.transcripts import (
     OFFSET_HEADER,
@@ -22,6 +21,7 @@ from adapter.cluster.transcripts import (
     mirrored_size,
 )
 from adapter.cluster.wire import MSG_ID_HEADER
+from adapter.history.transcripts import HistoryIndex
 
 from ._waits import eventually
 

@@ -16,10 +16,11 @@ from typing import Any
 import anyio
 import msgspec
 
-from adapter.chat import ChatView, load_events
+from adapter.chat import ChatView
 from adapter.cluster.transcripts import find_transcript
 from adapter.config import SessionConfig
 from adapter.events import Complete, Event, UserMessage
+from adapter.history import load_events
 from adapter.policies import PermissionPolicy
 from adapter.session import AgentSession
 from adapter.translate import Translator

@@ -17,8 +17,8 @@ from agui_clients.driver import drive, runs_of, text_of
 from server._running import running
 
 from adapter import PermissionPolicy, SessionConfig
-from adapter.agui import APPROVAL_TOOL, verify_events
 from adapter.server import ServerSettings, create_app
+from adapter.server.agui import APPROVAL_TOOL, verify_events
 
 from .cli import CLIEnv
 from .fake_api import FakeAnthropicAPI

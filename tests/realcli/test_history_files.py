@@ -1,5 +1,5 @@
 """Real CLI: the session history files it writes under ``~/.claude/projects``, listed,
-loaded and resumed with :mod:`adapter.chat.history`.
+loaded and resumed with :mod:`adapter.history.transcripts`.
 
 Set ``CLAUDECODE_BRIDGE_RECORD_HISTORY=<dir>`` to copy the recorded files there (that is how
 ``tests/fixtures/history/`` was made).
@@ -15,15 +15,8 @@ from typing import Any
 import anyio
 import pytest
 
-from adapter.chat import (
-    AssistantText,
-    ChatView,
-    ToolEntry,
-    find_session_file,
-    list_sessions,
-    load_events,
-    resume_spec,
-)
+from adapter.chat import AssistantText, ChatView, ToolEntry
+from adapter.history import find_session_file, list_sessions, load_events, resume_spec
 from claudecode import messages as m
 from claudecode.control import OutboundControlResponse
 from claudecode.options import ClaudeCodeOptions

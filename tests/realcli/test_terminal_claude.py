@@ -17,8 +17,8 @@ import anyio
 import pytest
 from terminal_sessions._helpers import TIMEOUT, wait_for_text, wait_until
 
+from adapter.terminals import AGENTS, TerminalManager
 from benchmarks import procfs
-from terminals import AGENTS, TerminalManager
 
 from .cli import CLIEnv
 from .fake_api import FakeAnthropicAPI

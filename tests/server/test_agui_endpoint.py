@@ -16,8 +16,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from adapter import PermissionPolicy, SessionConfig
-from adapter.agui import APPROVAL_TOOL, verify_events
 from adapter.server import ServerSettings, create_app
+from adapter.server.agui import APPROVAL_TOOL, verify_events
 from claudecode.testing import fake_cli_command, script, text_turn, tool_turn, turn
 
 from ._running import running

@@ -11,7 +11,7 @@ from typing import Any
 import httpx
 import pytest
 
-from adapter.agui import APPROVAL_TOOL
+from adapter.server.agui import APPROVAL_TOOL
 from claudecode.testing import script, text_turn, tool_turn
 
 from ._running import running

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import anyio
 
+from adapter.terminals import Agent, TerminalManager, TerminalViewer, ViewerItem
 from benchmarks import procfs
-from terminals import Agent, TerminalManager, TerminalViewer, ViewerItem
 
 #: Hang guard for anything a test waits for (the machine may be very busy).
 TIMEOUT = float(os.environ.get("CLAUDECODE_BRIDGE_TEST_TIMEOUT", "60"))

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from adapter.terminals import AgentUnavailableError, TerminalManager
 from benchmarks import procfs
-from terminals import AgentUnavailableError, TerminalManager
 
 from ._helpers import wait_for_text, wait_until
 

@@ -14,8 +14,8 @@ import anyio
 import anyio.abc
 import pytest
 
+from adapter.terminals._pty import PtyProcess
 from benchmarks import procfs
-from terminals._pty import PtyProcess
 
 from ._helpers import TIMEOUT
 

@@ -9,7 +9,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 from pyte.screens import wcwidth
 
-from terminals import TerminalScreen
+from adapter.terminals import TerminalScreen
 
 COLS, ROWS = 30, 8
 

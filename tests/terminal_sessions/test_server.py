@@ -19,8 +19,8 @@ from hypothesis import strategies as st
 from server._running import running
 
 from adapter.server import ServerSettings, create_app
-from terminals import AGENTS, Agent, TerminalManager
-from terminals.server import make_terminal_routes
+from adapter.server.terminal_routes import make_terminal_routes
+from adapter.terminals import AGENTS, Agent, TerminalManager
 
 from ._helpers import TIMEOUT, foreground_job, fragile_agent, shell_env
 

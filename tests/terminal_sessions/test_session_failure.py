@@ -9,8 +9,7 @@ import anyio
 import pytest
 import structlog
 
-from benchmarks import procfs
-from terminals import (
+from adapter.terminals import (
     AGENTS,
     TerminalExit,
     TerminalFailedError,
@@ -19,6 +18,7 @@ from terminals import (
     TerminalViewer,
     ViewerItem,
 )
+from benchmarks import procfs
 
 from ._helpers import (
     SHOUTER,

@@ -9,8 +9,8 @@ from pathlib import Path
 import anyio
 import pytest
 
-from benchmarks import procfs
-from terminals import (
+from adapter.server.terminal_routes import as_session_info
+from adapter.terminals import (
     AGENTS,
     AgentUnavailableError,
     InvalidTerminalSizeError,
@@ -23,7 +23,7 @@ from terminals import (
     UnknownAgentError,
     UnknownTerminalError,
 )
-from terminals.server import as_session_info
+from benchmarks import procfs
 
 from ._helpers import (
     TIMEOUT,

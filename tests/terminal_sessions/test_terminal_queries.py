@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from terminals import Agent, TerminalManager
+from adapter.terminals import Agent, TerminalManager
 
 from ._helpers import python_agent, read_until, shell_env, wait_for_text
 

@@ -8,7 +8,7 @@ import anyio
 import pyte
 import pytest
 
-from terminals import (
+from adapter.terminals import (
     TerminalExit,
     TerminalManager,
     TerminalResized,

@@ -15,8 +15,8 @@ import pytest
 from server._running import running
 
 from adapter.server import BUILTIN_PROVIDERS, ServerSettings, create_app
-from terminals import AGENTS, Agent, TerminalManager
-from terminals.server import make_terminal_routes
+from adapter.server.terminal_routes import make_terminal_routes
+from adapter.terminals import AGENTS, Agent, TerminalManager
 
 from ._helpers import shell_env
 
@@ -45,7 +45,7 @@ def server(tmp_path: Path) -> Iterator[str]:
         lambda: TerminalManager(env=shell_env(tmp_path), agents={**AGENTS, "missing": missing}),
         default_cwd=str(tmp_path),
     )
-    providers: list[Any] = [p for p in BUILTIN_PROVIDERS if not p.startswith("terminals.")]
+    providers: list[Any] = [p for p in BUILTIN_PROVIDERS if not p.startswith("adapter.server.terminal_routes")]
     app = create_app(settings=ServerSettings(token=TOKEN), providers=[*providers, routes])
     with running(app) as url:
         yield url

@@ -14,8 +14,8 @@ import websockets.sync.client as ws_client
 from server._running import running
 
 from adapter.server import ServerSettings, create_app
-from terminals import TerminalManager
-from terminals.server import make_terminal_routes
+from adapter.server.terminal_routes import make_terminal_routes
+from adapter.terminals import TerminalManager
 
 from ._helpers import TIMEOUT, shell_env
 
@@ -31,7 +31,7 @@ def ws(tmp_path: Path) -> Iterator[Any]:
     )
     providers: list[Any] = [
         "adapter.server.routes:core_routes",
-        "adapter.ws.endpoint:ws_routes",
+        "adapter.server.ws.endpoint:ws_routes",
         routes,
     ]
     app = create_app(settings=ServerSettings(token=TOKEN), providers=providers)

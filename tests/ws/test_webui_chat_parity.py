@@ -18,7 +18,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from adapter.chat import ChatView, load_events, parse_user_text
+from adapter.chat import ChatView, parse_user_text
 from adapter.events import (
     ApiRetry,
     Complete,
@@ -30,6 +30,7 @@ from adapter.events import (
     ToolProgress,
     UserMessage,
 )
+from adapter.history import load_events
 from normalize import normalize_tool_use
 
 from .test_webui_page import open_page, serve

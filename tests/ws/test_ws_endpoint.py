@@ -24,8 +24,8 @@ from server._running import running
 
 from adapter import PermissionPolicy, SessionConfig
 from adapter.server import ServerSettings, create_app
-from adapter.ws import CLOSE_FRAME_TOO_LARGE, CLOSE_SLOW_CONSUMER
-from adapter.ws.endpoint import ws_routes
+from adapter.server.ws import CLOSE_FRAME_TOO_LARGE, CLOSE_SLOW_CONSUMER
+from adapter.server.ws.endpoint import ws_routes
 from claudecode.testing import fake_cli_command, script, text_turn, tool_turn
 
 pytestmark = pytest.mark.server

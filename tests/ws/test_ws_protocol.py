@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from adapter.backend import SessionInfo
 from adapter.chat import ChatView
 from adapter.events import MessageChunk, decode_event
-from adapter.ws import (
+from adapter.server.ws import (
     Ack,
     ClientFrame,
     CreateSession,
@@ -33,7 +33,7 @@ from adapter.ws import (
 
 SCHEMA_FILE = Path(__file__).parents[2] / "docs" / "ws-schema.json"
 REGENERATE = (
-    "regenerate with: python -c 'import json; from adapter.ws import ws_schema; "
+    "regenerate with: python -c 'import json; from adapter.server.ws import ws_schema; "
     "print(json.dumps(ws_schema(), indent=2, sort_keys=True))' > docs/ws-schema.json"
 )
 

@@ -14,7 +14,7 @@ import anyio.lowlevel
 import pytest
 
 from adapter import SessionInfo
-from adapter.ws.status import BACKLOG_FRAMES, SLICE_FRAMES, StatusFeed
+from adapter.server.ws.status import BACKLOG_FRAMES, SLICE_FRAMES, StatusFeed
 
 pytestmark = pytest.mark.anyio
 

@@ -11,8 +11,8 @@ import pytest
 
 from adapter import Complete, LocalBackend, PermissionPolicy, SessionConfig, SessionSpec
 from adapter.chat import AssistantText, ChatSnapshot
-from adapter.ws import views
-from adapter.ws.views import SessionViews
+from adapter.server.ws import views
+from adapter.server.ws.views import SessionViews
 from claudecode.testing import fake_cli_command, script, text_turn
 
 from ._flaky import Flaky

@@ -1,0 +1,84 @@
+"""What a run's input means for its session: the page's answers and messages (pure).
+
+Approval answers (the ``content`` of the tool message for an approval call): JSON
+``{"behavior": "allow" | "allow_always" | "deny", "message": "...", "updatedInput": {...}}``
+(``{"approved": true}`` works too), or one of the words ``allow`` / ``approve`` / ``yes``,
+``allow_always`` / ``always``, ``deny`` / ``reject`` / ``no``. Anything else denies.
+
+A user message becomes the prompt's text and images (``image`` / ``binary`` content parts
+with an ``image/*`` MIME type and base64 data); the page's readable context (``context``)
+follows the text.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import contextlib
+import json
+from typing import Any
+
+from ...policies import PermissionDecision
+from .events import RunAgentInput
+
+__all__ = ("decision_from_answer", "prompt_from_message", "with_context")
+
+
+def decision_from_answer(content: Any) -> PermissionDecision:
+    """A permission decision from the content of an approval tool message (see module)."""
+    data: Any = content
+    if isinstance(content, str):
+        try:
+            data = json.loads(content)
+        except ValueError:
+            data = content.strip()
+    message = ""
+    updated: dict[str, Any] | None = None
+    behavior: Any = data
+    if isinstance(data, dict):
+        behavior = data.get("behavior", data.get("decision"))
+        if behavior is None and isinstance(data.get("approved"), bool):
+            behavior = "allow" if data["approved"] else "deny"
+        message = str(data.get("message") or data.get("reason") or "")
+        candidate = data.get("updatedInput", data.get("updated_input"))
+        updated = candidate if isinstance(candidate, dict) else None
+    word = str(behavior).strip().lower() if isinstance(behavior, str | bool) else ""
+    if word in ("allow", "approve", "approved", "yes", "true", "accept"):
+        return PermissionDecision("allow", updated_input=updated)
+    if word in ("allow_always", "always", "allow-always"):
+        return PermissionDecision("allow_always", updated_input=updated)
+    if word in ("deny", "reject", "rejected", "no", "false", "denied"):
+        return PermissionDecision("deny", message or "the user denied this")
+    return PermissionDecision("deny", f"unrecognized approval answer: {str(content)[:200]}")
+
+
+def prompt_from_message(message: dict[str, Any]) -> tuple[str, list[tuple[str, bytes]]]:
+    """The text and images of a user message (string content or content parts)."""
+    content = message.get("content")
+    if isinstance(content, str):
+        return content, []
+    texts: list[str] = []
+    images: list[tuple[str, bytes]] = []
+    for part in content if isinstance(content, list) else ():
+        if not isinstance(part, dict):
+            continue
+        if part.get("type") == "text" and isinstance(part.get("text"), str):
+            texts.append(part["text"])
+        elif part.get("type") in ("binary", "image"):
+            mime = str(part.get("mimeType") or part.get("mime_type") or "")
+            data = part.get("data")
+            if mime.startswith("image/") and isinstance(data, str):
+                with contextlib.suppress(binascii.Error, ValueError):
+                    images.append((mime, base64.b64decode(data, validate=True)))
+    return "\n".join(texts), images
+
+
+def with_context(text: str, run_input: RunAgentInput) -> str:
+    """The prompt text with the page's readable context after it."""
+    if not run_input.context:
+        return text
+    lines = [text, "", "Context from the application:"]
+    for item in run_input.context:
+        value = item.value if isinstance(item.value, str) else json.dumps(item.value)
+        lines.append(f"- {item.description}: {value}")
+    return "\n".join(lines)

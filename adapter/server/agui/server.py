@@ -1,0 +1,213 @@
+"""The AG-UI endpoint and the CopilotKit runtime, as a route provider of the server.
+
+=======  ============================================  ========================================
+POST     ``/agui``                                      RunAgentInput in, SSE out (a run)
+POST     ``/agui/connect``                              the thread's messages, then its live run
+POST     ``/agui/stop/{threadId}``                      stop the thread's run
+POST     ``/copilotkit`` (and ``/copilotkit/``)         CopilotKit's single-endpoint envelope
+                                                        ``{method, params, body}``: ``info``,
+                                                        ``agent/connect``, ``agent/run``,
+                                                        ``agent/stop``
+GET      ``/copilotkit/info``                           RuntimeInfo (CopilotKit then uses REST:)
+POST     ``/copilotkit/agent/{agentId}/run``            a run
+POST     ``/copilotkit/agent/{agentId}/connect``        connect
+POST     ``/copilotkit/agent/{agentId}/stop/{thread}``  stop
+=======  ============================================  ========================================
+
+Bad input is answered like CopilotKit's own runtime: a body that is not declared JSON 415,
+invalid JSON 400 (``Invalid JSON payload``), no ``method`` 400, an unknown method 400, no
+``agentId`` (or ``threadId`` for stop) 400, an unknown agent 404 (``Agent not found``), an
+invalid RunAgentInput 400 naming the field, another HTTP method 405, a body over the limit
+413, no token 401. A run on a thread whose run is still going is 409.
+
+SSE: ``text/event-stream``, one ``data: <json>\\n\\n`` frame per event (LF only), ``:
+keep-alive`` comments while idle.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator
+from typing import Any
+
+import msgspec
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import Response, StreamingResponse
+from starlette.routing import BaseRoute, Route
+
+from claudecode._version import __version__
+
+from ..app import ServerContext
+from ..errors import json_error
+from ..json_io import json_response
+from .events import RunAgentInput, decode_run_input
+from .runs import AguiService, RunHandle, ThreadBusyError
+from .threads import ThreadStore
+
+__all__ = ("AGENT_ID", "agui_routes", "runtime_info")
+
+#: The one agent the runtime offers (CopilotKit's default agent id).
+AGENT_ID = "default"
+
+_SSE_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
+_METHODS = ("info", "agent/connect", "agent/run", "agent/stop")
+
+
+def runtime_info() -> dict[str, Any]:
+    """CopilotKit's ``RuntimeInfo`` for this bridge."""
+    return {
+        "version": __version__,
+        "agents": {
+            AGENT_ID: {
+                "name": AGENT_ID,
+                "className": "ClaudeCodeAgent",
+                "description": "Claude Code, through claudecode-bridge",
+            }
+        },
+        "audioFileTranscriptionEnabled": False,
+        "mode": "sse",
+    }
+
+
+async def _json_body(request: Request) -> Any:
+    content_type = request.headers.get("content-type", "")
+    if content_type.split(";")[0].strip().lower() != "application/json":
+        raise HTTPException(415, "the request body must be application/json")
+    body = await request.body()
+    try:
+        return msgspec.json.decode(body)
+    except msgspec.DecodeError:
+        raise HTTPException(400, "Invalid JSON payload") from None
+
+
+def _run_input(data: Any) -> RunAgentInput:
+    if not isinstance(data, dict):
+        raise HTTPException(400, "Invalid RunAgentInput: expected an object")
+    try:
+        return decode_run_input(data)
+    except msgspec.ValidationError as exc:
+        raise HTTPException(400, f"Invalid RunAgentInput: {exc}") from None
+
+
+def agui_routes(ctx: ServerContext) -> list[BaseRoute]:
+    """The AG-UI and CopilotKit routes over the context's backend."""
+    store_path = ctx.state_path("agui-threads.sqlite3")
+    service = AguiService(
+        ctx.backend,
+        ThreadStore(store_path),
+        shutting_down=lambda: ctx.shutting_down,
+        disconnect=ctx.settings.agui_disconnect,
+        keepalive=ctx.settings.keepalive_seconds,
+        max_threads=ctx.settings.agui_max_threads,
+    )
+    ctx.lifespan_hooks.append(service.running)
+    ctx.endpoints.extend([("AG-UI", "/agui"), ("CopilotKit", "/copilotkit")])
+    keepalive = ctx.settings.keepalive_seconds
+
+    def stream(head: list[bytes], handle: RunHandle | None, start: int = 0) -> Response:
+        async def frames() -> AsyncIterator[bytes]:
+            for frame in head:
+                yield frame
+            if handle is None:
+                return
+            try:
+                async for frame in handle.listen(start=start, keepalive=keepalive):
+                    yield frame
+            finally:
+                service.left(handle)
+
+        return StreamingResponse(frames(), media_type="text/event-stream", headers=_SSE_HEADERS)
+
+    async def run(run_input: RunAgentInput) -> Response:
+        try:
+            handle = await service.start_run(run_input)
+        except ThreadBusyError as exc:
+            return json_error(409, str(exc))
+        return stream([], handle)
+
+    async def connect(run_input: RunAgentInput) -> Response:
+        head, live = await service.connect(run_input)
+        if live is None:
+            # Nothing live: one buffered answer (an unknown thread: no events at all).
+            return Response(b"".join(head), media_type="text/event-stream", headers=_SSE_HEADERS)
+        # The live run's own RUN_STARTED is in the head; replay the rest, then follow it.
+        return stream(head, live, start=1)
+
+    def stop(thread_id: str) -> Response:
+        if service.stop(thread_id):
+            interrupt = {"type": "RUN_ERROR", "message": "Run stopped by user", "code": "STOPPED"}
+            return json_response({"stopped": True, "interrupt": interrupt})
+        return json_response({"stopped": False, "message": f"no run in progress on {thread_id!r}"})
+
+    def agent(params: Any) -> str:
+        agent_id = params.get("agentId") if isinstance(params, dict) else None
+        if not isinstance(agent_id, str) or not agent_id:
+            raise HTTPException(400, "Missing or invalid parameter 'agentId'")
+        if agent_id != AGENT_ID:
+            raise HTTPException(404, "Agent not found")
+        return agent_id
+
+    # -- plain AG-UI ---------------------------------------------------------------------
+
+    async def agui_run(request: Request) -> Response:
+        return await run(_run_input(await _json_body(request)))
+
+    async def agui_connect(request: Request) -> Response:
+        return await connect(_run_input(await _json_body(request)))
+
+    async def agui_stop(request: Request) -> Response:
+        return stop(request.path_params["thread_id"])
+
+    # -- CopilotKit: the single endpoint ---------------------------------------------------
+
+    async def envelope(request: Request) -> Response:
+        data = await _json_body(request)
+        if not isinstance(data, dict) or "method" not in data:
+            raise HTTPException(400, "Missing method field")
+        method = data["method"]
+        if method not in _METHODS:
+            raise HTTPException(400, f"Unsupported method '{method}'")
+        if method == "info":
+            return json_response(runtime_info())
+        params = data.get("params")
+        agent(params)
+        assert isinstance(params, dict)
+        if method == "agent/stop":
+            thread_id = params.get("threadId")
+            if not isinstance(thread_id, str) or not thread_id:
+                raise HTTPException(400, "Missing or invalid parameter 'threadId'")
+            return stop(thread_id)
+        run_input = _run_input(data.get("body"))
+        return await (run(run_input) if method == "agent/run" else connect(run_input))
+
+    # -- CopilotKit: the REST form ------------------------------------------------------------
+
+    async def info(request: Request) -> Response:
+        return json_response(runtime_info())
+
+    async def rest_run(request: Request) -> Response:
+        agent(request.path_params)
+        return await run(_run_input(await _json_body(request)))
+
+    async def rest_connect(request: Request) -> Response:
+        agent(request.path_params)
+        return await connect(_run_input(await _json_body(request)))
+
+    async def rest_stop(request: Request) -> Response:
+        agent(request.path_params)
+        with contextlib.suppress(HTTPException):
+            await request.body()  # {runId} when a run is tracked; not needed
+        return stop(request.path_params["thread_id"])
+
+    return [
+        Route("/agui", agui_run, methods=["POST"]),
+        Route("/agui/connect", agui_connect, methods=["POST"]),
+        Route("/agui/stop/{thread_id}", agui_stop, methods=["POST"]),
+        Route("/copilotkit", envelope, methods=["POST"]),
+        Route("/copilotkit/", envelope, methods=["POST"]),
+        Route("/copilotkit/info", info, methods=["GET"]),
+        Route("/copilotkit/agent/{agentId}/run", rest_run, methods=["POST"]),
+        Route("/copilotkit/agent/{agentId}/connect", rest_connect, methods=["POST"]),
+        Route("/copilotkit/agent/{agentId}/stop/{thread_id}", rest_stop, methods=["POST"]),
+    ]

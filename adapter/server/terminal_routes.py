@@ -1,0 +1,454 @@
+"""Terminal sessions over HTTP and WebSocket: a route provider for ``adapter.server``.
+
+=======  ==========================  ================================================
+GET      ``/api/terminals``          ``{"terminals": [TerminalInfo], "agents": [AgentStatus]}``
+POST     ``/api/terminals``          ``{agent, cwd?, cols?, rows?, skip_permissions?}`` -> 201
+GET      ``/api/terminals/{id}``     one :class:`~terminals.TerminalInfo`
+DELETE   ``/api/terminals/{id}``     stop it; its final snapshot
+WS       ``/ws/pty/{id}``            the terminal itself (below)
+=======  ==========================  ================================================
+
+The WebSocket carries the terminal's bytes as **binary frames** both ways (output to the
+viewer, keystrokes from it) and control as **JSON text frames**:
+
+* server -> viewer: ``{"type": "status", "state", "can_type", "cols", "rows", "agent"}``
+  (first, then on every change), the current screen as one binary frame right after the
+  first status, live output, ``{"type": "resize", "cols", "rows"}``,
+  ``{"type": "exit", "code", "signal", "signal_name", "reason"}`` (then close 1000) and
+  ``{"type": "error", "code", "message"}`` for a refused frame (the socket stays open). A
+  session that ended because its own tasks failed (exit reason ``failed``) sends, after its
+  exit, an error with code ``failed`` and closes with 1011.
+* viewer -> server: ``{"type": "resize", "cols", "rows"}``, ``{"type": "signal", "signal":
+  "SIGINT"}`` (to the foreground job), ``{"type": "input", "data": "text"}`` (same as a
+  binary frame) and ``{"type": "status"}`` (answered with a status frame).
+
+Who may type (and resize, and signal) is the route's ``input_policy``: ``all`` viewers, or
+only the ``first`` one still connected (the others watch; the next in line takes over when it
+leaves). A viewer that falls too far behind is closed with 1013 (try again: it gets a fresh
+screen). Unknown terminals are closed with 4404. The app's security middleware applies as to
+every route: bearer token (``?token=`` on the handshake), foreign Origins refused.
+"""
+
+from __future__ import annotations
+
+import secrets
+import signal
+import weakref
+from collections.abc import Callable
+from typing import Any, Literal, TypeAlias
+
+import anyio
+import msgspec
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import BaseRoute, Route, WebSocketRoute
+from starlette.websockets import WebSocket, WebSocketDisconnect
+
+from adapter.backend import SessionInfo, SessionState
+from adapter.server import ServerContext, json_error, json_response, read_json
+from claudecode._log import get_logger
+
+from ..terminals._errors import (
+    AgentUnavailableError,
+    InvalidTerminalSizeError,
+    TerminalClosedError,
+    TerminalError,
+    TerminalExistsError,
+    TerminalFailedError,
+    TooManyTerminalsError,
+    UnknownAgentError,
+    UnknownTerminalError,
+)
+from ..terminals._manager import TerminalManager, TerminalStartError
+from ..terminals._types import TerminalExit, TerminalInfo, TerminalResized, TerminalStatus
+from ..terminals._viewer import TerminalViewer, ViewerDroppedError
+
+__all__ = (
+    "InputPolicy",
+    "TerminalCreate",
+    "as_session_info",
+    "make_terminal_routes",
+    "terminal_routes",
+    "terminals_of",
+)
+
+_log = get_logger("claudecode.terminals.server")
+
+#: ``all``: every viewer may type; ``first``: only the earliest viewer still connected.
+InputPolicy: TypeAlias = Literal["all", "first"]
+
+#: Largest input frame accepted (a paste is split by the browser terminal well below this).
+MAX_INPUT_FRAME = 64 * 1024
+
+#: Signals a viewer may send to the foreground job.
+ALLOWED_SIGNALS = frozenset(
+    {"SIGINT", "SIGQUIT", "SIGTERM", "SIGHUP", "SIGKILL", "SIGTSTP", "SIGCONT"}
+    | {"SIGUSR1", "SIGUSR2"}
+)
+
+CLOSE_UNKNOWN = 4404
+CLOSE_LAGGING = 1013
+CLOSE_FAILED = 1011
+
+_managers: weakref.WeakKeyDictionary[ServerContext, TerminalManager] = weakref.WeakKeyDictionary()
+
+
+class TerminalCreate(msgspec.Struct, forbid_unknown_fields=True):
+    """``POST /api/terminals``."""
+
+    agent: str
+    cwd: str | None = None
+    cols: int = 80
+    rows: int = 24
+    skip_permissions: bool = False
+
+
+class _Resize(msgspec.Struct, tag="resize", forbid_unknown_fields=True):
+    cols: int
+    rows: int
+
+
+class _Signal(msgspec.Struct, tag="signal", forbid_unknown_fields=True):
+    signal: str
+
+
+class _Input(msgspec.Struct, tag="input", forbid_unknown_fields=True):
+    data: str
+
+
+class _Status(msgspec.Struct, tag="status", forbid_unknown_fields=True):
+    pass
+
+
+_ControlFrame: TypeAlias = _Resize | _Signal | _Input | _Status
+_control_decoder = msgspec.json.Decoder(_ControlFrame)
+_encoder = msgspec.json.Encoder()
+
+
+def terminals_of(ctx: ServerContext) -> TerminalManager | None:
+    """The terminal manager the terminal routes run for this app (``None`` if not mounted)."""
+    return _managers.get(ctx)
+
+
+_STATES: dict[str, SessionState] = {
+    "starting": "starting",
+    "busy": "busy",
+    "waiting": "waiting",
+    "idle": "idle",
+    "closed": "closed",
+}
+
+
+def as_session_info(info: TerminalInfo) -> SessionInfo:
+    """A terminal as the session registry shows it (``kind="terminal"``), so session lists
+    cover both kinds. ``title`` is the agent's name; ``status`` is ``active`` / ``terminated``."""
+    return SessionInfo(
+        id=info.id,
+        kind="terminal",
+        status="active" if info.active else "terminated",
+        state=_STATES[info.state],
+        status_reason=info.exit_reason,
+        cwd=info.cwd,
+        created_at=info.created_at,
+        last_activity=info.last_activity or info.created_at,
+        title=info.agent,
+    )
+
+
+def _error_status(exc: TerminalError) -> int:
+    if isinstance(exc, UnknownTerminalError):
+        return 404
+    if isinstance(exc, TooManyTerminalsError):
+        return 429
+    if isinstance(exc, UnknownAgentError | InvalidTerminalSizeError | TerminalStartError):
+        return 400
+    if isinstance(exc, TerminalExistsError | TerminalClosedError | AgentUnavailableError):
+        return 409
+    return 409
+
+
+def _error(exc: TerminalError) -> Response:
+    extra: dict[str, Any] = {}
+    if isinstance(exc, AgentUnavailableError):
+        extra = {"agent": exc.agent, "install_hint": exc.install_hint}
+    return json_error(_error_status(exc), str(exc), **extra)
+
+
+class _Viewers:
+    """Connected viewers of one terminal, in order, for the ``first`` input policy."""
+
+    def __init__(self) -> None:
+        self.order: list[TerminalViewer] = []
+
+
+def make_terminal_routes(
+    manager: Callable[[], TerminalManager] = TerminalManager,
+    *,
+    input_policy: InputPolicy | None = None,
+    default_cwd: str | None = None,
+) -> Callable[[ServerContext], list[BaseRoute]]:
+    """A route provider for terminal sessions.
+
+    Args:
+        manager: makes the app's :class:`~terminals.TerminalManager` (run for the app's
+            lifetime; every terminal is stopped at shutdown).
+        input_policy: who may type (see the module docs); by default the server's
+            ``ServerSettings.terminal_input`` (``serve --terminal-input``).
+        default_cwd: the working directory when a request names none (default: the
+            server's).
+    """
+
+    def provider(ctx: ServerContext) -> list[BaseRoute]:
+        policy: InputPolicy = input_policy or ctx.settings.terminal_input
+        terminals = manager()
+        _managers[ctx] = terminals
+        ctx.lifespan_hooks.append(lambda: terminals)
+        ctx.endpoints.append(("terminals API", "/api/terminals"))
+        viewers: dict[str, _Viewers] = {}
+
+        async def list_terminals(request: Request) -> Response:
+            return json_response({"terminals": terminals.list(), "agents": terminals.agents()})
+
+        async def create_terminal(request: Request) -> Response:
+            body = await read_json(request, TerminalCreate)
+            session_id = "term-" + secrets.token_hex(8)
+            try:
+                info = await terminals.start(
+                    session_id,
+                    body.agent,
+                    cwd=body.cwd or default_cwd,
+                    cols=body.cols,
+                    rows=body.rows,
+                    skip_permissions=body.skip_permissions,
+                )
+            except TerminalError as exc:
+                return _error(exc)
+            return json_response(info, status=201)
+
+        async def get_terminal(request: Request) -> Response:
+            try:
+                return json_response(terminals.get(request.path_params["id"]))
+            except TerminalError as exc:
+                return _error(exc)
+
+        async def delete_terminal(request: Request) -> Response:
+            try:
+                return json_response(await terminals.stop(request.path_params["id"]))
+            except TerminalError as exc:
+                return _error(exc)
+
+        async def pty_socket(websocket: WebSocket) -> None:
+            session_id = websocket.path_params["id"]
+            await websocket.accept()
+            try:
+                info = terminals.get(session_id)
+            except UnknownTerminalError as exc:
+                frame = {"type": "error", "code": "unknown", "message": str(exc)}
+                await _send_json(websocket, frame)
+                await websocket.close(CLOSE_UNKNOWN, "no such terminal")
+                return
+            scrollback = _int_param(websocket.query_params.get("scrollback"))
+            async with terminals.attach(session_id, scrollback=scrollback) as viewer:
+                line = viewers.setdefault(session_id, _Viewers())
+                line.order.append(viewer)
+                connection = _Connection(websocket, terminals, viewer, line, policy)
+                try:
+                    await connection.run(info)
+                finally:
+                    was_first = line.order and line.order[0] is viewer
+                    line.order.remove(viewer)
+                    if not line.order:
+                        viewers.pop(session_id, None)
+                    elif was_first and policy == "first":
+                        # The next viewer in line may type now: tell it.
+                        successor = line.order[0]
+                        current = _current_state(terminals, session_id)
+                        if current is not None:
+                            successor._push(TerminalStatus(state=current))
+
+        return [
+            Route("/api/terminals", list_terminals, methods=["GET"]),
+            Route("/api/terminals", create_terminal, methods=["POST"]),
+            Route("/api/terminals/{id}", get_terminal, methods=["GET"]),
+            Route("/api/terminals/{id}", delete_terminal, methods=["DELETE"]),
+            WebSocketRoute("/ws/pty/{id}", pty_socket),
+        ]
+
+    return provider
+
+
+#: The provider ``claudecode-bridge serve`` mounts (who may type: the server's settings).
+terminal_routes = make_terminal_routes()
+
+
+def _current_state(terminals: TerminalManager, session_id: str) -> Any:
+    try:
+        return terminals.get(session_id).state
+    except UnknownTerminalError:
+        return None
+
+
+def _int_param(value: str | None) -> int | None:
+    if value is None:
+        return None
+    try:
+        return max(0, int(value))
+    except ValueError:
+        return None
+
+
+async def _send_json(websocket: WebSocket, frame: dict[str, Any]) -> None:
+    await websocket.send_text(_encoder.encode(frame).decode())
+
+
+class _Connection:
+    """One viewer's WebSocket: output out, keystrokes and control in."""
+
+    def __init__(
+        self,
+        websocket: WebSocket,
+        terminals: TerminalManager,
+        viewer: TerminalViewer,
+        line: _Viewers,
+        policy: InputPolicy,
+    ) -> None:
+        self.websocket = websocket
+        self.terminals = terminals
+        self.viewer = viewer
+        self.line = line
+        self.policy = policy
+        self.session_id = viewer.session_id
+        self._send_lock = anyio.Lock()
+
+    @property
+    def can_type(self) -> bool:
+        return self.policy == "all" or (bool(self.line.order) and self.line.order[0] is self.viewer)
+
+    async def send_json(self, frame: dict[str, Any]) -> None:
+        async with self._send_lock:
+            await _send_json(self.websocket, frame)
+
+    async def send_bytes(self, data: bytes) -> None:
+        async with self._send_lock:
+            await self.websocket.send_bytes(data)
+
+    def status_frame(self, state: str) -> dict[str, Any]:
+        try:
+            info = self.terminals.get(self.session_id)
+        except UnknownTerminalError:  # ended long ago and forgotten by the registry
+            return {"type": "status", "state": "closed", "can_type": False}
+        return {
+            "type": "status",
+            "state": state,
+            "can_type": self.can_type and info.active,
+            "cols": info.cols,
+            "rows": info.rows,
+            "agent": info.agent,
+        }
+
+    async def run(self, info: TerminalInfo) -> None:
+        try:
+            await self.send_json(self.status_frame(info.state))
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(self._pump_out, tg.cancel_scope)
+                await self._pump_in()
+                tg.cancel_scope.cancel()
+        except (WebSocketDisconnect, anyio.ClosedResourceError, anyio.BrokenResourceError):
+            return
+        except OSError:  # the peer vanished mid-send
+            return
+
+    async def _pump_out(self, scope: anyio.CancelScope) -> None:
+        try:
+            async for batch in self.viewer:
+                for item in batch:
+                    if isinstance(item, bytes):
+                        await self.send_bytes(item)
+                    elif isinstance(item, TerminalStatus):
+                        await self.send_json(self.status_frame(item.state))
+                    elif isinstance(item, TerminalResized):
+                        size = {"cols": item.cols, "rows": item.rows}
+                        await self.send_json({"type": "resize", **size})
+                    elif isinstance(item, TerminalExit):
+                        await self.send_json(
+                            {
+                                "type": "exit",
+                                "code": item.code,
+                                "signal": item.signal,
+                                "signal_name": item.signal_name,
+                                "reason": item.reason,
+                            }
+                        )
+        except ViewerDroppedError as exc:
+            await self.send_json({"type": "error", "code": "lagging", "message": str(exc)})
+            await self.websocket.close(CLOSE_LAGGING, "viewer fell behind")
+        except TerminalFailedError as exc:
+            await self.send_json({"type": "error", "code": "failed", "message": str(exc)})
+            await self.websocket.close(CLOSE_FAILED, "terminal failed")
+        else:
+            await self.websocket.close(1000, "terminal ended")
+        scope.cancel()
+
+    async def _pump_in(self) -> None:
+        while True:
+            message = await self.websocket.receive()
+            if message["type"] == "websocket.disconnect":
+                return
+            data = message.get("bytes")
+            if data is not None:
+                await self._input(data)
+                continue
+            text = message.get("text")
+            if text is not None:
+                await self._control(text)
+
+    async def _refuse(self, code: str, message: str) -> None:
+        await self.send_json({"type": "error", "code": code, "message": message})
+
+    async def _input(self, data: bytes) -> None:
+        if len(data) > MAX_INPUT_FRAME:
+            await self._refuse("too_large", f"input frames are limited to {MAX_INPUT_FRAME} bytes")
+            return
+        if not self.can_type:
+            await self._refuse("read_only", "another viewer has the keyboard")
+            return
+        try:
+            await self.terminals.send_input(self.session_id, data)
+        except TerminalError as exc:
+            await self._refuse("closed", str(exc))
+
+    async def _control(self, text: str) -> None:
+        if len(text) > MAX_INPUT_FRAME:
+            limit = f"control frames are limited to {MAX_INPUT_FRAME} bytes"
+            await self._refuse("too_large", limit)
+            return
+        try:
+            frame = _control_decoder.decode(text)
+        except msgspec.ValidationError as exc:
+            await self._refuse("bad_frame", f"invalid control frame: {exc}")
+            return
+        except msgspec.DecodeError:
+            await self._refuse("bad_frame", "control frames are JSON objects")
+            return
+        if isinstance(frame, _Status):
+            state = _current_state(self.terminals, self.session_id) or "closed"
+            await self.send_json(self.status_frame(state))
+            return
+        if isinstance(frame, _Input):
+            await self._input(frame.data.encode("utf-8", "surrogatepass"))
+            return
+        if not self.can_type:
+            await self._refuse("read_only", "another viewer has the keyboard")
+            return
+        if isinstance(frame, _Resize):
+            try:
+                await self.terminals.resize(self.session_id, frame.cols, frame.rows)
+            except TerminalError as exc:
+                await self._refuse("bad_frame", str(exc))
+            return
+        if frame.signal not in ALLOWED_SIGNALS:
+            await self._refuse("bad_frame", f"signal must be one of {sorted(ALLOWED_SIGNALS)}")
+            return
+        sent = await self.terminals.signal(self.session_id, signal.Signals[frame.signal])
+        if not sent:
+            await self._refuse("closed", "no process received the signal")

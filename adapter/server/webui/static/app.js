@@ -1,0 +1,324 @@
+// The built-in web UI: speaks only the WebSocket protocol of adapter.server.ws (docs/ws-schema.json).
+import { Chat } from "./chat.js";
+import { el, renderEntry } from "./render.js";
+
+const $ = (id) => document.getElementById(id);
+const params = new URLSearchParams(location.hash.slice(1));
+const token = params.get("token") || sessionStorage.getItem("ccb-token") || "";
+if (params.get("token")) { sessionStorage.setItem("ccb-token", token); history.replaceState(null, "", location.pathname); }
+
+const state = {
+  ws: null, connected: false, retry: 0, nextId: 1, waiting: new Map(),
+  sessions: new Map(), current: null, chats: new Map(), subscribed: new Set(),
+  unavailable: new Map(),   // session id -> { tries, timer }: resubscribing after "unavailable"
+};
+window.ccbState = state; // for tests and debugging
+
+// ------------------------------------------------------------------ connection
+
+function wsUrl() {
+  const url = new URL("/ws", location.href);
+  url.protocol = location.protocol === "https:" ? "wss:" : "ws:";
+  if (token) url.searchParams.set("token", token);
+  return url.href;
+}
+
+function setConn(text, cls) { const c = $("conn"); c.textContent = text; c.className = "conn " + (cls || ""); }
+
+function connect() {
+  setConn(state.retry ? "reconnecting…" : "connecting…");
+  const ws = new WebSocket(wsUrl());
+  state.ws = ws;
+  ws.onopen = () => {
+    state.connected = true; state.retry = 0; setConn("connected", "ok"); banner("");
+    request({ type: "hello", version: 1 }).catch(() => {});
+    // Watch the session list: every session's state changes (badges, notifications).
+    request({ type: "list_sessions" }).catch(() => {});
+    // Resume what we showed: events after the last one we have, nothing twice.
+    for (const id of state.subscribed) subscribe(id, true);
+  };
+  ws.onmessage = (msg) => onFrame(JSON.parse(msg.data));
+  ws.onclose = (ev) => {
+    state.connected = false;
+    for (const [, p] of state.waiting) p.reject(new Error("connection lost"));
+    state.waiting.clear();
+    const why = ev.code === 4001 ? "fell behind" : ev.code === 4401 || ev.code === 1008 ? "refused" : "lost";
+    setConn("connection " + why + " — reconnecting…", "bad");
+    state.retry += 1;
+    setTimeout(connect, Math.min(500 * 2 ** Math.min(state.retry, 4), 8000));
+  };
+}
+
+function send(frame) {
+  if (!state.connected) throw new Error("not connected");
+  state.ws.send(JSON.stringify(frame));
+}
+
+function request(frame) {
+  const id = "c" + state.nextId++;
+  return new Promise((resolve, reject) => {
+    state.waiting.set(id, { resolve, reject });
+    try { send({ ...frame, request_id: id }); } catch (err) { state.waiting.delete(id); reject(err); }
+  });
+}
+
+function banner(text, error) {
+  const b = $("banner"); b.textContent = text; b.hidden = !text; b.className = "banner" + (error ? " error" : "");
+}
+
+// ------------------------------------------------------------------ frames
+
+function onFrame(f) {
+  const waiter = f.request_id !== undefined && state.waiting.get(f.request_id);
+  if (waiter && ["ack", "error", "pong", "history", "session_list"].includes(f.type)) {
+    state.waiting.delete(f.request_id);
+    if (f.type === "error") waiter.reject(Object.assign(new Error(f.message), { code: f.code }));
+    else waiter.resolve(f);
+  } else if (f.type === "error" && f.code === "unavailable" && state.subscribed.has(f.session_id)) {
+    retryLater(f.session_id, f.message);   // the server lost its backend: back soon, no gap
+  } else if (f.type === "error") {
+    banner(f.message, true);
+  }
+  switch (f.type) {
+    case "session_list":
+      state.sessions = new Map(f.sessions.map((s) => [s.id, s]));
+      renderSessions();
+      break;
+    case "session_changed": {
+      const before = state.sessions.get(f.session.id);
+      state.sessions.set(f.session.id, f.session);
+      if (f.session.state === "waiting" && (!before || before.state !== "waiting")) notify(f.session);
+      renderSessions();
+      if (f.session.id === state.current) { renderHeader(); refreshPermissions(); }
+      break;
+    }
+    case "snapshot": {
+      const chat = Chat.fromSnapshot(f.chat);
+      state.chats.set(f.session_id, chat);
+      state.sessions.set(f.session_id, f.session);
+      if (f.session_id === state.current) renderChat();
+      renderSessions();
+      break;
+    }
+    case "event": {
+      const chat = state.chats.get(f.session_id);
+      if (!chat) break;
+      const changed = chat.apply(f.event);
+      if (f.session_id === state.current) {
+        for (const id of changed) renderOne(chat, id);
+        renderHeader();
+      }
+      break;
+    }
+  }
+}
+
+function subscribe(id, resume) {
+  const chat = state.chats.get(id);
+  const frame = { type: "subscribe", session_id: id };
+  if (resume && chat) frame.since_seq = chat.lastSeq;
+  state.subscribed.add(id);
+  return request(frame).then(() => {
+    if (state.unavailable.delete(id) && !state.unavailable.size) banner("");
+  }).catch((err) => {
+    if (err.code === "unknown_session") { state.subscribed.delete(id); state.chats.delete(id); }
+    if (err.code === "unavailable") retryLater(id, err.message);
+    else banner(err.message, true);
+  });
+}
+
+// A server that lost its backend (a gateway without NATS) ends the subscription with an
+// "unavailable" error: subscribe again after the last event we have, backing off, and say so.
+function retryLater(id, why) {
+  const retry = state.unavailable.get(id) || { tries: 0, timer: null };
+  if (retry.timer) return;
+  retry.tries += 1;
+  const delay = Math.min(500 * 2 ** Math.min(retry.tries - 1, 4), 8000);
+  state.unavailable.set(id, retry);
+  banner("Sessions are unavailable (" + why + ") — retrying in " + Math.round(delay / 1000) + " s…", true);
+  retry.timer = setTimeout(() => {
+    retry.timer = null;
+    if (state.connected && state.subscribed.has(id)) subscribe(id, true);
+  }, delay);
+}
+
+// ------------------------------------------------------------------ sessions
+
+function renderSessions() {
+  const list = $("sessions");
+  list.replaceChildren();
+  const sessions = [...state.sessions.values()].sort((a, b) => (b.created_at || 0) - (a.created_at || 0));
+  for (const s of sessions) {
+    // Terminal sessions (kind "terminal") open in the terminal view (terminal.js).
+    const terminal = s.kind === "terminal";
+    const open = () => (terminal ? window.ccbOpenTerminal(s.id) : select(s.id));
+    const li = el("li", { class: (s.id === state.current ? "current" : "") + (terminal ? " terminal" : ""),
+      "data-session": s.id, "data-kind": s.kind || "chat", tabindex: "0", role: "button" },
+      el("span", { class: "name", text: terminal ? "⌨ " + s.title + " · " + (s.cwd || "") : s.title || s.cwd || s.id }),
+      el("span", { class: "badge " + s.state, text: s.state === "waiting" ? "waiting for you" : s.state }));
+    li.addEventListener("click", open);
+    li.addEventListener("keydown", (ev) => { if (ev.key === "Enter") open(); });
+    list.append(li);
+  }
+}
+
+function select(id) {
+  state.current = id;
+  $("sidebar").classList.remove("open");
+  $("empty").hidden = true;
+  $("session").hidden = false;
+  if (!state.subscribed.has(id)) subscribe(id, false);
+  renderSessions();
+  renderChat();
+}
+
+function notify(session) {
+  if (session.id === state.current && !document.hidden) return;
+  if (window.Notification && Notification.permission === "granted") {
+    new Notification("Claude needs your approval", { body: session.title || session.id, tag: session.id });
+  }
+}
+
+// ------------------------------------------------------------------ chat
+
+const pendingOf = () => new Set((state.sessions.get(state.current) || {}).pending_permissions || []);
+
+function actions() {
+  const sid = state.current;
+  return {
+    answer: (pending_id, decision, updated_input, message) => request({
+      type: "permission_response", session_id: sid, pending_id, decision,
+      ...(decision !== "deny" && updated_input ? { updated_input } : {}),
+      ...(decision === "deny" && message ? { message } : {}),
+    }),
+  };
+}
+
+function renderOne(chat, id) {
+  const entry = chat.entries.get(id);
+  const box = $("chat");
+  if (!entry) {  // merged into another entry
+    const gone = box.querySelector(`[data-id="${CSS.escape(id)}"]`);
+    if (gone) gone.remove();
+    return;
+  }
+  const pending = pendingOf();
+  const node = renderEntry(entry, actions(), (p) => pending.has(p));
+  const old = box.querySelector(`[data-id="${CSS.escape(id)}"]`);
+  if (old) {
+    const kids = old.querySelector(":scope > .children");
+    const keep = node.querySelector(":scope > .children");
+    if (kids && keep) keep.replaceWith(kids);
+    if (old.tagName === "DETAILS" && old.open) node.open = true;
+    const body = old.querySelector(":scope > .body"), nbody = node.querySelector(":scope > .body");
+    if (body && nbody) nbody.hidden = body.hidden;
+    old.replaceWith(node);
+  } else {
+    const parent = entry.parent_id && box.querySelector(`[data-id="${CSS.escape(entry.parent_id)}"] > .children`);
+    const stick = box.scrollHeight - box.scrollTop - box.clientHeight < 80;
+    (parent || box).append(node);
+    if (stick) box.scrollTop = box.scrollHeight;
+  }
+}
+
+function renderChat() {
+  const chat = state.chats.get(state.current);
+  $("chat").replaceChildren();
+  if (!chat) return;
+  for (const id of chat.entries.keys()) renderOne(chat, id);
+  renderHeader();
+  $("chat").scrollTop = $("chat").scrollHeight;
+}
+
+function refreshPermissions() {
+  const chat = state.chats.get(state.current);
+  if (!chat) return;
+  for (const entry of chat.entries.values()) if (entry.kind === "permission") renderOne(chat, entry.id);
+}
+
+function renderHeader() {
+  const s = state.sessions.get(state.current);
+  const chat = state.chats.get(state.current);
+  if (!s) return;
+  $("session-title").textContent = s.title || s.cwd || s.id;
+  const badge = $("session-state");
+  badge.textContent = s.state === "waiting" ? "waiting for you" : s.state;
+  badge.className = "badge " + s.state;
+  if (s.state === "errored") banner("This session failed: " + (s.status_reason || "the CLI stopped"), true);
+  if (chat) {
+    $("cost").textContent = "$" + (chat.usage.cost_usd || 0).toFixed(4);
+    const pct = chat.context ? chat.context.percent : 0;
+    $("context").value = pct;
+    $("context-text").textContent = chat.context ? Math.round(pct) + "% context" : "";
+    if (document.activeElement !== $("model")) $("model").value = chat.model || s.model || "";
+    if (document.activeElement !== $("mode")) $("mode").value = chat.mode || s.permission_mode || "default";
+    const todos = $("todos");
+    todos.replaceChildren(...chat.todos.map((t) => el("li", { class: t.status || "", text: t.description || "" })));
+    todos.hidden = chat.todos.length === 0;
+  }
+  $("interrupt").disabled = !(s.state === "busy" || s.state === "waiting");
+  $("composer").querySelector("button").disabled = s.state === "closed" || s.state === "errored";
+}
+
+// ------------------------------------------------------------------ controls
+
+function guard(promise) { return promise.catch((err) => banner(err.message, true)); }
+
+$("new-session").addEventListener("submit", (ev) => {
+  ev.preventDefault();
+  const form = new FormData(ev.target);
+  const frame = { type: "create_session" };
+  for (const key of ["cwd", "model", "policy"]) if (form.get(key)) frame[key] = form.get(key);
+  banner("Starting a session…");
+  guard(request(frame).then((ack) => {
+    banner("");
+    state.sessions.set(ack.session_id, ack.session);
+    select(ack.session_id);
+  }));
+});
+
+$("composer").addEventListener("submit", (ev) => {
+  ev.preventDefault();
+  const text = $("prompt").value;
+  if (!text.trim() || !state.current) return;
+  guard(request({ type: "prompt", session_id: state.current, text }).then(() => { $("prompt").value = ""; }));
+});
+$("prompt").addEventListener("keydown", (ev) => {
+  if (ev.key === "Enter" && !ev.shiftKey && !ev.isComposing) { ev.preventDefault(); $("composer").requestSubmit(); }
+});
+document.addEventListener("keydown", (ev) => {
+  if (ev.key === "Escape" && state.current && !$("interrupt").disabled) $("interrupt").click();
+});
+$("interrupt").addEventListener("click", () => guard(request({ type: "interrupt", session_id: state.current })));
+$("close-session").addEventListener("click", () => guard(request({ type: "close_session", session_id: state.current })));
+$("model").addEventListener("change", (ev) => guard(request({ type: "set_model", session_id: state.current, model: ev.target.value || null })));
+$("mode").addEventListener("change", (ev) => guard(request({ type: "set_permission_mode", session_id: state.current, mode: ev.target.value })));
+$("menu").addEventListener("click", () => $("sidebar").classList.toggle("open"));
+
+function loadHistory() {
+  guard(request({ type: "list_history", limit: 30 }).then((f) => {
+    const list = $("history");
+    list.replaceChildren();
+    for (const h of f.sessions) {
+      const when = new Date(h.last_activity * 1000).toLocaleString();
+      list.append(el("li", { title: (h.cwd || "") + "\n" + when },
+        el("span", { class: "name", text: h.title || h.session_id }),
+        el("button", { type: "button", text: "Resume", onclick: () => {
+          banner("Resuming…");
+          guard(request({ type: "create_session", resume: h.session_id, cwd: h.cwd || undefined }).then((ack) => {
+            banner(""); state.sessions.set(ack.session_id, ack.session); select(ack.session_id);
+          }));
+        } })));
+    }
+    if (!f.sessions.length) list.append(el("li", { class: "note", text: "No stored sessions." }));
+  }));
+}
+$("history-box").addEventListener("toggle", (ev) => { if (ev.target.open) loadHistory(); });
+$("history-refresh").addEventListener("click", loadHistory);
+
+if (window.Notification && Notification.permission === "default") {
+  $("notify").hidden = false;
+  $("notify").addEventListener("click", () => Notification.requestPermission().then(() => { $("notify").hidden = true; }));
+}
+
+connect();

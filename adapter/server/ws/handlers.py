@@ -1,0 +1,186 @@
+"""What a client's requests do (a mixin of
+:class:`~adapter.server.ws.endpoint.WebSocketConnection`): one method per request frame but
+``subscribe`` / ``unsubscribe`` (:mod:`adapter.server.ws.subscriptions`), each answered with an
+``ack`` (or a reply frame) carrying its ``request_id``; what they raise becomes an ``error``
+frame in the connection's reader."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import secrets
+from typing import TYPE_CHECKING
+
+import anyio
+
+from claudecode import UsageError
+from claudecode._log import get_logger
+
+from ...backend import SessionBackend, SessionSpec
+from ...events import Event
+from ...history.transcripts import (
+    HistoryIndex,
+    HistoryNotFoundError,
+    find_session_file,
+    load_events,
+)
+from ...policies import PermissionDecision
+from .protocol import (
+    CLOSE_UNSUPPORTED_VERSION,
+    PROTOCOL_VERSION,
+    Ack,
+    CloseSession,
+    CreateSession,
+    Error,
+    Hello,
+    History,
+    Interrupt,
+    ListHistory,
+    PermissionResponse,
+    Ping,
+    Pong,
+    Prompt,
+    ServerFrame,
+    SetModel,
+    SetPermissionMode,
+)
+from .views import SessionViews
+
+if TYPE_CHECKING:
+    from adapter.terminals import TerminalManager
+
+__all__ = ("RequestHandlers",)
+
+_log = get_logger("claudecode.adapter.ws")
+
+
+class RequestHandlers:
+    """The requests but subscriptions: sessions (chat and terminal), prompts, permission
+    answers, model and mode, history, ping (a mixin)."""
+
+    backend: SessionBackend
+    views: SessionViews
+    history: HistoryIndex
+    terminals: TerminalManager | None
+
+    if TYPE_CHECKING:  # the connection provides these
+
+        def send(self, frame: ServerFrame) -> None: ...
+
+        def _end(self, code: int, reason: str, *, flush: bool = True) -> None: ...
+
+        def _is_terminal(self, session_id: str) -> bool: ...
+
+    async def _hello(self, frame: Hello) -> None:
+        if frame.version != PROTOCOL_VERSION:
+            self.send(
+                Error(
+                    code="unsupported_version",
+                    message=f"this server speaks version {PROTOCOL_VERSION}",
+                    request_id=frame.request_id,
+                )
+            )
+            self._end(CLOSE_UNSUPPORTED_VERSION, "unsupported protocol version")
+            return
+        if frame.client_id:
+            _log.debug("ws.hello", client_id=frame.client_id[:100])
+        self.send(Ack(request_id=frame.request_id, version=PROTOCOL_VERSION))
+
+    async def _create(self, frame: CreateSession) -> None:
+        if frame.kind == "terminal":
+            await self._create_terminal(frame)
+            return
+        spec = SessionSpec(
+            cwd=frame.cwd,
+            model=frame.model,
+            policy=frame.policy,
+            permission_mode=frame.permission_mode,
+            resume=frame.resume,
+            resume_session_at=frame.resume_session_at,
+            fork=frame.fork,
+        )
+        info = await self.backend.create(spec)
+        if frame.resume:
+            await self._seed(info.id, frame.resume, frame.cwd or info.cwd)
+        self.send(Ack(request_id=frame.request_id, session_id=info.id, session=info))
+
+    async def _create_terminal(self, frame: CreateSession) -> None:
+        if self.terminals is None:
+            raise UsageError("terminal sessions are not served here")
+        if not frame.agent:
+            raise UsageError("a terminal session needs an agent")
+        from adapter.server.terminal_routes import as_session_info
+
+        terminal = await self.terminals.start(
+            "term-" + secrets.token_hex(8),
+            frame.agent,
+            cwd=frame.cwd,
+            cols=frame.cols,
+            rows=frame.rows,
+            skip_permissions=frame.skip_permissions,
+        )
+        info = as_session_info(terminal)
+        self.send(Ack(request_id=frame.request_id, session_id=info.id, session=info))
+
+    async def _seed(self, session_id: str, resumed: str, cwd: str | None) -> None:
+        """Show the resumed conversation from the CLI's stored transcript, when there is one
+        on this machine (a resume from elsewhere just starts without it)."""
+
+        def load() -> list[Event]:
+            try:
+                path = find_session_file(resumed, cwd, config=self.history.config)
+            except HistoryNotFoundError:
+                try:
+                    path = find_session_file(resumed, config=self.history.config)
+                except HistoryNotFoundError:
+                    return []
+            return load_events(path)
+
+        events = await anyio.to_thread.run_sync(load)
+        if events:
+            self.views.seed(session_id, events)
+
+    async def _prompt(self, frame: Prompt) -> None:
+        images: list[tuple[str, bytes]] = []
+        for image in frame.images:
+            try:
+                images.append((image.media_type, base64.b64decode(image.data, validate=True)))
+            except (binascii.Error, ValueError) as exc:
+                raise UsageError(f"an image is not valid base64: {exc}") from None
+        await self.backend.prompt(frame.session_id, frame.text, images=images)
+        self.send(Ack(request_id=frame.request_id, session_id=frame.session_id))
+
+    async def _permission(self, frame: PermissionResponse) -> None:
+        decision = PermissionDecision(
+            frame.decision, message=frame.message or "", updated_input=frame.updated_input
+        )
+        await self.backend.answer_permission(frame.session_id, frame.pending_id, decision)
+        self.send(Ack(request_id=frame.request_id, session_id=frame.session_id))
+
+    async def _interrupt(self, frame: Interrupt) -> None:
+        await self.backend.interrupt(frame.session_id)
+        self.send(Ack(request_id=frame.request_id, session_id=frame.session_id))
+
+    async def _set_model(self, frame: SetModel) -> None:
+        await self.backend.set_model(frame.session_id, frame.model)
+        self.send(Ack(request_id=frame.request_id, session_id=frame.session_id))
+
+    async def _set_mode(self, frame: SetPermissionMode) -> None:
+        await self.backend.set_permission_mode(frame.session_id, frame.mode)
+        self.send(Ack(request_id=frame.request_id, session_id=frame.session_id))
+
+    async def _close_session(self, frame: CloseSession) -> None:
+        if self.terminals is not None and self._is_terminal(frame.session_id):
+            await self.terminals.stop(frame.session_id)
+        else:
+            await self.backend.close(frame.session_id)
+        self.send(Ack(request_id=frame.request_id, session_id=frame.session_id))
+
+    async def _list_history(self, frame: ListHistory) -> None:
+        cwd = frame.cwd
+        limit = max(1, min(frame.limit, 1000))
+        sessions = await anyio.to_thread.run_sync(lambda: self.history.list(cwd, limit=limit))
+        self.send(History(request_id=frame.request_id, sessions=sessions))
+
+    async def _ping(self, frame: Ping) -> None:
+        self.send(Pong(request_id=frame.request_id))
