@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from claudecode._stream_lite import LiteInbound, StreamEventLite
 from claudecode.content import ServerToolUseBlock, ToolUseBlock
+from claudecode.internal import LiteInbound, StreamEventLite
 from claudecode.messages import StreamEvent
 from claudecode.stream_events import (
     ContentBlockDelta,

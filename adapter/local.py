@@ -34,7 +34,7 @@ import anyio
 import anyio.abc
 
 from claudecode import UsageError
-from claudecode._log import get_logger
+from claudecode.internal import get_logger
 
 from ._frontend_tools import FrontendTools
 from .backend import (

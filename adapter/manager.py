@@ -11,7 +11,7 @@ import anyio
 import anyio.abc
 
 from claudecode import UsageError
-from claudecode._log import get_logger
+from claudecode.internal import get_logger
 
 from .config import SessionConfig
 from .session import AgentSession

@@ -45,9 +45,13 @@ from claudecode import (
     UsageError,
     encode_message,
 )
-from claudecode._log import get_logger
-from claudecode._stream_lite import LiteInbound, StreamEventLite, use_lite_stream_events
-from claudecode._tasks import TaskSet
+from claudecode.internal import (
+    LiteInbound,
+    StreamEventLite,
+    TaskSet,
+    get_logger,
+    use_lite_stream_events,
+)
 
 from .config import SessionConfig
 from .events import (

@@ -47,8 +47,8 @@ from opentelemetry.trace import Span, SpanKind, Status, StatusCode, TracerProvid
 from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 from opentelemetry.util.types import AttributeValue
 
-from claudecode._log import get_logger
-from claudecode._version import __version__
+from claudecode import __version__
+from claudecode.internal import get_logger
 
 from . import _semconv as sc
 from ._telemetry_content import ContentCapture

@@ -86,8 +86,6 @@ from collections import deque
 from collections.abc import Callable, Iterable
 from typing import Any, Final
 
-from claudecode._log import get_logger
-from claudecode._stream_lite import LiteInbound, StreamEventLite
 from claudecode.content import (
     LARGE_TEXT_BYTES,
     ServerToolUseBlock,
@@ -99,6 +97,7 @@ from claudecode.content import (
     WebSearchToolResultBlock,
 )
 from claudecode.control import InitializeResult
+from claudecode.internal import LiteInbound, StreamEventLite, get_logger
 from claudecode.messages import (
     AssistantMessage,
     AuthStatus,

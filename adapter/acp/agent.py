@@ -20,8 +20,7 @@ from typing import Any
 
 import anyio
 
-from claudecode import ClaudeCodeError, UsageError
-from claudecode._version import __version__
+from claudecode import ClaudeCodeError, UsageError, __version__
 
 from ..backend import BackendUnavailableError, SessionBackend, SessionSpec, history_dir_of
 from ..events import SessionStatus

@@ -18,7 +18,7 @@ from typing import Any
 import anyio
 import anyio.abc
 
-from claudecode._log import get_logger
+from claudecode.internal import get_logger
 
 from .jsonrpc import (
     INTERNAL_ERROR,

@@ -24,7 +24,7 @@ from typing import Any
 import anyio
 
 from claudecode import ClaudeCodeError, UsageError
-from claudecode._log import get_logger
+from claudecode.internal import get_logger
 
 from ..backend import BackendUnavailableError, SessionBackend, SessionSpec
 from ..events import (

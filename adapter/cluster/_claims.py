@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from claudecode._log import get_logger
+from claudecode.internal import get_logger
 
 from ..backend import CliSessionInUseError, SessionInfo
 from .config import ClusterConfig, valid_token

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from claudecode._log import get_logger
+from claudecode.internal import get_logger
 
 from ..backend import SessionSpec
 from ..config import SessionConfig

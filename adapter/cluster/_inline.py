@@ -22,7 +22,7 @@ import asyncio
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from claudecode._log import get_logger
+from claudecode.internal import get_logger
 
 if TYPE_CHECKING:  # pragma: no cover
     from nats.aio.msg import Msg

@@ -29,7 +29,7 @@ import time
 import uuid
 
 if __name__ != "__main__":
-    from claudecode._proc_environ import pids_with_env
+    from claudecode.internal import pids_with_env
 else:
     # Run as a file by the watchdog (``python -I -S``: no site-packages, so no claudecode
     # package to import): load the one standard-library module it needs by its path.

@@ -26,7 +26,7 @@ import anyio.abc
 import msgspec
 
 from claudecode import UsageError
-from claudecode._log import get_logger
+from claudecode.internal import get_logger
 
 from ..backend import (
     BackendUnavailableError,

@@ -22,8 +22,8 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from claudecode._log import get_logger
 from claudecode.errors import ClaudeCodeError
+from claudecode.internal import get_logger
 
 if TYPE_CHECKING:  # pragma: no cover
     from nats.aio.client import Client as NATS

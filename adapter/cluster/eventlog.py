@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import anyio
 import msgspec
 
-from claudecode._log import get_logger
+from claudecode.internal import get_logger
 
 from ..events import ErrorEvent, Event
 from ..fanout import SubscriberDropped

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 
 import msgspec
 
-from claudecode._log import get_logger
+from claudecode.internal import get_logger
 
 from .config import ClusterConfig
 from .registry import Registry

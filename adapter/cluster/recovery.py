@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 import anyio
 import msgspec
 
-from claudecode._log import get_logger
+from claudecode.internal import get_logger
 
 from ..backend import SessionInfo
 from ..events import Complete, ErrorEvent, Event

@@ -23,7 +23,7 @@ import anyio
 import msgspec
 
 from claudecode import UsageError
-from claudecode._log import get_logger
+from claudecode.internal import get_logger
 
 from .config import ClusterConfig
 from .fencing import EXPECTED_LAST_SUBJECT_SEQ

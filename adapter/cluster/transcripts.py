@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import msgspec
 
-from claudecode._log import get_logger
+from claudecode.internal import get_logger
 
 from ..history.transcripts import config_dir, project_slug
 from ._streams import ensure_stream

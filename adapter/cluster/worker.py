@@ -34,7 +34,7 @@ import anyio.abc
 import msgspec
 
 from claudecode import UsageError
-from claudecode._log import get_logger
+from claudecode.internal import get_logger
 
 from ..config import SessionConfig
 from ..manager import SessionManager, TooManySessionsError

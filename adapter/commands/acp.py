@@ -29,7 +29,7 @@ import anyio
 import anyio.lowlevel
 
 from claudecode import CLINotFoundError, find_cli
-from claudecode._discovery import INSTALL_HINT
+from claudecode.internal import INSTALL_HINT
 
 from ..acp.agent import AcpAgent, AgentOptions
 from ..backend import SessionBackend

@@ -26,7 +26,7 @@ from typing import Any, TextIO
 import anyio
 
 from claudecode import ClaudeCodeError, CLINotFoundError, find_cli
-from claudecode._discovery import INSTALL_HINT
+from claudecode.internal import INSTALL_HINT
 
 from .._escape import escape_control, escape_json_line
 from ..config import SessionConfig

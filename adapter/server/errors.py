@@ -18,7 +18,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from claudecode import ClaudeCodeError, UsageError
-from claudecode._log import get_logger
+from claudecode.internal import get_logger
 
 from ..backend import BackendUnavailableError
 from ..manager import TooManySessionsError, UnknownSessionError

@@ -46,7 +46,7 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from adapter.backend import SessionInfo, SessionState
 from adapter.server import ServerContext, json_error, json_response, read_json
-from claudecode._log import get_logger
+from claudecode.internal import get_logger
 
 from ..terminals._errors import (
     AgentUnavailableError,

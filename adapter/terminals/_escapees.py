@@ -14,7 +14,7 @@ import os
 import secrets
 import signal
 
-from claudecode._proc_environ import pids_with_env
+from claudecode.internal import pids_with_env
 
 __all__ = ("MARKER_VAR", "kill_marked", "marked_pids", "new_marker")
 

@@ -17,7 +17,7 @@ from types import TracebackType
 import anyio
 from anyio.abc import TaskGroup
 
-from claudecode._log import get_logger
+from claudecode.internal import get_logger
 
 from ._agents import AGENTS, Agent, AgentStatus
 from ._env import build_env

@@ -23,7 +23,7 @@ from collections.abc import Mapping, Sequence
 import anyio
 import anyio.lowlevel
 
-from claudecode._child_exit import ChildExit
+from claudecode.internal import ChildExit
 
 __all__ = ("PtyProcess",)
 

@@ -22,7 +22,7 @@ from collections.abc import Callable, Sequence
 
 import anyio
 
-from claudecode._log import get_logger
+from claudecode.internal import get_logger
 
 from ._agents import Agent
 from ._errors import TerminalClosedError

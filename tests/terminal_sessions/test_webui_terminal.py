@@ -45,7 +45,8 @@ def server(tmp_path: Path) -> Iterator[str]:
         lambda: TerminalManager(env=shell_env(tmp_path), agents={**AGENTS, "missing": missing}),
         default_cwd=str(tmp_path),
     )
-    providers: list[Any] = [p for p in BUILTIN_PROVIDERS if not p.startswith("adapter.server.terminal_routes")]
+    builtin = [p for p in BUILTIN_PROVIDERS if not p.startswith("adapter.server.terminal_routes")]
+    providers: list[Any] = builtin
     app = create_app(settings=ServerSettings(token=TOKEN), providers=[*providers, routes])
     with running(app) as url:
         yield url

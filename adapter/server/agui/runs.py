@@ -34,7 +34,7 @@ import anyio.abc
 import msgspec
 
 from claudecode import ClaudeCodeError
-from claudecode._log import get_logger
+from claudecode.internal import get_logger
 
 from ...backend import (
     BackendUnavailableError,

@@ -36,7 +36,7 @@ from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 from starlette.routing import BaseRoute, Route
 
-from claudecode._version import __version__
+from claudecode import __version__
 
 from ..app import ServerContext
 from ..errors import json_error

@@ -39,7 +39,7 @@ import anyio.abc
 from starlette.routing import BaseRoute, WebSocketRoute
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
-from claudecode._log import get_logger
+from claudecode.internal import get_logger
 
 from ...backend import SessionBackend, SessionInfo, history_dir_of
 from ...history.transcripts import HistoryIndex, config_dir

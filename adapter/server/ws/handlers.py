@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 import anyio
 
 from claudecode import UsageError
-from claudecode._log import get_logger
+from claudecode.internal import get_logger
 
 from ...backend import SessionBackend, SessionSpec
 from ...events import Event

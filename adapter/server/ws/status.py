@@ -33,7 +33,7 @@ import anyio
 import anyio.abc
 import anyio.lowlevel
 
-from claudecode._log import get_logger
+from claudecode.internal import get_logger
 
 from ...backend import SessionBackend, SessionInfo
 from .protocol import SessionChanged, encode_frame

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 import anyio
 import anyio.abc
 
-from claudecode._log import get_logger
+from claudecode.internal import get_logger
 
 from ...backend import SessionBackend
 from ...events import Event

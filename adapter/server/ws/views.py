@@ -24,7 +24,7 @@ import anyio
 import anyio.abc
 
 from claudecode import UsageError
-from claudecode._log import get_logger
+from claudecode.internal import get_logger
 
 from ...backend import BackendUnavailableError, SessionBackend
 from ...chat import ChatSnapshot, ChatView
