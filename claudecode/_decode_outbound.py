@@ -15,8 +15,8 @@ from ._wire import (
     any_decoder,
     outbound_decoder,
 )
-from .control import OutboundControlRequest, OutboundMessage, RawControl
 from .messages import MalformedLine, UnknownMessage
+from .outbound import OutboundControlRequest, OutboundMessage, RawControl
 
 __all__ = ("decode_outbound_line",)
 

@@ -10,7 +10,6 @@ from typing import Any, Final
 import msgspec
 
 from .content import UNKNOWN_BLOCK_TAG, LargeText, UnknownBlock
-from .control import OutboundMessage, RawControl, UserInput
 from .messages import (
     AssistantMessage,
     InboundMessage,
@@ -19,6 +18,7 @@ from .messages import (
     UnknownMessage,
     UserMessage,
 )
+from .outbound import OutboundMessage, RawControl, UserInput
 from .stream_events import ContentBlockStart, MessageStart
 from .system_messages import SystemMessage
 

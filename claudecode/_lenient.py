@@ -30,7 +30,6 @@ from typing import Any, Final
 import msgspec
 import msgspec.inspect as mi
 
-from .control import ControlFailure, ControlSuccess
 from .messages import AssistantMessage, StreamEvent, UserMessage
 from .messages_control import (
     CanUseToolRequest,
@@ -40,6 +39,7 @@ from .messages_control import (
     InboundControlResponse,
     McpMessageRequest,
 )
+from .outbound import ControlFailure, ControlSuccess
 from .stream_events import ContentBlockDelta, ContentBlockStart, ContentBlockStop, MessageStart
 
 __all__ = ("ESSENTIAL_FIELDS", "EssentialFieldError", "lenient_convert", "lenient_decode")

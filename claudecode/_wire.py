@@ -23,14 +23,6 @@ from .content import (
     WebSearchToolResultBlock,
     known_block_types,
 )
-from .control import (
-    ControlRequestBody,
-    OutboundControlCancelRequest,
-    OutboundControlResponse,
-    OutboundKeepAlive,
-    UpdateEnvironmentVariables,
-    UserInput,
-)
 from .messages import (
     AssistantMessage,
     AuthStatus,
@@ -47,6 +39,14 @@ from .messages import (
     ToolProgress,
     ToolUseSummary,
     UserMessage,
+)
+from .outbound import (
+    ControlRequestBody,
+    OutboundControlCancelRequest,
+    OutboundControlResponse,
+    OutboundKeepAlive,
+    UpdateEnvironmentVariables,
+    UserInput,
 )
 from .stream_events import known_delta_types, known_event_types
 from .system_messages import SystemMessageUnion, known_system_subtypes

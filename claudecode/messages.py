@@ -37,7 +37,6 @@ from typing import Any, Literal, TypeAlias
 import msgspec
 
 from .content import ContentBlock
-from .control import ControlFailure, ControlSuccess
 from .lenient_info import LENIENT_KEY, Lenient
 from .messages_control import (
     CanUseToolRequest,
@@ -48,6 +47,7 @@ from .messages_control import (
     InboundControlResponse,
     McpMessageRequest,
 )
+from .outbound import ControlFailure, ControlSuccess
 from .stream_events import AbandonedBlocks, ApiMessage, StreamEventPayload, Usage
 from .system_messages import (
     SystemApiRetry,

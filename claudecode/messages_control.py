@@ -21,14 +21,14 @@ from typing import Any, Literal, TypeAlias
 
 import msgspec
 
-from .control import (
+from .errors import UsageError
+from .lenient_info import LENIENT_KEY, Lenient
+from .outbound import (
     ControlFailure,
     ControlResponseBody,
     ControlSuccess,
     OutboundControlResponse,
 )
-from .errors import UsageError
-from .lenient_info import LENIENT_KEY, Lenient
 
 __all__ = (
     "CanUseToolRequest",

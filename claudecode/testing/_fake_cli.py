@@ -32,26 +32,13 @@ from typing import IO, Any, NoReturn
 
 from . import _fake_messages as m
 from ._fake_args import Args, arg_files, initial_mode, mcp_servers
+from ._fake_interrupt import Interrupted
 from ._fake_output import Output, hang_forever
 from ._fake_script import SCRIPT_ENV_VAR, ScriptError, load_handler, load_script
 
 __all__ = ("FakeCLI", "Interrupted", "main")
 
 Json = dict[str, Any]
-
-
-class Interrupted(Exception):
-    """Raised inside a turn when the host interrupted it (or stdin closed mid-prompt).
-
-    ``open_request_id`` is the CLI's pending control request (permission prompt or hook),
-    if any; ``tool_result_sent`` says the tool_result line was already written (a deny with
-    ``interrupt: true``).
-    """
-
-    def __init__(self, open_request_id: str | None = None, *, tool_result_sent: bool = False):
-        super().__init__("interrupted")
-        self.open_request_id = open_request_id
-        self.tool_result_sent = tool_result_sent
 
 
 class FakeCLI:

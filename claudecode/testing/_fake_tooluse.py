@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from . import _fake_messages as m
-from ._fake_cli import Interrupted
+from ._fake_interrupt import Interrupted
 from ._fake_tools import EDIT_TOOLS, READ_ONLY_TOOLS, ToolOutcome, run_tool
 
 if TYPE_CHECKING:

@@ -14,7 +14,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from . import _fake_messages as m
-from ._fake_cli import Interrupted
+from ._fake_interrupt import Interrupted
 from ._fake_tooluse import OpenBlock, TurnState, tool_use
 
 if TYPE_CHECKING:
