@@ -14,7 +14,7 @@ A line of a known type with a field of the wrong type, or without a required fie
 needs, still arrives as its own class: it is decoded leniently (the field keeps its default,
 a missing one gets the zero value of its type) and carries a :class:`Lenient` in
 ``message.lenient`` with the raw line and the repairs made. Only a few essential fields
-(``claudecode._lenient.ESSENTIAL_FIELDS``: the ``message`` of an assistant or user line, the
+(``claudecode._codec.lenient.ESSENTIAL_FIELDS``: the ``message`` of an assistant or user line, the
 ``event`` of a stream event and its ``index`` / ``content_block`` / ``delta``, a control
 request's ``request_id`` / ``request`` / ``tool_name`` / ``input`` / ``callback_id`` /
 ``server_name``, a control answer's ``request_id``; and the ``subtype`` of a system line)
@@ -427,7 +427,7 @@ class UnknownMessage(msgspec.Struct, frozen=True, kw_only=True):
     subtype: str | None = None
     raw: bytes = b""
     #: Why a line of a *known* type is delivered as unknown: an essential field is missing
-    #: or unreadable (see ``claudecode._lenient.ESSENTIAL_FIELDS``); ``None`` for a type or
+    #: or unreadable (see ``claudecode._codec.lenient.ESSENTIAL_FIELDS``); ``None`` for a type or
     #: subtype this version does not know.
     reason: str | None = None
 

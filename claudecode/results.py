@@ -13,7 +13,7 @@ from typing import Any, TypeVar
 
 import msgspec
 
-from ._lenient import lenient_convert
+from ._codec.lenient import lenient_convert
 from ._log import get_logger
 from .errors import RemoteProtocolError
 

@@ -12,8 +12,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from claudecode import _codec
-from claudecode import _wire as codec_wire
 from claudecode._codec import decode_line, decode_outbound_line, encode_message
+from claudecode._codec import wire as codec_wire
 from claudecode.content import TextBlock, UnknownBlock
 from claudecode.control import (
     OutboundControlRequest,

@@ -333,9 +333,9 @@ _bodies = st.one_of(
 
 def ctl_subtypes() -> frozenset[str]:
     """The subtypes with a body class of their own."""
-    from claudecode import _wire
+    from claudecode._codec import wire
 
-    return _wire.OUTBOUND_REQUEST_SUBTYPES
+    return wire.OUTBOUND_REQUEST_SUBTYPES
 
 
 outbound_messages = st.one_of(

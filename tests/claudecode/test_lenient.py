@@ -18,10 +18,10 @@ from _scripted_cli import result_line, scripted_options
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from claudecode import _decode_inbound
-from claudecode import _wire as codec_wire
+from claudecode._codec import decode_inbound as _decode_inbound
 from claudecode._codec import decode_line, encode_message
-from claudecode._lenient import ESSENTIAL_FIELDS
+from claudecode._codec import wire as codec_wire
+from claudecode._codec.lenient import ESSENTIAL_FIELDS
 from claudecode.content import TextBlock, ToolUseBlock
 from claudecode.messages import (
     AssistantMessage,

@@ -30,8 +30,8 @@ from typing import Any, Final
 import msgspec
 import msgspec.inspect as mi
 
-from .messages import AssistantMessage, StreamEvent, UserMessage
-from .messages_control import (
+from ..messages import AssistantMessage, StreamEvent, UserMessage
+from ..messages_control import (
     CanUseToolRequest,
     ControlCancelRequest,
     HookCallbackRequest,
@@ -39,8 +39,8 @@ from .messages_control import (
     InboundControlResponse,
     McpMessageRequest,
 )
-from .outbound import ControlFailure, ControlSuccess
-from .stream_events import ContentBlockDelta, ContentBlockStart, ContentBlockStop, MessageStart
+from ..outbound import ControlFailure, ControlSuccess
+from ..stream_events import ContentBlockDelta, ContentBlockStart, ContentBlockStop, MessageStart
 
 __all__ = ("ESSENTIAL_FIELDS", "EssentialFieldError", "lenient_convert", "lenient_decode")
 

@@ -10,9 +10,9 @@ import re
 from collections.abc import Callable
 from typing import Any, Final, Literal, TypeAlias
 
-from ._wire import BLOCK_TYPES, MALFORMED_LINE_MAX
-from .content import UNKNOWN_BLOCK_TAG
-from .messages import MalformedLine
+from ..content import UNKNOWN_BLOCK_TAG
+from ..messages import MalformedLine
+from .wire import BLOCK_TYPES, MALFORMED_LINE_MAX
 
 __all__ = (
     "classify",

@@ -6,8 +6,10 @@ from typing import Any
 
 import msgspec
 
-from ._line_shape import classify, malformed, rewrite_unknown_blocks, str_at
-from ._wire import (
+from ..messages import MalformedLine, UnknownMessage
+from ..outbound import OutboundControlRequest, OutboundMessage, RawControl
+from .line_shape import classify, malformed, rewrite_unknown_blocks, str_at
+from .wire import (
     OUTBOUND_REQUEST_SUBTYPES,
     OUTBOUND_TYPES,
     RESPONSE_SUBTYPES,
@@ -15,8 +17,6 @@ from ._wire import (
     any_decoder,
     outbound_decoder,
 )
-from .messages import MalformedLine, UnknownMessage
-from .outbound import OutboundControlRequest, OutboundMessage, RawControl
 
 __all__ = ("decode_outbound_line",)
 

@@ -7,7 +7,7 @@ subtypes. A huge ``user`` line keeps its huge tool result texts as
 :class:`~claudecode.content.LargeText`.
 
 Only when the typed decode fails does the careful path run: the line is decoded into plain
-Python objects and classified (:mod:`claudecode._line_shape`):
+Python objects and classified (:mod:`claudecode._codec.line_shape`):
 
 * not JSON                                   -> :class:`MalformedLine` ``reason="not_json"``
   (unless repairing lone surrogate escapes makes it JSON)
@@ -28,9 +28,12 @@ from typing import Any, Final
 
 import msgspec
 
-from ._lenient import EssentialFieldError, lenient_decode
-from ._line_shape import classify, malformed, rewrite_unknown_blocks, str_at
-from ._wire import (
+from ..content import LARGE_TEXT_BYTES, LargeText, ToolResultBlock
+from ..lenient_info import Lenient
+from ..messages import InboundMessage, MalformedLine, UnknownMessage, UserMessage, UserMessageBody
+from .lenient import EssentialFieldError, lenient_decode
+from .line_shape import classify, malformed, rewrite_unknown_blocks, str_at
+from .wire import (
     DELTA_TYPES,
     EVENT_TYPES,
     INBOUND_CLASSES,
@@ -47,9 +50,6 @@ from ._wire import (
     raw_user_decoder,
     system_decoder,
 )
-from .content import LARGE_TEXT_BYTES, LargeText, ToolResultBlock
-from .lenient_info import Lenient
-from .messages import InboundMessage, MalformedLine, UnknownMessage, UserMessage, UserMessageBody
 
 __all__ = (
     "decode_line",

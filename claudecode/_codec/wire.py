@@ -11,7 +11,7 @@ from typing import Any, Final, TypeAlias
 
 import msgspec
 
-from .content import (
+from ..content import (
     DocumentBlock,
     ImageBlock,
     RedactedThinkingBlock,
@@ -23,7 +23,7 @@ from .content import (
     WebSearchToolResultBlock,
     known_block_types,
 )
-from .messages import (
+from ..messages import (
     AssistantMessage,
     AuthStatus,
     CommandLifecycle,
@@ -40,7 +40,7 @@ from .messages import (
     ToolUseSummary,
     UserMessage,
 )
-from .outbound import (
+from ..outbound import (
     ControlRequestBody,
     OutboundControlCancelRequest,
     OutboundControlResponse,
@@ -48,8 +48,8 @@ from .outbound import (
     UpdateEnvironmentVariables,
     UserInput,
 )
-from .stream_events import known_delta_types, known_event_types
-from .system_messages import SystemMessageUnion, known_system_subtypes
+from ..stream_events import known_delta_types, known_event_types
+from ..system_messages import SystemMessageUnion, known_system_subtypes
 
 __all__ = (
     "any_decoder",

@@ -9,8 +9,8 @@ from typing import Any, Final
 
 import msgspec
 
-from .content import UNKNOWN_BLOCK_TAG, LargeText, UnknownBlock
-from .messages import (
+from ..content import UNKNOWN_BLOCK_TAG, LargeText, UnknownBlock
+from ..messages import (
     AssistantMessage,
     InboundMessage,
     MalformedLine,
@@ -18,9 +18,9 @@ from .messages import (
     UnknownMessage,
     UserMessage,
 )
-from .outbound import OutboundMessage, RawControl, UserInput
-from .stream_events import ContentBlockStart, MessageStart
-from .system_messages import SystemMessage
+from ..outbound import OutboundMessage, RawControl, UserInput
+from ..stream_events import ContentBlockStart, MessageStart
+from ..system_messages import SystemMessage
 
 __all__ = ("encode_message",)
 
