@@ -25,8 +25,7 @@ from typing import Any, Literal, Protocol, TypeAlias, runtime_checkable
 
 import msgspec
 
-from claudecode import ClaudeCodeError, UsageError
-
+from .errors import BackendUnavailableError, CliSessionInUseError
 from .events import Event
 from .policies import PermissionDecision
 
@@ -44,18 +43,6 @@ __all__ = (
     "SessionSpec",
     "SessionState",
 )
-
-
-class BackendUnavailableError(ClaudeCodeError):
-    """The backend cannot reach its sessions for now (a cluster gateway that lost its
-    connection to NATS, a worker that does not answer). Nothing is lost: retry later, and
-    subscribe again with ``after_seq`` — a subscription the outage ended raises this too."""
-
-
-class CliSessionInUseError(UsageError):
-    """``create`` was asked to resume (without ``fork``) a CLI session that a session of the
-    backend holds open: two CLIs resuming one conversation would both append to its
-    transcript. Close that session first, or fork."""
 
 
 #: ``chat``: a stream-json Claude Code session; ``terminal``: a program in a pseudo-terminal.

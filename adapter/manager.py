@@ -14,19 +14,12 @@ from claudecode import UsageError
 from claudecode.internal import get_logger
 
 from .config import SessionConfig
+from .errors import TooManySessionsError, UnknownSessionError
 from .session import AgentSession
 
 __all__ = ("SessionManager", "TooManySessionsError", "UnknownSessionError")
 
 _log = get_logger("claudecode.adapter.manager")
-
-
-class TooManySessionsError(UsageError):
-    """Raised by :meth:`SessionManager.create` when ``max_sessions`` are already live."""
-
-
-class UnknownSessionError(UsageError, KeyError):
-    """Raised when no live session has the given id."""
 
 
 class SessionManager:

@@ -20,9 +20,10 @@ from typing import Any
 
 import anyio
 
-from claudecode import ClaudeCodeError, UsageError, __version__
+from claudecode import __version__
 
 from ..backend import BackendUnavailableError, SessionBackend, SessionSpec, history_dir_of
+from ..errors import describe
 from ..events import SessionStatus
 from ..history.transcripts import (
     HistoryIndex,
@@ -31,7 +32,6 @@ from ..history.transcripts import (
     find_session_file,
     load_events,
 )
-from ..manager import UnknownSessionError
 from .jsonrpc import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
@@ -387,11 +387,13 @@ class AcpAgent:
 
 
 def _known_error(exc: Exception) -> JsonRpcError | None:
-    """The answer to an error of a session or of the CLI (others are bugs)."""
-    if isinstance(exc, UnknownSessionError):
-        return JsonRpcError(RESOURCE_NOT_FOUND, str(exc))
+    """The answer to an error of a session or of the CLI (others are bugs), through
+    :func:`adapter.errors.describe` as every front end answers."""
+    info = describe(exc)
+    if info.internal:
+        return None
     if isinstance(exc, BackendUnavailableError):
         return unavailable_error(exc)
-    if isinstance(exc, UsageError | ClaudeCodeError):
-        return JsonRpcError(INTERNAL_ERROR, str(exc))
-    return None
+    if info.http_status == 404:
+        return JsonRpcError(RESOURCE_NOT_FOUND, info.message)
+    return JsonRpcError(INTERNAL_ERROR, info.message)

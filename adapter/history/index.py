@@ -20,6 +20,7 @@ from typing import BinaryIO
 
 import msgspec
 
+from ..errors import HistoryNotFoundError
 from ._lines import ASSISTANT, TITLES, USER, Line, decode
 from .usertext import parse_user_text
 
@@ -37,10 +38,6 @@ _CHUNK = 8 * 1024 * 1024
 _TAIL_BLOCK = 256 * 1024
 _TITLE_LENGTH = 120
 _SESSION_ID = re.compile(r"[0-9A-Za-z][0-9A-Za-z_-]{0,127}")
-
-
-class HistoryNotFoundError(LookupError):
-    """No transcript for that session id."""
 
 
 class HistorySession(msgspec.Struct, kw_only=True, frozen=True, omit_defaults=True):

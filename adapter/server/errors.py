@@ -1,12 +1,11 @@
 """JSON error answers: every 4xx (and the rare 5xx) is ``{"error": message, ...}``.
 
-Library errors map to statuses here, so a route just lets them propagate:
-:class:`~adapter.UnknownSessionError` and :class:`~adapter.UnknownPermissionError` are 404,
-:class:`~adapter.TooManySessionsError` 429, any other :class:`claudecode.UsageError` 409 (the
-call does not fit the session's state), :class:`~adapter.BackendUnavailableError` 503 (a
-cluster gateway whose NATS is out of reach or does not answer), a CLI that cannot start
-502. Anything unexpected is logged and answered 500 with no detail: a client never sees a
-stack trace.
+Library errors map to statuses through :func:`adapter.errors.describe` (the one mapping the
+WebSocket protocol and ACP use too), so a route just lets them propagate: unknown sessions and
+permission requests are 404, too many sessions 429, any other :class:`claudecode.UsageError`
+409 (the call does not fit the session's state), an unreachable backend 503, a CLI that cannot
+start 502. Anything unexpected is logged and answered 500 with no detail: a client never sees
+a stack trace.
 """
 
 from __future__ import annotations
@@ -17,12 +16,10 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from claudecode import ClaudeCodeError, UsageError
+from claudecode import ClaudeCodeError
 from claudecode.internal import get_logger
 
-from ..backend import BackendUnavailableError
-from ..manager import TooManySessionsError, UnknownSessionError
-from ..session import UnknownPermissionError
+from ..errors import describe
 
 __all__ = ("exception_handlers", "json_error")
 
@@ -46,16 +43,11 @@ async def _http_exception(request: Request, exc: Exception) -> Response:
 
 
 async def _library_error(request: Request, exc: Exception) -> Response:
-    if isinstance(exc, UnknownSessionError | UnknownPermissionError):
-        return json_error(404, str(exc.args[0]) if exc.args else str(exc))
-    if isinstance(exc, TooManySessionsError):
-        return json_error(429, str(exc))
-    if isinstance(exc, UsageError):
-        return json_error(409, str(exc))
-    if isinstance(exc, BackendUnavailableError):  # e.g. a gateway's NATS does not answer
-        return json_error(503, str(exc))
-    _log.warning("server.cli_failed", path=request.url.path, error=str(exc))
-    return json_error(502, f"the Claude Code CLI failed: {exc}")
+    info = describe(exc)
+    if info.code == "cli_error":
+        _log.warning("server.cli_failed", path=request.url.path, error=str(exc))
+        return json_error(info.http_status, f"the Claude Code CLI failed: {info.message}")
+    return json_error(info.http_status, info.message)
 
 
 async def _unexpected(request: Request, exc: Exception) -> Response:

@@ -15,6 +15,8 @@
 
 from __future__ import annotations
 
+from ..errors import AdapterError
+
 __all__ = (
     "AgentUnavailableError",
     "InvalidTerminalSizeError",
@@ -28,8 +30,9 @@ __all__ = (
 )
 
 
-class TerminalError(Exception):
-    """Base class of every error raised by the terminals package."""
+class TerminalError(AdapterError):
+    """Base class of every error raised by the terminals package (one branch of the adapter's
+    tree, :mod:`adapter.errors`: the call does not fit the terminal's state, 409)."""
 
 
 class AgentUnavailableError(TerminalError):
@@ -43,6 +46,8 @@ class AgentUnavailableError(TerminalError):
 
 class UnknownAgentError(TerminalError):
     """No agent of that name is declared."""
+
+    http_status = 400
 
     def __init__(self, agent: str, known: tuple[str, ...]) -> None:
         super().__init__(f"unknown agent {agent!r} (known: {', '.join(known)})")
@@ -59,6 +64,9 @@ class TerminalExistsError(TerminalError):
 
 class UnknownTerminalError(TerminalError):
     """No terminal session has that id."""
+
+    code = "unknown_session"
+    http_status = 404
 
     def __init__(self, session_id: str) -> None:
         super().__init__(f"no terminal session {session_id!r}")
@@ -90,6 +98,9 @@ class TerminalFailedError(TerminalError):
 class TooManyTerminalsError(TerminalError):
     """The manager already runs its maximum number of terminal sessions."""
 
+    code = "too_many_sessions"
+    http_status = 429
+
     def __init__(self, limit: int) -> None:
         super().__init__(f"too many terminal sessions (limit {limit})")
         self.limit = limit
@@ -97,6 +108,8 @@ class TooManyTerminalsError(TerminalError):
 
 class InvalidTerminalSizeError(TerminalError):
     """Columns or rows outside the accepted range."""
+
+    http_status = 400
 
     def __init__(self, cols: int, rows: int) -> None:
         super().__init__(f"invalid terminal size {cols}x{rows} (1..1000 each)")

@@ -45,6 +45,8 @@ _MAX_SIZE = 1000
 class TerminalStartError(TerminalError):
     """The program could not be started (bad working directory, exec failure, ...)."""
 
+    http_status = 400
+
     def __init__(self, agent: str, reason: str) -> None:
         super().__init__(f"could not start {agent!r}: {reason}")
         self.agent = agent

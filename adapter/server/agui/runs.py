@@ -43,6 +43,7 @@ from ...backend import (
     SessionInfo,
     SessionSpec,
 )
+from ...errors import ThreadBusyError
 from ...fanout import SubscriberDropped
 from ...manager import UnknownSessionError
 from ...session import UnknownPermissionError
@@ -72,10 +73,6 @@ _SAVE_INTERVAL = 0.5
 
 #: Tool names Claude accepts (the MCP name ``mcp__frontend__<name>`` must stay valid).
 _TOOL_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
-
-
-class ThreadBusyError(ClaudeCodeError):
-    """A run was started on a thread whose previous run is still going."""
 
 
 def _now_ms() -> int:

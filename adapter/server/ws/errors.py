@@ -7,50 +7,19 @@ keep their message; anything else is ``internal`` with no details (the endpoint 
 
 from __future__ import annotations
 
-from claudecode import ClaudeCodeError, UsageError
+import typing
 
-from ...backend import BackendUnavailableError, CliSessionInUseError
-from ...history.transcripts import HistoryNotFoundError
-from ...manager import TooManySessionsError, UnknownSessionError
-from ...session import UnknownPermissionError
+from ...errors import describe
 from .protocol import ErrorCode
 
 __all__ = ("error_of",)
 
-
-def _terminal_error_of(exc: BaseException) -> tuple[ErrorCode, str] | None:
-    try:
-        from adapter.terminals import TerminalError, TooManyTerminalsError, UnknownTerminalError
-    except ImportError:  # the terminals extra is not installed
-        return None
-    if isinstance(exc, UnknownTerminalError):
-        return "unknown_session", str(exc)
-    if isinstance(exc, TooManyTerminalsError):
-        return "too_many_sessions", str(exc)
-    if isinstance(exc, TerminalError):
-        return "bad_request", str(exc)
-    return None
+_CODES: frozenset[str] = frozenset(typing.get_args(ErrorCode))
 
 
 def error_of(exc: BaseException) -> tuple[ErrorCode, str]:
-    """The error code and message an ``error`` frame reports for ``exc``."""
-    terminal = _terminal_error_of(exc)
-    if terminal is not None:
-        return terminal
-    if isinstance(exc, UnknownSessionError):
-        return "unknown_session", str(exc).strip("'\"")
-    if isinstance(exc, UnknownPermissionError):
-        return "unknown_permission", str(exc)
-    if isinstance(exc, TooManySessionsError):
-        return "too_many_sessions", str(exc)
-    if isinstance(exc, HistoryNotFoundError):
-        return "history_not_found", str(exc)
-    if isinstance(exc, CliSessionInUseError):  # before UsageError, its base
-        return "session_in_use", str(exc)
-    if isinstance(exc, UsageError):
-        return "bad_request", str(exc)
-    if isinstance(exc, BackendUnavailableError):
-        return "unavailable", str(exc)
-    if isinstance(exc, ClaudeCodeError):
-        return "cli_error", str(exc)
-    return "internal", "internal error (see the server log)"
+    """The error code and message an ``error`` frame reports for ``exc``
+    (:func:`adapter.errors.describe`, the mapping every front end shares)."""
+    info = describe(exc)
+    code = info.code if info.code in _CODES else "bad_request"
+    return typing.cast(ErrorCode, code), info.message
