@@ -23,7 +23,7 @@ import os
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeAlias
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 import anyio
 import anyio.from_thread
@@ -38,6 +38,9 @@ from ..local import LocalBackend
 from .errors import exception_handlers
 from .security import SecurityMiddleware
 from .settings import ServerSettings
+
+if TYPE_CHECKING:
+    from ..terminals import TerminalManager
 
 __all__ = (
     "BUILTIN_PROVIDERS",
@@ -68,6 +71,9 @@ class ServerContext:
     lifespan_hooks: list[LifespanHook] = field(default_factory=list)
     endpoints: list[tuple[str, str]] = field(default_factory=list)
     owns_backend: bool = False
+    #: The terminal sessions, when the terminal routes are mounted: every front end lists,
+    #: watches, starts and stops them through this one manager.
+    terminals: TerminalManager | None = None
     _shutdown: anyio.Event | None = None
     _shutdown_requested: bool = False
     _loop_token: Any = None

@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import secrets
 import signal
-import weakref
 from collections.abc import Callable
 from typing import Any, Literal, TypeAlias
 
@@ -44,29 +43,22 @@ from starlette.responses import Response
 from starlette.routing import BaseRoute, Route, WebSocketRoute
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
-from adapter.backend import SessionInfo, SessionState
 from adapter.server import ServerContext, json_error, json_response, read_json
 from claudecode.internal import get_logger
 
 from ..terminals._errors import (
     AgentUnavailableError,
-    InvalidTerminalSizeError,
-    TerminalClosedError,
     TerminalError,
-    TerminalExistsError,
     TerminalFailedError,
-    TooManyTerminalsError,
-    UnknownAgentError,
     UnknownTerminalError,
 )
-from ..terminals._manager import TerminalManager, TerminalStartError
+from ..terminals._manager import TerminalManager
 from ..terminals._types import TerminalExit, TerminalInfo, TerminalResized, TerminalStatus
 from ..terminals._viewer import TerminalViewer, ViewerDroppedError
 
 __all__ = (
     "InputPolicy",
     "TerminalCreate",
-    "as_session_info",
     "make_terminal_routes",
     "terminal_routes",
     "terminals_of",
@@ -90,7 +82,6 @@ CLOSE_UNKNOWN = 4404
 CLOSE_LAGGING = 1013
 CLOSE_FAILED = 1011
 
-_managers: weakref.WeakKeyDictionary[ServerContext, TerminalManager] = weakref.WeakKeyDictionary()
 
 
 class TerminalCreate(msgspec.Struct, forbid_unknown_fields=True):
@@ -127,51 +118,14 @@ _encoder = msgspec.json.Encoder()
 
 def terminals_of(ctx: ServerContext) -> TerminalManager | None:
     """The terminal manager the terminal routes run for this app (``None`` if not mounted)."""
-    return _managers.get(ctx)
-
-
-_STATES: dict[str, SessionState] = {
-    "starting": "starting",
-    "busy": "busy",
-    "waiting": "waiting",
-    "idle": "idle",
-    "closed": "closed",
-}
-
-
-def as_session_info(info: TerminalInfo) -> SessionInfo:
-    """A terminal as the session registry shows it (``kind="terminal"``), so session lists
-    cover both kinds. ``title`` is the agent's name; ``status`` is ``active`` / ``terminated``."""
-    return SessionInfo(
-        id=info.id,
-        kind="terminal",
-        status="active" if info.active else "terminated",
-        state=_STATES[info.state],
-        status_reason=info.exit_reason,
-        cwd=info.cwd,
-        created_at=info.created_at,
-        last_activity=info.last_activity or info.created_at,
-        title=info.agent,
-    )
-
-
-def _error_status(exc: TerminalError) -> int:
-    if isinstance(exc, UnknownTerminalError):
-        return 404
-    if isinstance(exc, TooManyTerminalsError):
-        return 429
-    if isinstance(exc, UnknownAgentError | InvalidTerminalSizeError | TerminalStartError):
-        return 400
-    if isinstance(exc, TerminalExistsError | TerminalClosedError | AgentUnavailableError):
-        return 409
-    return 409
+    return ctx.terminals
 
 
 def _error(exc: TerminalError) -> Response:
     extra: dict[str, Any] = {}
     if isinstance(exc, AgentUnavailableError):
         extra = {"agent": exc.agent, "install_hint": exc.install_hint}
-    return json_error(_error_status(exc), str(exc), **extra)
+    return json_error(exc.http_status, str(exc), **extra)
 
 
 class _Viewers:
@@ -201,7 +155,7 @@ def make_terminal_routes(
     def provider(ctx: ServerContext) -> list[BaseRoute]:
         policy: InputPolicy = input_policy or ctx.settings.terminal_input
         terminals = manager()
-        _managers[ctx] = terminals
+        ctx.terminals = terminals
         ctx.lifespan_hooks.append(lambda: terminals)
         ctx.endpoints.append(("terminals API", "/api/terminals"))
         viewers: dict[str, _Viewers] = {}

@@ -31,6 +31,7 @@ from ._errors import (
     UnknownAgentError,
     UnknownTerminalError,
 )
+from ._listing import as_session_info
 from ._manager import TerminalManager, TerminalStartError
 from ._screen import TerminalScreen
 from ._types import (
@@ -49,6 +50,7 @@ __all__ = (
     "AGENTS",
     "AgentStatus",
     "AgentUnavailableError",
+    "as_session_info",
     "InvalidTerminalSizeError",
     "ScreenHook",
     "TERMINAL_ENV",

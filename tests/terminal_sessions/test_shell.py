@@ -9,7 +9,6 @@ from pathlib import Path
 import anyio
 import pytest
 
-from adapter.server.terminal_routes import as_session_info
 from adapter.terminals import (
     AGENTS,
     AgentUnavailableError,
@@ -22,6 +21,7 @@ from adapter.terminals import (
     TooManyTerminalsError,
     UnknownAgentError,
     UnknownTerminalError,
+    as_session_info,
 )
 from benchmarks import procfs
 

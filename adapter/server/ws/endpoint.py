@@ -43,6 +43,7 @@ from claudecode.internal import get_logger
 
 from ...backend import SessionBackend, SessionInfo, history_dir_of
 from ...history.transcripts import HistoryIndex, config_dir
+from ...terminals import as_session_info
 from ..app import ServerContext
 from .errors import error_of
 from .handlers import RequestHandlers
@@ -220,8 +221,6 @@ class WebSocketConnection(Outbox, Subscriptions, RequestHandlers):
         the sessions it subscribed to."""
         remove: Callable[[], None] | None = None
         if self.terminals is not None:
-            from adapter.server.terminal_routes import as_session_info
-
             def changed(info: Any) -> None:
                 if self._watching_list:
                     self.send(SessionChanged(session=as_session_info(info)))
@@ -241,8 +240,6 @@ class WebSocketConnection(Outbox, Subscriptions, RequestHandlers):
         """The chat sessions, then the terminal sessions (``kind="terminal"``)."""
         sessions = await self.backend.list()
         if self.terminals is not None:
-            from adapter.server.terminal_routes import as_session_info
-
             sessions.extend(as_session_info(info) for info in self.terminals.list())
         return sessions
 
@@ -277,14 +274,6 @@ def ws_routes(ctx: ServerContext, *, max_queue: int = DEFAULT_MAX_QUEUE) -> list
     ctx.lifespan_hooks.append(feed.running)
     ctx.endpoints.append(("WebSocket", "/ws"))
 
-    def terminals_of(ctx: ServerContext) -> TerminalManager | None:
-        """This app's terminal manager, if the terminal routes are mounted."""
-        try:
-            from adapter.server.terminal_routes import terminals_of as lookup
-        except ImportError:  # the terminals extra is not installed: chat sessions only
-            return None
-        return lookup(ctx)
-
     async def endpoint(ws: WebSocket) -> None:
         await ws.accept()
         connection = WebSocketConnection(
@@ -296,7 +285,7 @@ def ws_routes(ctx: ServerContext, *, max_queue: int = DEFAULT_MAX_QUEUE) -> list
             max_frame_bytes=ctx.settings.max_body_bytes,
             max_queue=max_queue,
             shutting_down=ctx.shutting_down,
-            terminals=terminals_of(ctx),
+            terminals=ctx.terminals,
         )
         try:
             await connection.run()

@@ -25,6 +25,7 @@ from ...history.transcripts import (
     load_events,
 )
 from ...policies import PermissionDecision
+from ...terminals import as_session_info
 from .protocol import (
     CLOSE_UNSUPPORTED_VERSION,
     PROTOCOL_VERSION,
@@ -109,8 +110,6 @@ class RequestHandlers:
             raise UsageError("terminal sessions are not served here")
         if not frame.agent:
             raise UsageError("a terminal session needs an agent")
-        from adapter.server.terminal_routes import as_session_info
-
         terminal = await self.terminals.start(
             "term-" + secrets.token_hex(8),
             frame.agent,
