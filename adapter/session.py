@@ -18,15 +18,12 @@ from __future__ import annotations
 
 import base64
 import contextlib
-import json
 import math
-import os
 import time
 import uuid
 from collections.abc import Sequence
-from pathlib import Path
 from types import TracebackType
-from typing import IO, Any, Literal, Self
+from typing import Any, Literal, Self
 
 import anyio
 import anyio.abc
@@ -53,14 +50,15 @@ from claudecode.internal import (
     use_lite_stream_events,
 )
 
+from ._debug_files import DebugFiles
 from .config import SessionConfig
+from .errors import UnknownPermissionError
 from .events import (
     ErrorEvent,
     Event,
     PermissionCancelled,
     PermissionRequest,
     UserMessage,
-    encode_event,
 )
 from .fanout import EventHub, Subscription
 from .policies import PermissionDecision, hook_decision, policy_decision
@@ -74,21 +72,6 @@ _log = get_logger("claudecode.adapter.session")
 _CONTROL_TYPES = frozenset({InboundControlRequest, ControlCancelRequest})
 
 SessionStatus = Literal["starting", "connected", "active", "idle", "terminated", "errored"]
-
-
-def _private_append(path: Path) -> IO[bytes]:
-    """``path`` opened for appending, readable and writable by its owner only."""
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o600)
-    try:
-        os.fchmod(fd, 0o600)  # an existing file keeps its mode otherwise
-        return os.fdopen(fd, "ab")
-    except BaseException:
-        os.close(fd)
-        raise
-
-
-class UnknownPermissionError(UsageError):
-    """Raised when answering a permission request that is not open (answered, expired...)."""
 
 
 class AgentSession:
@@ -136,8 +119,7 @@ class AgentSession:
         self._done = anyio.Event()
         self._plan_grace: anyio.CancelScope | None = None
         self._turns = 0
-        self._debug_protocol: IO[bytes] | None = None
-        self._debug_events: IO[bytes] | None = None
+        self._debug: DebugFiles | None = None
 
     # -- lifecycle -------------------------------------------------------------------
 
@@ -154,7 +136,7 @@ class AgentSession:
                 transport=self._transport,
                 on_messages=self._on_messages,
             )
-            if self._debug_protocol is None:  # the protocol file records whole messages
+            if self._debug is None:  # the protocol file records whole messages
                 use_lite_stream_events(self._client)  # the translator reads no stream ids
             await stack.enter_async_context(self._client)
             self._set_status("connected")
@@ -248,18 +230,8 @@ class AgentSession:
             return req.pre_tool_use(decision, f"{self.config.policy.name} policy")
 
     def _open_debug_files(self, stack: contextlib.AsyncExitStack) -> None:
-        if self.config.debug_dir is None:
-            return
-        # They hold prompts and tool output: private to the user (0600 files in a 0700
-        # directory when we create it; an existing directory is left as the user made it).
-        directory = Path(self.config.debug_dir)
-        directory.mkdir(mode=0o700, parents=True, exist_ok=True)
-        self._debug_protocol = stack.enter_context(
-            _private_append(directory / f"{self.id}.protocol.jsonl")
-        )
-        self._debug_events = stack.enter_context(
-            _private_append(directory / f"{self.id}.events.jsonl")
-        )
+        if self.config.debug_dir is not None:
+            self._debug = stack.enter_context(DebugFiles(self.config.debug_dir, self.id))
 
     # -- the pump: CLI messages -> events ------------------------------------------------
 
@@ -306,8 +278,8 @@ class AgentSession:
             _log.error("adapter.translate_failed", session_id=self.id, error=repr(exc))
 
     def _translate(self, batch: Sequence[LiteInbound]) -> list[Event]:
-        if self._debug_protocol is not None:
-            self._debug_write(batch)
+        if self._debug is not None:
+            self._debug.from_cli(batch)
         if self._tracer.capture_content:
             self._record_raw(batch)  # before translating: a result ends the turn's span
         if self._plan_grace is not None:
@@ -342,14 +314,6 @@ class AgentSession:
             with contextlib.suppress(Exception):
                 self._tracer.record_raw(raw if raw else encode_message(message).rstrip())
 
-    def _debug_write(self, batch: Sequence[LiteInbound]) -> None:
-        debug = self._debug_protocol
-        assert debug is not None
-        for message in batch:
-            if isinstance(message, StreamEventLite):
-                continue  # not with a protocol file: it turns the lite stream events off
-            with contextlib.suppress(Exception):
-                debug.write(b'{"dir":"from_cli","msg":' + encode_message(message).rstrip() + b"}\n")
 
     def _permission(self, req: InboundControlRequest) -> list[Event]:
         event = self._translator.permission_request(req)
@@ -439,11 +403,10 @@ class AgentSession:
             return
         stamped = self._hub.publish(events)
         tracer = self._tracer
-        debug = self._debug_events
         for event in stamped:
             tracer.observe(event)
-            if debug is not None:
-                debug.write(encode_event(event) + b"\n")
+        if self._debug is not None:
+            self._debug.events(stamped)
         self._follow_turns()
 
     def _follow_turns(self) -> None:
@@ -544,9 +507,8 @@ class AgentSession:
         self._translator.prompt_sent(prompt_uuid)
         self._tracer.start_turn(text, model=self.config.model)
         self._follow_turns()
-        if self._debug_protocol is not None:
-            record = {"dir": "to_cli", "prompt": text, "images": len(images)}
-            self._debug_protocol.write(json.dumps(record).encode() + b"\n")
+        if self._debug is not None:
+            self._debug.to_cli({"prompt": text, "images": len(images)})
         # Published before the write so it precedes every event of the turn it starts.
         self._publish([UserMessage(text=text, images=len(images))])
         try:

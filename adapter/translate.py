@@ -117,7 +117,6 @@ from claudecode.messages import (
     SystemInformational,
     SystemInit,
     SystemLocalCommandOutput,
-    SystemMessage,
     SystemPermissionDenied,
     SystemStatus,
     SystemTaskNotification,
@@ -135,24 +134,20 @@ from normalize._native import restore_class_doc
 
 from . import _plain as plain
 from ._context import DEFAULT_CONTEXT_WINDOW, ContextTracker
-from ._stream_events import StreamEvents
+from ._system_events import SystemEvents
 from ._tools import ToolCalls
 from ._turn_state import BoundedMap, SeenIds, TextLedger
 from .events import (
     AvailableCommands,
     Command,
-    Complete,
     ErrorEvent,
     Event,
     McpServer,
     MessageChunk,
-    ModeChanged,
     PermissionCancelled,
     PermissionRequest,
     Raw,
     Reasoning,
-    SessionStatus,
-    TurnError,
 )
 from .events import ToolProgress as ToolProgressEvent
 
@@ -174,7 +169,7 @@ _RAW_TYPES: Final[tuple[type[Any], ...]] = (
 )
 
 
-class Translator(StreamEvents):
+class Translator(SystemEvents):
     """Turns the CLI's typed messages into normalized events. Pure; never raises.
 
     Args:
@@ -445,78 +440,9 @@ class Translator(StreamEvents):
         else:
             self._awaiting.popleft()  # no command_lifecycle: prompts run in order
 
-    def _on_lifecycle(self, msg: CommandLifecycle) -> list[Event]:
-        self._lifecycle_seen = True
-        command = msg.command_uuid
-        if msg.state != "queued" and command is not None and command in self._awaiting:
-            self._awaiting.remove(command)
-            if msg.state == "started" and not self._turn_open:
-                self._starting = True
-        return []
-
     def _note_agent(self, agent_id: str | None, parent: str | None) -> None:
         if agent_id and parent:
             self._agents.set(agent_id, parent)
-
-    def _status(self) -> SessionStatus:
-        return SessionStatus(
-            status="resumed" if self._resumed else "new",
-            cli_session_id=self._session_id,
-            cli_version=self._cli_version,
-            model=self._model,
-            permission_mode=self._mode,
-            cwd=self._cwd,
-            tools=list(self._tools),
-            mcp_servers=list(self._mcp),
-        )
-
-    # -------------------------------------------------------------- system lines
-
-    def _on_init(self, msg: SystemInit) -> list[Event]:
-        self._open()
-        self._cli_version = msg.claude_code_version or self._cli_version
-        self._cwd = msg.cwd or self._cwd
-        self._tools = list(msg.tools)
-        self._mcp = [McpServer(name=s.name, status=s.status) for s in msg.mcp_servers]
-        self._context.use_model(msg.model)
-        if not self._announced:
-            self._announced = True
-            self._session_id = msg.session_id or self._session_id
-            self._model = msg.model or self._model
-            self._mode = msg.permission_mode or self._mode
-            return [self._status()]
-        events: list[Event] = []
-        changed_session = bool(msg.session_id) and msg.session_id != self._session_id
-        changed_model = bool(msg.model) and msg.model != self._model
-        self._session_id = msg.session_id or self._session_id
-        self._model = msg.model or self._model
-        if changed_model or changed_session:
-            events.append(self._status())
-        if msg.permission_mode and msg.permission_mode != self._mode:
-            self._mode = msg.permission_mode
-            events.append(ModeChanged(mode=msg.permission_mode))
-        return events
-
-    def _on_status(self, msg: SystemStatus) -> list[Event]:
-        if msg.status == "requesting":
-            self._open()
-        if msg.permission_mode and msg.permission_mode != self._mode:
-            self._mode = msg.permission_mode
-            return [ModeChanged(mode=msg.permission_mode)]
-        return []
-
-    def _on_task(self, msg: SystemMessage) -> list[Event]:
-        if isinstance(msg, SystemTaskStarted) and msg.task_id and msg.tool_use_id:
-            self._task_tools.set(msg.task_id, msg.tool_use_id)
-            self._agents.set(msg.task_id, msg.tool_use_id)
-        if isinstance(msg, SystemTaskStarted) and msg.task_id and msg.is_backgrounded:
-            self._background.set(msg.task_id, msg.tool_use_id)
-        elif isinstance(msg, SystemTaskNotification) and msg.task_id in self._background:
-            self._background.pop(str(msg.task_id))
-            self._self_start_expected = True
-        task_id = getattr(msg, "task_id", None)
-        known = self._task_tools.get(task_id) if isinstance(task_id, str) else None
-        return [plain.task_event(msg, known)]
 
     def _note_model(self, model: str | None) -> None:
         if model and model != _SYNTHETIC_MODEL:
@@ -605,72 +531,6 @@ class Translator(StreamEvents):
         for request_id, (tool, _) in list(self._permissions.items()):
             if tool == tool_id:
                 del self._permissions[request_id]
-
-    # -------------------------------------------------------------------- result
-
-    def _on_result(self, msg: ResultMessage) -> list[Event]:
-        self._results += 1
-        self._open()  # a result with no open turn is a turn of its own
-        if msg.origin is not None and msg.origin.get("kind") == "task-notification":
-            self._self_start_expected = False
-        events: list[Event] = []
-        events += self._calls.complete_all(
-            "error" if msg.is_error else "complete", keep=self._background_calls()
-        )
-        if not self._text_in_turn and msg.result:
-            message_id = f"result:{msg.uuid or self._results}"
-            events.append(MessageChunk(message_id=message_id, text=msg.result))
-        self._context.learn_sizes(msg.model_usage)
-        window = self._context.snapshot()
-        if window is not None:
-            events.append(window)
-        if not msg.is_error and self._pending_assistant_uuid:
-            self._last_committed = self._pending_assistant_uuid
-        complete = plain.complete_of(msg, self._turn_model or self._model, self._last_committed)
-        events.append(complete)
-        if complete.error is not None:
-            events.append(
-                ErrorEvent(
-                    message=complete.error.message,
-                    kind=complete.error.kind,
-                    status=complete.error.status,
-                )
-            )
-        self._end_turn()
-        return events
-
-    def _background_calls(self) -> frozenset[str]:
-        """The Agent calls of running background tasks: their sub-agents outlive the turn."""
-        return frozenset(v for v in self._background.values() if v)
-
-    def _end_turn(self) -> None:
-        self._turn_open = False
-        self._text_in_turn = False
-        self._pending_assistant_uuid = None
-        # A background sub-agent's prompts outlive the turn (the CLI may still withdraw them).
-        keep = self._background_calls()
-        self._permissions = {r: p for r, p in self._permissions.items() if p[1] in keep}
-
-    def _finish(self, reason: str, error: str | None) -> list[Event]:
-        if not self._turn_open:
-            return []
-        events: list[Event] = []
-        events += self._calls.complete_all("error" if error is not None else "complete")
-        if error is None and self._pending_assistant_uuid:
-            self._last_committed = self._pending_assistant_uuid
-        events.append(
-            Complete(
-                is_error=error is not None,
-                subtype="success" if error is None else "error_during_execution",
-                terminal_reason=reason,
-                model=self._turn_model or self._model,
-                last_message_uuid=self._last_committed,
-                synthetic=True,
-                error=None if error is None else TurnError(kind="cli_exited", message=error),
-            )
-        )
-        self._end_turn()
-        return events
 
     # ------------------------------------------------------------- control plane
 

@@ -29,22 +29,12 @@ from ..policies import PermissionDecision
 from ..session import UnknownPermissionError
 
 __all__ = (
-    "END_HEADER",
-    "MSG_ID_HEADER",
     "AnswerPermission",
+    "batch_range",
     "Close",
     "Command",
+    "CreateExpiredError",
     "CreateSession",
-    "ErrorBody",
-    "Interrupt",
-    "Prompt",
-    "Reply",
-    "SessionRecord",
-    "SetModel",
-    "SetPermissionMode",
-    "WireError",
-    "WorkerInfo",
-    "batch_range",
     "decode_batch",
     "decode_command",
     "decode_record",
@@ -53,8 +43,19 @@ __all__ = (
     "encode",
     "encode_batch",
     "encode_events",
+    "END_HEADER",
     "error_body",
+    "ErrorBody",
+    "Interrupt",
+    "MSG_ID_HEADER",
+    "Prompt",
     "raise_error",
+    "Reply",
+    "SessionRecord",
+    "SetModel",
+    "SetPermissionMode",
+    "WireError",
+    "WorkerInfo",
 )
 
 MSG_ID_HEADER = "Nats-Msg-Id"
@@ -352,3 +353,12 @@ def decode_worker(data: bytes) -> WorkerInfo:
 def encode(value: msgspec.Struct) -> bytes:
     """Any wire struct as JSON."""
     return _encoder.encode(value)
+
+
+class CreateExpiredError(Exception):
+    """A worker refuses a create its sender stopped waiting for (its deadline passed);
+    ``body`` is the ``unavailable`` error it answers with."""
+
+    def __init__(self, body: ErrorBody) -> None:
+        super().__init__(body.message)
+        self.body = body

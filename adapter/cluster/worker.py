@@ -21,8 +21,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import os
-import random
-import socket
 import time
 import uuid
 from collections.abc import Awaitable, Callable, Mapping
@@ -31,7 +29,6 @@ from typing import TYPE_CHECKING, Any, Self
 
 import anyio
 import anyio.abc
-import msgspec
 
 from claudecode import UsageError
 from claudecode.internal import get_logger
@@ -42,17 +39,19 @@ from ._acks import AckInbox
 from ._claims import ResumeClaims, claimed_cli_session
 from ._gate import PublishGate, timer_linger
 from ._hosted import Hosted, cli_env, respond
+from ._liveness import Heartbeat, host_token
 from ._reaper import OrphanReaper
+from ._records import RecordWriter
 from ._sessions import config_for
 from .config import ClusterConfig, NatsSettings, valid_token
 from .eventlog import EventPublisher, ensure_event_stream
-from .fencing import FencedError, is_wrong_last_sequence
-from .recovery import sweep_lost_sessions
+from .fencing import FencedError
 from .registry import Registry
 from .transcripts import TranscriptMirror, ensure_transcript_stream, restore_transcript
 from .wire import (
     AnswerPermission,
     Close,
+    CreateExpiredError,
     CreateSession,
     ErrorBody,
     Interrupt,
@@ -62,7 +61,6 @@ from .wire import (
     SetModel,
     SetPermissionMode,
     WireError,
-    WorkerInfo,
     decode_command,
     error_body,
 )
@@ -75,22 +73,11 @@ __all__ = ("ClusterWorker",)
 
 _log = get_logger("claudecode.adapter.cluster.worker")
 
-#: A record's times and seq are refreshed about this often (state changes go at once).
-_REFRESH = 2.0
 #: Batches a publish window must be expected to gather before a ready batch waits for it.
 #: With the 2 ms window: from 1,500 batches a second; ten sessions at the CLI's top pace
 #: (1,000 a second) go at once, as they did with the 1.5 ms setting and two per window
 #: (waiting there added ~2 ms at p50 to halve the writes of a worker that is not busy).
 _MIN_BATCH = 3.0
-
-
-def _refresh_period() -> float:
-    """Seconds until a record's next refresh: :data:`_REFRESH` on average, drawn anew after
-    each write from half to one and a half times it. Sessions prompted together would
-    otherwise refresh together, every ``_REFRESH`` seconds: fifty records written in one
-    instant, and every watcher (each gateway, each worker) decoding all of them at once,
-    held up the events of every session by tens of milliseconds."""
-    return _REFRESH * (0.5 + random.random())
 
 
 class ClusterWorker:
@@ -127,7 +114,7 @@ class ClusterWorker:
     ) -> None:
         self.config = config or ClusterConfig()
         self._reaper = OrphanReaper() if reap_orphans else None
-        self.id = worker_id or f"{_host_token()}-{uuid.uuid4().hex[:8]}"
+        self.id = worker_id or f"{host_token()}-{uuid.uuid4().hex[:8]}"
         if not valid_token(self.id):
             raise ValueError(f"worker id {self.id!r}: use letters, digits, '_' or '-'")
         self._settings = nats if isinstance(nats, NatsSettings) else None
@@ -149,7 +136,9 @@ class ClusterWorker:
         self._subs: list[Any] = []
         self._stopped = anyio.Event()
         self.registry: Registry | None = None
+        self._records_writer: RecordWriter | None = None
         self._claims: ResumeClaims | None = None
+        self._beat = Heartbeat(self)
 
     # -- lifecycle -------------------------------------------------------------------
 
@@ -177,6 +166,12 @@ class ClusterWorker:
             await self._acks.start()
             stack.push_async_callback(self._acks.close)
             self.registry = Registry(js, self.config, on_session=self._on_record)
+            self._records_writer = RecordWriter(
+                self.id,
+                self.registry,
+                closed_retention=self.config.closed_retention,
+                on_fenced=self._fence,
+            )
             await self.registry.open()
             self._claims = ResumeClaims(js, self.config, self.registry)
             await self._claims.open()
@@ -196,10 +191,10 @@ class ClusterWorker:
                 await nc.subscribe(self.config.worker_alive_subject(self.id), cb=self._on_alive)
             )
             await nc.flush()
-            await self._heartbeat_once()
-            self._tg.start_soon(self._heartbeats, name=f"worker {self.id} heartbeats")
+            await self._beat.once()
+            self._tg.start_soon(self._beat.run, name=f"worker {self.id} heartbeats")
             await self._tg.start(self.registry.run)
-            self._tg.start_soon(self._sweeper, name=f"worker {self.id} sweeper")
+            self._tg.start_soon(self._beat.sweep, name=f"worker {self.id} sweeper")
         except BaseException:
             await stack.__aexit__(None, None, None)
             raise
@@ -263,35 +258,6 @@ class ClusterWorker:
 
     # -- heartbeats and the sweep ------------------------------------------------------
 
-    def _heartbeat(self) -> WorkerInfo:
-        return WorkerInfo(
-            id=self.id,
-            sessions=len(self._hosted) + self._starting,
-            max_sessions=self.max_sessions,
-            labels=self.labels,
-            host=socket.gethostname(),
-            started_at=self._started_at,
-            clock=time.time(),
-        )
-
-    async def _heartbeat_once(self) -> None:
-        assert self.registry is not None
-        await self.registry.heartbeat(self._heartbeat())
-
-    async def _beat_now(self) -> None:
-        try:
-            await self._heartbeat_once()
-        except Exception as exc:
-            _log.debug("cluster.heartbeat_failed", worker=self.id, error=repr(exc))
-
-    async def _heartbeats(self) -> None:
-        while True:
-            await anyio.sleep(self.config.heartbeat_interval)
-            try:
-                await self._heartbeat_once()
-            except Exception as exc:  # NATS away: keep trying, the key may expire meanwhile
-                _log.warning("cluster.heartbeat_failed", worker=self.id, error=repr(exc))
-
     async def _on_alive(self, msg: Msg) -> None:
         # A sweep found our heartbeat key gone (NATS lost it, or our beats did not get
         # through): saying we run keeps our sessions from being declared lost.
@@ -304,22 +270,7 @@ class ClusterWorker:
             self.registry.reconnected()
         _log.info("cluster.nats_reconnected", worker=self.id)
         if self._tg is not None:
-            self._tg.start_soon(self._beat_now)  # not in nats-py's callback
-
-    async def _sweeper(self) -> None:
-        assert self.registry is not None
-        registry = self.registry
-        while True:
-            await anyio.sleep(self.config.heartbeat_interval)
-            # Not our own sessions: our key lapsed (NATS was away), we still run them.
-            await sweep_lost_sessions(
-                self._nc,
-                registry,
-                self.config,
-                resume=self.resume_lost,
-                claims=self._claims,
-                own_id=self.id,
-            )
+            self._tg.start_soon(self._beat.now)  # not in nats-py's callback
 
     # -- creation ----------------------------------------------------------------------
 
@@ -341,7 +292,7 @@ class ClusterWorker:
             return
         try:
             self._check_deadline(command, "on receipt", command.session_id)
-        except _CreateExpiredError as exc:
+        except CreateExpiredError as exc:
             await respond(msg, Reply(error=exc.body))
             return
         if len(self._hosted) + self._starting >= self.max_sessions:
@@ -357,7 +308,7 @@ class ClusterWorker:
             reply = await self._start(command)
         except TooManySessionsError as exc:
             reply = Reply(error=ErrorBody("declined", str(exc)))
-        except _CreateExpiredError as exc:
+        except CreateExpiredError as exc:
             reply = Reply(error=exc.body)
         except Exception as exc:
             _log.info("cluster.create_failed", worker=self.id, error=repr(exc))
@@ -367,7 +318,7 @@ class ClusterWorker:
         await respond(msg, reply)
 
     def _check_deadline(self, command: CreateSession, stage: str, session_id: str | None) -> None:
-        """Raise :class:`_CreateExpiredError` when the sender of ``command`` has stopped
+        """Raise :class:`CreateExpiredError` when the sender of ``command`` has stopped
         waiting for the answer (``stage``: how far the create got, for the log)."""
         if not command.deadline:
             return  # a gateway that predates deadlines
@@ -381,7 +332,7 @@ class ClusterWorker:
             stage=stage,
             late=round(late, 3),
         )
-        raise _CreateExpiredError(
+        raise CreateExpiredError(
             ErrorBody(
                 "unavailable",
                 f"worker {self.id} refused to start session {session_id!r} {stage}: "
@@ -503,11 +454,11 @@ class ClusterWorker:
                 await self._manager.close(session_id)
                 if hosted.revision is not None:  # known already: say it ended
                     with contextlib.suppress(Exception):
-                        await self._write_record(hosted, ttl=self.config.closed_retention)
+                        await self._records.write(hosted, ttl=self.config.closed_retention)
             raise
         assert self._tg is not None
         self._tg.start_soon(self._host, hosted, name=f"worker host {session_id}")
-        self._tg.start_soon(self._beat_now)  # the load changed: tell the gateways now
+        self._tg.start_soon(self._beat.now)  # the load changed: tell the gateways now
         _log.info("cluster.session_started", worker=self.id, session_id=session_id)
         return Reply(info=record.info)
 
@@ -522,7 +473,7 @@ class ClusterWorker:
                 async with anyio.create_task_group() as tg:
                     tg.start_soon(self._run_commands, hosted)
                     async with anyio.create_task_group() as syncing:
-                        syncing.start_soon(self._fenced, hosted, self._sync_record, hosted)
+                        syncing.start_soon(self._fenced, hosted, self._records.sync, hosted)
                         if mirror is not None:
                             syncing.start_soon(self._fenced, hosted, mirror.run)
                         await self._fenced(hosted, publisher.run, session)
@@ -531,7 +482,7 @@ class ClusterWorker:
                         with anyio.move_on_after(10), contextlib.suppress(Exception):
                             await self._fenced(hosted, mirror.flush)  # the CLI's last lines
                     # The events ended: the final record, then let a running close answer.
-                    await self._final_record(hosted)
+                    await self._records.final(hosted)
                     hosted.commands.close()
                     with anyio.move_on_after(10):
                         await hosted.drained.wait()
@@ -549,11 +500,11 @@ class ClusterWorker:
                     with anyio.move_on_after(30), contextlib.suppress(Exception):
                         await self._manager.close(session.id)
                 else:
-                    await self._final_record(hosted)
+                    await self._records.final(hosted)
                 self._hosted.pop(session.id, None)
                 hosted.ended.set()
                 if self._tg is not None and self._subs:
-                    self._tg.start_soon(self._beat_now)
+                    self._tg.start_soon(self._beat.now)
                 _log.info("cluster.session_ended", worker=self.id, session_id=session.id)
                 if hosted.claimed is not None and not hosted.fenced:
                     # After the end, which never waits for it (bounded: NATS may be away).
@@ -595,78 +546,17 @@ class ClusterWorker:
         if info.owner != self.id or info.status == "lost":
             self._fence(hosted, f"the registry says the session is {info.status} on {info.owner}")
 
+    @property
+    def _records(self) -> RecordWriter:
+        assert self._records_writer is not None, "the worker is not running"
+        return self._records_writer
+
     def _mirror(self, hosted: Hosted) -> TranscriptMirror | None:
         config = hosted.session.config
         cli_session_id = config.cli_session_id or (None if config.fork_session else config.resume)
         if cli_session_id is None:
             return None  # no id known up front (_start names every session it starts)
         return TranscriptMirror(self._js, self.config, cli_session_id, cli_env(config))
-
-    async def _write_record(self, hosted: Hosted, *, ttl: float | None = None) -> None:
-        """Write the session's record over this worker's own last write only.
-
-        Raises:
-            FencedError: someone else wrote it since (the session was declared lost).
-        """
-        assert self.registry is not None
-        record = hosted.record(self.id)
-        try:
-            hosted.revision = await self.registry.put(record, ttl=ttl, revision=hosted.revision)
-            return
-        except Exception as exc:
-            if not is_wrong_last_sequence(exc):
-                raise
-        found = await self.registry.get(hosted.session.id)
-        if found is None or found[0].info.owner != self.id or found[0].info.status == "lost":
-            raise FencedError(f"the record of session {hosted.session.id} is not ours any more")
-        # Our own earlier write landed (its acknowledgement was lost): write over it.
-        hosted.revision = await self.registry.put(record, ttl=ttl, revision=found[1])
-
-    async def _final_record(self, hosted: Hosted) -> None:
-        if hosted.finalized.is_set():
-            return
-        try:
-            await self._write_record(hosted, ttl=self.config.closed_retention)
-        except FencedError as exc:
-            self._fence(hosted, str(exc))
-        except Exception as exc:
-            _log.warning("cluster.record_failed", session_id=hosted.session.id, error=repr(exc))
-        hosted.finalized.set()
-
-    async def _sync_record(self, hosted: Hosted) -> None:
-        # Write the record when the state changes (at once: a command, or a published batch
-        # whose state key differs, see Hosted.published) or times / seq moved (checked
-        # about every _REFRESH seconds, spread: _refresh_period; not per batch); one write
-        # in flight per session.
-        assert self.registry is not None
-        hosted.written_state = hosted.state()
-        last = hosted.record(self.id).info
-        written, period = time.monotonic(), _refresh_period()
-        while True:
-            with anyio.move_on_after(period):
-                await hosted.changed.wait()
-            hosted.changed = anyio.Event()
-            state = hosted.state()
-            record = hosted.record(self.id)
-            info = record.info
-            moved = (info.last_seq, info.last_activity) != (last.last_seq, last.last_activity)
-            changed = msgspec.structs.replace(
-                info, last_seq=0, last_activity=0.0
-            ) != msgspec.structs.replace(last, last_seq=0, last_activity=0.0)
-            if not changed:
-                # The record written says the same: this state is accounted for.
-                hosted.written_state = state
-                if not (moved and time.monotonic() - written >= period):
-                    continue
-            try:
-                await self._write_record(hosted)
-            except FencedError:
-                raise
-            except Exception as exc:
-                _log.warning("cluster.record_failed", session_id=info.id, error=repr(exc))
-                continue
-            last, written, period = info, time.monotonic(), _refresh_period()
-            hosted.written_state = state
 
     async def _run_commands(self, hosted: Hosted) -> None:
         async with hosted.inbox:
@@ -704,16 +594,3 @@ class ClusterWorker:
             return
         hosted.changed.set()
         await respond(msg, Reply(info=hosted.record(self.id).info))
-
-
-class _CreateExpiredError(Exception):
-    """A create that its sender stopped waiting for (its deadline passed)."""
-
-    def __init__(self, body: ErrorBody) -> None:
-        super().__init__(body.message)
-        self.body = body
-
-
-def _host_token() -> str:
-    name = "".join(c if c.isalnum() or c in "-_" else "-" for c in socket.gethostname())
-    return (name or "worker")[:40] + f"-{os.getpid()}"
