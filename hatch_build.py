@@ -9,23 +9,32 @@ record of sources this hook writes next to it). On top of hatch-mypyc this hook:
   and when ``CLAUDECODE_BRIDGE_PURE=1`` is set;
 * writes ``normalize/_native_build.json`` (module -> SHA-256 of the compiled source), so that
   an editable install whose ``.py`` was edited after the build imports the sources instead
-  of a stale extension (hatch-mypyc compiles an editable install in place).
+  of a stale extension (hatch-mypyc compiles an editable install in place);
+* never hides ``pyproject.toml``: hatch-mypyc renames it for the whole compile because old
+  setuptools could not read a PEP 639 licence, so an install interrupted then left the
+  checkout without it. The setuptools this build requires reads it;
+* names the compiled group (``GROUP``) so that mypyc's shared runtime library lands inside
+  ``normalize/`` instead of at the repository root (and at the top of site-packages).
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
 import shutil
 import sysconfig
 from pathlib import Path
+from collections.abc import Iterator
 from typing import Any
 
 from hatch_mypyc.plugin import MypycBuildHook
 
 PURE_ENV = "CLAUDECODE_BRIDGE_PURE"
 RECORD = Path("normalize") / "_native_build.json"
+#: mypyc's group: its shared library is ``normalize/_compiled__mypyc.<abi>.so``.
+GROUP = "normalize._compiled"
 
 
 def _missing_toolchain() -> str | None:
@@ -44,6 +53,25 @@ class NativeBuildHook(MypycBuildHook):
 
     def _record_path(self) -> Path:
         return Path(self.root) / RECORD
+
+    @property
+    def config_options(self) -> dict[str, Any]:
+        return {"group_name": GROUP, **super().config_options}
+
+    @contextlib.contextmanager
+    def hide_project_file(self) -> Iterator[None]:
+        """Leave ``pyproject.toml`` where it is (see the module docstring)."""
+        yield
+
+    def _shared_library(self) -> list[Path]:
+        package, name = GROUP.rsplit(".", 1)
+        return sorted(Path(self.root, package).glob(f"{name}__mypyc.*{self.compiled_extension}"))
+
+    def get_forced_inclusion_map(self) -> dict[str, str]:
+        mapping: dict[str, str] = super().get_forced_inclusion_map()
+        for path in self._shared_library():
+            mapping[str(path)] = path.relative_to(self.root).as_posix()
+        return mapping
 
     def clean(self, versions: list[str]) -> None:
         super().clean(versions)

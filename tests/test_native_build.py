@@ -202,3 +202,75 @@ def test_a_build_whose_compiling_fails_gives_a_pure_wheel(tmp_path: Path) -> Non
     assert wheel.name.endswith("-py3-none-any.whl")
     assert (tree / "pyproject.toml").is_file()
     assert not list(tree.rglob("*.so"))
+
+
+@pytest.mark.skipif(PURE_REQUESTED, reason=f"{PURE_ENV}=1: nothing compiled")
+def test_the_compiled_build_leaves_nothing_at_the_repository_root() -> None:
+    """mypyc's shared runtime library is the group's, inside ``normalize/``."""
+    assert [] == sorted(p.name for p in ROOT.glob("*.so"))
+    assert list((ROOT / "normalize").glob("_compiled__mypyc.*.so"))
+
+
+def _sources(dest: Path) -> None:
+    """A copy of the checkout's tracked files (what a clone holds)."""
+    listed = subprocess.run(
+        ["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True
+    ).stdout.split(b"\0")
+    for name in filter(None, listed):
+        source = ROOT / os.fsdecode(name)
+        if source.is_file():
+            target = dest / os.fsdecode(name)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, target)
+
+
+def _wheel(tree: Path, out: Path, env: dict[str, str]) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(out), str(tree)],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,  # its own process group: SIGINT reaches the build too
+    )
+
+
+@pytest.mark.slow
+def test_a_pure_wheel_holds_the_three_packages_only(tmp_path: Path) -> None:
+    import zipfile
+
+    tree, out = tmp_path / "tree", tmp_path / "out"
+    _sources(tree)
+    build = _wheel(tree, out, {**os.environ, PURE_ENV: "1"})
+    assert 0 == build.wait(timeout=600)
+    (wheel,) = out.glob("*.whl")
+    tops = {name.split("/")[0] for name in zipfile.ZipFile(wheel).namelist()}
+    assert {"adapter", "claudecode", "normalize"} == {t for t in tops if ".dist-info" not in t}
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which("cc") is None, reason="no C compiler: nothing to interrupt")
+def test_an_install_interrupted_while_compiling_leaves_the_checkout_whole(tmp_path: Path) -> None:
+    """SIGINT in the middle of the mypyc step: pyproject.toml is where it was, nothing else
+    is left behind at the root (hatch-mypyc used to rename pyproject.toml for the compile)."""
+    import signal
+    import time
+
+    tree = tmp_path / "tree"
+    _sources(tree)
+    env = {k: v for k, v in os.environ.items() if k != PURE_ENV}
+    build = _wheel(tree, tmp_path / "out", env)
+    compiling = False
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline and build.poll() is None:
+        # The compile step runs setuptools' build_ext on a setup.py in a temporary directory.
+        ps = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
+        if "build_ext --inplace" in ps:
+            compiling = True
+            break
+        time.sleep(0.05)
+    assert compiling, "the build never reached its compile step"
+    os.killpg(build.pid, signal.SIGINT)
+    build.wait(timeout=120)
+    assert (tree / "pyproject.toml").is_file()
+    assert not (tree / "pyproject.toml.bak").exists()
+    assert [] == sorted(p.name for p in tree.glob("*.so"))
