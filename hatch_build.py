@@ -25,8 +25,8 @@ import json
 import os
 import shutil
 import sysconfig
-from pathlib import Path
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 from hatch_mypyc.plugin import MypycBuildHook

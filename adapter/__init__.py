@@ -28,6 +28,7 @@ from .backend import (
     history_dir_of,
 )
 from .config import SessionConfig
+from .errors import AdapterError
 from .events import (
     AnyEvent,
     ApiRetry,
@@ -58,6 +59,7 @@ from .events import (
     event_schema,
 )
 from .fanout import EventHub, SubscriberDropped, Subscription
+from .images import Image
 from .local import LocalBackend
 from .manager import SessionManager, TooManySessionsError, UnknownSessionError
 from .policies import PermissionDecision, PermissionPolicy
@@ -68,6 +70,7 @@ from .translate import Translator
 _moved.install()
 
 __all__ = (
+    "AdapterError",
     "AgentSession",
     "AnyEvent",
     "ApiRetry",
@@ -88,6 +91,7 @@ __all__ = (
     "FrontendToolBackend",
     "history_dir_of",
     "HistoryBackend",
+    "Image",
     "LocalBackend",
     "MessageChunk",
     "ModeChanged",

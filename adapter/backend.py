@@ -18,7 +18,7 @@ workers, stateless gateways) can replace it without touching the front ends.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator
 from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from typing import Any, Literal, Protocol, TypeAlias, runtime_checkable
@@ -27,6 +27,7 @@ import msgspec
 
 from .errors import BackendUnavailableError, CliSessionInUseError
 from .events import Event
+from .images import PromptImages
 from .policies import PermissionDecision
 
 __all__ = (
@@ -165,7 +166,7 @@ class SessionBackend(Protocol):
         ...
 
     async def prompt(
-        self, session_id: str, text: str, *, images: Sequence[tuple[str, bytes]] = ()
+        self, session_id: str, text: str, *, images: PromptImages = ()
     ) -> None:
         """Send a prompt (with images as ``(media_type, bytes)`` pairs). A prompt sent while
         a turn runs is queued by the CLI and runs after it."""

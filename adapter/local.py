@@ -26,7 +26,7 @@ import json
 import os
 import time
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Mapping
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Self
 
@@ -50,6 +50,7 @@ from .backend import (
 from .config import SessionConfig
 from .events import MessageChunk, ModeChanged, Reasoning, SessionStatus, ToolInputDelta
 from .fanout import SubscriberDropped
+from .images import PromptImages
 from .manager import SessionManager, UnknownSessionError
 from .policies import PermissionDecision, PermissionPolicy, PolicyName
 from .session import AgentSession
@@ -351,7 +352,7 @@ class LocalBackend:
             yield subscription
 
     async def prompt(
-        self, session_id: str, text: str, *, images: Sequence[tuple[str, bytes]] = ()
+        self, session_id: str, text: str, *, images: PromptImages = ()
     ) -> None:
         """Send a prompt to the session."""
         entry = self._live_entry(session_id)

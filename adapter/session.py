@@ -16,7 +16,6 @@ without a prompt (a :class:`~adapter.SessionManager` never reaps such a session)
 
 from __future__ import annotations
 
-import base64
 import contextlib
 import math
 import time
@@ -61,6 +60,7 @@ from .events import (
     UserMessage,
 )
 from .fanout import EventHub, Subscription
+from .images import PromptImages, as_images
 from .policies import PermissionDecision, hook_decision, policy_decision
 from .telemetry import TurnTracer
 from .translate import Translator
@@ -481,25 +481,14 @@ class AgentSession:
             raise UsageError(f"session {self.id} is {self.status}")
         return self._client
 
-    async def prompt(self, text: str, *, images: Sequence[tuple[str, bytes]] = ()) -> None:
-        """Start a turn with ``text`` (and images as ``(media_type, bytes)`` pairs)."""
+    async def prompt(self, text: str, *, images: PromptImages = ()) -> None:
+        r"""Start a turn with ``text`` (and :class:`~adapter.images.Image`\ s, or images as
+        ``(media_type, bytes)`` pairs)."""
         client = self._require_client()
         content: Any = text
+        images = as_images(images)
         if images:
-            content = [
-                *(
-                    {
-                        "type": "image",
-                        "source": {
-                            "type": "base64",
-                            "media_type": media_type,
-                            "data": base64.b64encode(data).decode("ascii"),
-                        },
-                    }
-                    for media_type, data in images
-                ),
-                {"type": "text", "text": text},
-            ]
+            content = [*(image.content_block() for image in images), {"type": "text", "text": text}]
         self._turns += 1
         # The uuid makes the CLI report the prompt's fate (command_lifecycle), which is how
         # the session knows when its turn starts, even after turns queued before it.

@@ -8,13 +8,12 @@ images the CLI takes (:func:`prompt_input`).
 
 from __future__ import annotations
 
-import base64
-import binascii
 import urllib.parse
 from typing import Any, TypeVar
 
 import msgspec
 
+from ..images import Image
 from .jsonrpc import INVALID_PARAMS, JsonRpcError
 
 __all__ = (
@@ -157,7 +156,7 @@ def _file_path(uri: str) -> str:
     return uri
 
 
-def prompt_input(blocks: list[dict[str, Any]]) -> tuple[str, list[tuple[str, bytes]]]:
+def prompt_input(blocks: list[dict[str, Any]]) -> tuple[str, list[Image]]:
     """A prompt's content blocks as text plus ``(media_type, bytes)`` images.
 
     Text is joined; a ``resource_link`` becomes an ``@path`` mention (the CLI reads the file
@@ -166,7 +165,7 @@ def prompt_input(blocks: list[dict[str, Any]]) -> tuple[str, list[tuple[str, byt
     resources are refused (not advertised in the capabilities).
     """
     parts: list[str] = []
-    images: list[tuple[str, bytes]] = []
+    images: list[Image] = []
     for block in blocks:
         if not isinstance(block, dict):
             raise JsonRpcError(INVALID_PARAMS, "Invalid params: a content block is an object")
@@ -187,8 +186,8 @@ def prompt_input(blocks: list[dict[str, Any]]) -> tuple[str, list[tuple[str, byt
             if not (isinstance(data, str) and isinstance(mime, str)):
                 raise JsonRpcError(INVALID_PARAMS, "Invalid params: an image needs data, mimeType")
             try:
-                images.append((mime, base64.b64decode(data, validate=True)))
-            except (binascii.Error, ValueError):
+                images.append(Image.from_base64(mime, data))
+            except ValueError:
                 raise JsonRpcError(
                     INVALID_PARAMS, "Invalid params: image data is not base64"
                 ) from None

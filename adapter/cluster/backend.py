@@ -15,7 +15,7 @@ import shutil
 import tempfile
 import time
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Sequence
+from collections.abc import AsyncIterator, Awaitable
 from contextlib import asynccontextmanager
 from pathlib import Path
 from types import TracebackType
@@ -35,6 +35,7 @@ from ..backend import (
     SessionInfo,
     SessionSpec,
 )
+from ..images import PromptImages, as_images
 from ..manager import UnknownSessionError
 from ..policies import PermissionDecision
 from ._claims import ResumeClaims
@@ -542,10 +543,10 @@ class ClusterBackend:
         return reply
 
     async def prompt(
-        self, session_id: str, text: str, *, images: Sequence[tuple[str, bytes]] = ()
+        self, session_id: str, text: str, *, images: PromptImages = ()
     ) -> None:
         """Send a prompt to the session's worker."""
-        await self._command(session_id, Prompt(text=text, images=list(images)))
+        await self._command(session_id, Prompt(text=text, images=as_images(images)))
 
     async def answer_permission(
         self, session_id: str, pending_id: str, decision: PermissionDecision

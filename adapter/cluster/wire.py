@@ -24,6 +24,7 @@ from claudecode import ClaudeCodeError, ControlRequestError, UsageError
 
 from ..backend import CliSessionInUseError, SessionInfo, SessionSpec
 from ..events import AnyEvent, Event
+from ..images import Image
 from ..manager import TooManySessionsError, UnknownSessionError
 from ..policies import PermissionDecision
 from ..session import UnknownPermissionError
@@ -133,10 +134,11 @@ class _Command(msgspec.Struct, tag_field="op", kw_only=True, frozen=True):
 
 
 class Prompt(_Command, tag="prompt", frozen=True):
-    """Send a prompt; ``images`` as ``(media type, bytes)`` (base64 in JSON)."""
+    """Send a prompt; ``images`` as their base64 text (``[media type, base64]`` in JSON, as
+    the ``(media type, bytes)`` pairs of earlier versions encoded)."""
 
     text: str
-    images: list[tuple[str, bytes]] = []
+    images: list[Image] = []
 
 
 class AnswerPermission(_Command, tag="answer_permission", frozen=True):

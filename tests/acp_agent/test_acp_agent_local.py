@@ -24,6 +24,7 @@ from adapter.acp.params import cli_mcp_servers, prompt_input
 from adapter.backend import SessionInfo, SessionSpec
 from adapter.config import SessionConfig
 from adapter.history import project_slug
+from adapter.images import Image
 from adapter.local import LocalBackend
 from adapter.policies import PermissionPolicy
 from benchmarks import procfs
@@ -261,7 +262,7 @@ def test_prompt_content_blocks() -> None:
     )
     assert "look at\n@/src/app main.py\n" in text
     assert '<context ref="file:///src/x.py">\nunsaved = 1\n</context>' in text
-    assert [("image/png", b"hello")] == images
+    assert [Image.from_bytes("image/png", b"hello")] == images
     for bad in ([], [{"type": "audio", "data": "", "mimeType": "audio/wav"}], [{"type": "image"}]):
         with pytest.raises(JsonRpcError) as err:
             prompt_input(bad)

@@ -8,6 +8,7 @@ import json
 import anyio
 import pytest
 
+from adapter.images import Image
 from adapter.server.agui.events import (
     ReasoningMessageContent,
     ReasoningMessageStart,
@@ -64,7 +65,7 @@ def test_prompts_from_strings_and_content_parts() -> None:
             "junk",
         ],
     }
-    assert ("look\nhere", [("image/png", png)]) == prompt_from_message(message)
+    assert ("look\nhere", [Image.from_bytes("image/png", png)]) == prompt_from_message(message)
     assert ("hi", []) == prompt_from_message({"id": "u", "role": "user", "content": "hi"})
 
 

@@ -33,6 +33,7 @@ from adapter.cluster.wire import (
     encode_events,
 )
 from adapter.events import ErrorEvent, MessageChunk
+from adapter.images import Image
 
 DECODERS = (decode_batch, decode_command, decode_record, decode_reply, decode_worker)
 
@@ -61,7 +62,7 @@ def test_arbitrary_json(decode: Any, value: Any, op: str | None) -> None:
 
 def test_round_trips() -> None:
     commands = [
-        Prompt(text="hi", images=[("image/png", b"\x89PNG")]),
+        Prompt(text="hi", images=[Image.from_bytes("image/png", b"\x89PNG")]),
         AnswerPermission(pending_id="p", behavior="deny", message="no", interrupt=True),
         CreateSession(spec=SessionSpec(cwd="/w", labels={"repo": "api"}), first_seq=7),
     ]

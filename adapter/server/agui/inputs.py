@@ -12,12 +12,11 @@ follows the text.
 
 from __future__ import annotations
 
-import base64
-import binascii
 import contextlib
 import json
 from typing import Any
 
+from ...images import Image
 from ...policies import PermissionDecision
 from .events import RunAgentInput
 
@@ -52,13 +51,13 @@ def decision_from_answer(content: Any) -> PermissionDecision:
     return PermissionDecision("deny", f"unrecognized approval answer: {str(content)[:200]}")
 
 
-def prompt_from_message(message: dict[str, Any]) -> tuple[str, list[tuple[str, bytes]]]:
+def prompt_from_message(message: dict[str, Any]) -> tuple[str, list[Image]]:
     """The text and images of a user message (string content or content parts)."""
     content = message.get("content")
     if isinstance(content, str):
         return content, []
     texts: list[str] = []
-    images: list[tuple[str, bytes]] = []
+    images: list[Image] = []
     for part in content if isinstance(content, list) else ():
         if not isinstance(part, dict):
             continue
@@ -68,8 +67,8 @@ def prompt_from_message(message: dict[str, Any]) -> tuple[str, list[tuple[str, b
             mime = str(part.get("mimeType") or part.get("mime_type") or "")
             data = part.get("data")
             if mime.startswith("image/") and isinstance(data, str):
-                with contextlib.suppress(binascii.Error, ValueError):
-                    images.append((mime, base64.b64decode(data, validate=True)))
+                with contextlib.suppress(ValueError):
+                    images.append(Image.from_base64(mime, data))
     return "\n".join(texts), images
 
 

@@ -6,8 +6,6 @@ frame in the connection's reader."""
 
 from __future__ import annotations
 
-import base64
-import binascii
 import secrets
 from typing import TYPE_CHECKING
 
@@ -24,6 +22,7 @@ from ...history.transcripts import (
     find_session_file,
     load_events,
 )
+from ...images import Image
 from ...policies import PermissionDecision
 from ...terminals import as_session_info
 from .protocol import (
@@ -140,11 +139,11 @@ class RequestHandlers:
             self.views.seed(session_id, events)
 
     async def _prompt(self, frame: Prompt) -> None:
-        images: list[tuple[str, bytes]] = []
+        images: list[Image] = []
         for image in frame.images:
             try:
-                images.append((image.media_type, base64.b64decode(image.data, validate=True)))
-            except (binascii.Error, ValueError) as exc:
+                images.append(Image.from_base64(image.media_type, image.data))
+            except ValueError as exc:
                 raise UsageError(f"an image is not valid base64: {exc}") from None
         await self.backend.prompt(frame.session_id, frame.text, images=images)
         self.send(Ack(request_id=frame.request_id, session_id=frame.session_id))
