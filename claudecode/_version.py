@@ -1,3 +1,3 @@
 """The package version, the one place it is spelled."""
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"

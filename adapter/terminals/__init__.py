@@ -5,12 +5,12 @@ viewers, its keyboard and size driven from them.
 ::
 
     async with TerminalManager() as terminals:
-        await adapter.terminals.start("t1", "shell", cwd="/tmp", cols=100, rows=30)
-        async with adapter.terminals.attach("t1") as viewer:
-            await adapter.terminals.send_input("t1", "echo hello\\r")
+        await terminals.start("t1", "shell", cwd="/tmp", cols=100, rows=30)
+        async with terminals.attach("t1") as viewer:
+            await terminals.send_input("t1", "echo hello\\r")
             for item in await viewer.receive():
                 ...  # bytes (output) or TerminalStatus / TerminalResized / TerminalExit
-        await adapter.terminals.stop("t1")
+        await terminals.stop("t1")
 
 This package shares the server, authentication and session registry with the stream-json
 front ends, never their protocol code.

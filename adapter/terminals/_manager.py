@@ -304,7 +304,7 @@ class TerminalManager:
     def attach(
         self, session_id: str, *, scrollback: int | None = None, max_bytes: int | None = None
     ) -> AbstractAsyncContextManager[TerminalViewer]:
-        """``async with adapter.terminals.attach(id) as viewer:`` — the current screen (with up to
+        """``async with terminals.attach(id) as viewer:`` — the current screen (with up to
         ``scrollback`` lines of history; ``None``: all the screen keeps), then live output
         and control events. ``max_bytes`` overrides the manager's ``viewer_max_bytes``. An
         ended session's viewer gets its last screen and its exit."""
