@@ -74,6 +74,15 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="ORIGIN",
         help="a browser origin allowed to call the server (repeatable), e.g. http://localhost:5173",
     )
+    parser.add_argument(
+        "--allowed-host",
+        action="append",
+        default=[],
+        metavar="HOST",
+        help="a name clients reach the server by, besides localhost, 127.0.0.1, [::1] and the "
+        "bound address (repeatable): HOST for any port or HOST:PORT; other Host headers are "
+        "refused (421), which stops DNS rebinding",
+    )
     parser.add_argument("--max-sessions", type=int, default=32, help="live sessions at most (32)")
     parser.add_argument(
         "--max-body", type=int, default=8 * 1024 * 1024, help="largest request body in bytes"
@@ -88,6 +97,11 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
         choices=("interrupt", "keep"),
         default="interrupt",
         help="what a client that disconnects mid-run does to the Claude turn (interrupt)",
+    )
+    parser.add_argument(
+        "--no-terminals",
+        action="store_true",
+        help="serve no terminal sessions (a terminal is a shell as the user running the server)",
     )
     parser.add_argument(
         "--terminal-input",
@@ -288,12 +302,14 @@ async def _serve(
     settings = ServerSettings(
         token=token,
         cors_origins=tuple(args.cors_origin),
+        allowed_hosts=tuple(args.allowed_host),
         max_body_bytes=args.max_body,
         demo=demo,
         state_dir=_state_dir(args),
         session_defaults=defaults,
         max_sessions=args.max_sessions,
         agui_disconnect=args.on_disconnect,
+        terminals=not args.no_terminals,
         terminal_input=args.terminal_input,
     )
     backend: Any
@@ -323,7 +339,11 @@ async def _serve(
             defaults, max_sessions=args.max_sessions, idle_timeout=args.idle_timeout or None
         )
     async with worker, backend:
-        app = create_app(backend, settings)
+        try:
+            app = create_app(backend, settings)
+        except ValueError as exc:  # a malformed --allowed-host
+            print(f"claudecode-bridge serve: {exc}", file=sys.stderr)
+            return 2
         context = app.state.bridge
         config = uvicorn_config(app, verbose=args.verbose)
         loop = asyncio.get_running_loop()
@@ -343,6 +363,11 @@ async def _serve(
             lines.append(f"  {'worker:':<14} {worker.id} (runs sessions for the cluster here)")
         if token is not None:
             lines.append("  every request needs 'Authorization: Bearer <token>'")
+        if settings.terminals and any(p == "/api/terminals" for _, p in context.endpoints):
+            lines.append(
+                "  terminals run a shell as this user (whoever can reach the server can use "
+                "it); --no-terminals turns them off"
+            )
         print("\n".join(lines), flush=True)
         tune_collector()
         await server.serve(sockets=[sock])

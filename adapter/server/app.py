@@ -36,7 +36,7 @@ from starlette.routing import BaseRoute
 from ..backend import SessionBackend
 from ..local import LocalBackend
 from .errors import exception_handlers
-from .security import SecurityMiddleware
+from .security import AllowedHosts, SecurityMiddleware
 from .settings import ServerSettings
 
 if TYPE_CHECKING:
@@ -147,8 +147,12 @@ def create_app(
         extra_providers: more providers after those (your own routes).
 
     The :class:`ServerContext` is available as ``app.state.bridge``.
+
+    Raises:
+        ValueError: ``settings.allowed_hosts`` holds something that is not a host.
     """
     settings = settings or ServerSettings()
+    AllowedHosts(settings.allowed_hosts)  # a malformed entry fails here, not at a request
     owns_backend = backend is None
     if backend is None:
         backend = LocalBackend(settings.session_defaults, max_sessions=settings.max_sessions)
@@ -181,6 +185,7 @@ def create_app(
         SecurityMiddleware,
         token=settings.token,
         allowed_origins=settings.cors_origins,
+        allowed_hosts=settings.allowed_hosts,
         max_body_bytes=settings.max_body_bytes,
         public_paths=context.public_paths,
     )

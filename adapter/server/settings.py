@@ -19,7 +19,11 @@ class ServerSettings:
     Bearer <token>``; WebSocket routes also accept a ``token`` query parameter, since browsers
     cannot set headers there), ``cors_origins`` (the browser origins allowed to call the API
     from another origin; requests carrying any other foreign ``Origin`` are refused),
-    ``max_body_bytes`` (larger request bodies get 413).
+    ``allowed_hosts`` (names besides ``localhost``, ``127.0.0.1``, ``[::1]`` and the bound
+    address a client may reach the server by, as ``name`` for any port or ``name:port``;
+    any other ``Host`` header is refused with 421, which is what defeats DNS rebinding; add
+    the public name when a proxy or a port mapping sits in front), ``max_body_bytes``
+    (larger request bodies get 413).
 
     Sessions: ``session_defaults`` and ``max_sessions`` configure the in-process backend the
     app creates when none is given; ``demo`` says the sessions run the built-in scripted
@@ -32,12 +36,15 @@ class ServerSettings:
     threads kept in memory (past it the least recently used idle thread goes, and its
     session is closed; its next run reloads it from the state directory and resumes it).
 
-    Terminals: ``terminal_input``: who may type into a terminal session, ``all`` its viewers
+    Terminals: ``terminals`` (``False`` serves none: no ``/api/terminals``, no ``/ws/pty``,
+    no terminal sessions over ``/ws``; a terminal is a shell, or an agent CLI, running as the
+    server's user), ``terminal_input``: who may type into a terminal session, ``all`` its viewers
     (the default) or only the ``first`` (the next in line takes over when it leaves).
     """
 
     token: str | None = None
     cors_origins: tuple[str, ...] = ()
+    allowed_hosts: tuple[str, ...] = ()
     max_body_bytes: int = 8 * 1024 * 1024
     demo: bool = False
     state_dir: str | os.PathLike[str] | None = None
@@ -46,4 +53,5 @@ class ServerSettings:
     keepalive_seconds: float = 15.0
     agui_disconnect: Literal["interrupt", "keep"] = "interrupt"
     agui_max_threads: int = 10_000
+    terminals: bool = True
     terminal_input: Literal["all", "first"] = "all"

@@ -153,6 +153,8 @@ def make_terminal_routes(
     """
 
     def provider(ctx: ServerContext) -> list[BaseRoute]:
+        if not ctx.settings.terminals:
+            return []  # serve --no-terminals: no shell reachable through this server
         policy: InputPolicy = input_policy or ctx.settings.terminal_input
         terminals = manager()
         ctx.terminals = terminals

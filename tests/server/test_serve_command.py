@@ -91,3 +91,32 @@ def test_loopback_detection() -> None:
     assert is_loopback("127.0.0.1") and is_loopback("::1") and is_loopback("localhost")
     assert not is_loopback("0.0.0.0") and not is_loopback("192.168.1.2")
     assert not is_loopback("example.com")
+
+
+def test_terminals_are_announced_and_can_be_turned_off(tmp_path: Path) -> None:
+    """The start message says a terminal is a shell as this user; --no-terminals serves
+    none; --allowed-host admits that Host, others get 421."""
+    for extra, terminals in (((), True), (("--no-terminals",), False)):
+        with start("--demo", "--allowed-host", "bridge.example", *extra) as proc:
+            assert proc.stdout is not None
+            first = proc.stdout.readline()
+            base = first.split(" on ")[1].split()[0]
+            port = base.rsplit(":", 1)[1]
+            with httpx.Client(base_url=base, timeout=30) as http:
+                listed = http.get("/api/terminals")
+                assert (200 if terminals else 404) == listed.status_code
+                allowed = http.get("/readyz", headers={"Host": f"bridge.example:{port}"})
+                assert 200 == allowed.status_code
+                refused = http.get("/readyz", headers={"Host": f"other.example:{port}"})
+                assert 421 == refused.status_code
+            proc.send_signal(signal.SIGTERM)
+            rest = proc.stdout.read()  # communicate() would skip what readline() buffered
+            assert 0 == proc.wait(timeout=60)
+            assert terminals == ("terminals run a shell as this user" in rest), rest
+
+
+def test_a_malformed_allowed_host_is_refused_at_start() -> None:
+    with start("--demo", "--allowed-host", "a:b:c") as proc:
+        _, err = proc.communicate(timeout=60)
+        assert 2 == proc.returncode
+        assert "not a host" in err and "Traceback" not in err

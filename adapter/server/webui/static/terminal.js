@@ -19,7 +19,7 @@ async function api(path, options = {}) {
   if (options.body) headers["Content-Type"] = "application/json";
   const res = await fetch(path, { ...options, headers });
   const body = await res.json().catch(() => ({}));
-  if (!res.ok) throw new Error(body.error || res.statusText);
+  if (!res.ok) throw Object.assign(new Error(body.error || res.statusText), { status: res.status });
   return body;
 }
 
@@ -36,7 +36,11 @@ async function refresh() {
     ts.terminals = new Map(data.terminals.map((t) => [t.id, t]));
     renderAgents();
     if (ts.current) showHeader();
-  } catch (err) { /* the chat UI's banner reports connection trouble */ }
+  } catch (err) {
+    // 404: the server runs without terminals (serve --no-terminals): offer none. Other
+    // trouble is the chat UI's banner's to report.
+    if (err.status === 404) $("new-terminal").hidden = true;
+  }
 }
 
 function renderAgents() {
