@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any, TypeVar
 
 import msgspec
@@ -9,7 +10,9 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import Response
 
-__all__ = ("json_response", "read_json")
+from .input_checks import JSONRejected, decode_json, nul_field
+
+__all__ = ("json_response", "read_json", "reject_nul")
 
 T = TypeVar("T")
 
@@ -26,16 +29,30 @@ async def read_json(request: Request, kind: type[T]) -> T:
 
     Raises:
         HTTPException: 415 when the body is not declared JSON, 400 when it is not valid JSON
-            or does not fit ``kind`` (the message names the field), 413 when too large.
+            or does not fit ``kind`` (the message names the field), is not UTF-8 or nests
+            too deeply (:func:`~adapter.server.input_checks.decode_json`), 413 when too large.
     """
     content_type = request.headers.get("content-type", "")
     if content_type.split(";")[0].strip().lower() != "application/json":
         raise HTTPException(415, "the request body must be application/json")
     body = await request.body()
     try:
-        decoded: T = msgspec.json.decode(body, type=kind)
+        decoded: T = decode_json(body, kind)
     except msgspec.ValidationError as exc:
         raise HTTPException(400, f"invalid request body: {exc}") from None
+    except JSONRejected as exc:
+        raise HTTPException(400, f"invalid JSON payload: {exc}") from None
     except msgspec.DecodeError:
         raise HTTPException(400, "invalid JSON payload") from None
     return decoded
+
+
+def reject_nul(obj: Any, names: Iterable[str]) -> None:
+    """Refuse a request whose text field ``names`` (an argument, a path) holds NUL.
+
+    Raises:
+        HTTPException: 400 naming the field.
+    """
+    name = nul_field(obj, names)
+    if name is not None:
+        raise HTTPException(400, f"invalid request body: `$.{name}` must not contain NUL")

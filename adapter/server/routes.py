@@ -30,7 +30,8 @@ from claudecode import CLINotFoundError, find_cli
 from ..backend import SessionSpec
 from ..policies import PermissionDecision
 from .app import ServerContext
-from .json_io import json_response, read_json
+from .input_checks import SPEC_TEXT_FIELDS
+from .json_io import json_response, read_json, reject_nul
 
 __all__ = ("PermissionAnswer", "PromptBody", "core_routes")
 
@@ -90,6 +91,7 @@ def core_routes(ctx: ServerContext) -> list[BaseRoute]:
 
     async def create_session(request: Request) -> Response:
         spec = await read_json(request, SessionSpec)
+        reject_nul(spec, SPEC_TEXT_FIELDS)
         return json_response(await backend.create(spec), 201)
 
     async def get_session(request: Request) -> Response:

@@ -44,6 +44,7 @@ from starlette.routing import BaseRoute, Route, WebSocketRoute
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from adapter.server import ServerContext, json_error, json_response, read_json
+from adapter.server.json_io import reject_nul
 from claudecode.internal import get_logger
 
 from ..terminals._errors import (
@@ -167,6 +168,7 @@ def make_terminal_routes(
 
         async def create_terminal(request: Request) -> Response:
             body = await read_json(request, TerminalCreate)
+            reject_nul(body, ("agent", "cwd"))
             session_id = "term-" + secrets.token_hex(8)
             try:
                 info = await terminals.start(
@@ -257,6 +259,17 @@ async def _send_json(websocket: WebSocket, frame: dict[str, Any]) -> None:
     await websocket.send_text(_encoder.encode(frame).decode())
 
 
+#: What a send or receive raises when the viewer went away: a disconnect, a broken socket
+#: (OSError, uvicorn's ClientDisconnected), Starlette's refusal to use a closed socket.
+_GONE = (
+    WebSocketDisconnect,
+    anyio.ClosedResourceError,
+    anyio.BrokenResourceError,
+    OSError,
+    RuntimeError,
+)
+
+
 class _Connection:
     """One viewer's WebSocket: output out, keystrokes and control in."""
 
@@ -303,16 +316,16 @@ class _Connection:
         }
 
     async def run(self, info: TerminalInfo) -> None:
+        # A viewer that vanishes (no close frame, a reset) fails a send or a receive in
+        # either task: the task group raises it in a group, caught here like a lone one.
         try:
             await self.send_json(self.status_frame(info.state))
             async with anyio.create_task_group() as tg:
                 tg.start_soon(self._pump_out, tg.cancel_scope)
                 await self._pump_in()
                 tg.cancel_scope.cancel()
-        except (WebSocketDisconnect, anyio.ClosedResourceError, anyio.BrokenResourceError):
-            return
-        except OSError:  # the peer vanished mid-send
-            return
+        except* _GONE:
+            pass
 
     async def _pump_out(self, scope: anyio.CancelScope) -> None:
         try:
@@ -380,6 +393,9 @@ class _Connection:
             return
         try:
             frame = _control_decoder.decode(text)
+        except RecursionError:
+            await self._refuse("bad_frame", "control frames are flat JSON objects")
+            return
         except msgspec.ValidationError as exc:
             await self._refuse("bad_frame", f"invalid control frame: {exc}")
             return

@@ -146,6 +146,10 @@ class AguiService:
         # Service-wide, not per run: a run starts no task but its own (a burst of run starts
         # is that much shorter), and keeps fewer objects for the collector to walk.
         self._handles: set[RunHandle] = set()  # ticked for keep-alive comments
+        #: Threads whose run is being started (loading the thread is the first await).
+        self._starting: set[str] = set()
+        #: Threads being loaded from the store, set when done.
+        self._loading: dict[str, anyio.Event] = {}
         self._live: dict[RunHandle, _LiveRun] = {}  # runs in their pump
 
     @contextlib.asynccontextmanager
@@ -199,10 +203,23 @@ class AguiService:
     # -- threads -----------------------------------------------------------------------
 
     async def _thread(self, thread_id: str, *, create: bool) -> _Thread | None:
-        thread = self._threads.pop(thread_id, None)
-        if thread is not None:
-            self._threads[thread_id] = thread  # the most recently used last
-            return thread
+        while True:
+            thread = self._threads.pop(thread_id, None)
+            if thread is not None:
+                self._threads[thread_id] = thread  # the most recently used last
+                return thread
+            loading = self._loading.get(thread_id)
+            if loading is None:
+                break
+            await loading.wait()  # one load per thread: never two objects for one thread
+        loaded = self._loading[thread_id] = anyio.Event()
+        try:
+            return await self._load_thread(thread_id, create=create)
+        finally:
+            del self._loading[thread_id]
+            loaded.set()
+
+    async def _load_thread(self, thread_id: str, *, create: bool) -> _Thread | None:
         record = await self.store.load(thread_id)
         if record is None:
             if not create:
@@ -272,6 +289,21 @@ class AguiService:
         """
         if self._tg is None:
             raise ClaudeCodeError("the AG-UI service is not running")
+        thread_id = run_input.thread_id
+        # Claimed before the first await: of two runs started at once on a thread (a new
+        # one too, which loading would otherwise create twice), the second gets the 409.
+        if thread_id in self._starting:
+            raise ThreadBusyError(
+                f"thread {thread_id!r} has a run being started; stop it or wait for it to end"
+            )
+        self._starting.add(thread_id)
+        try:
+            return await self._start_run(run_input)
+        finally:
+            self._starting.discard(thread_id)
+
+    async def _start_run(self, run_input: RunAgentInput) -> RunHandle:
+        assert self._tg is not None
         thread = await self._thread(run_input.thread_id, create=True)
         assert thread is not None
         if thread.run is not None and not thread.run.done:

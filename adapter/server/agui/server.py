@@ -40,6 +40,7 @@ from claudecode import __version__
 
 from ..app import ServerContext
 from ..errors import json_error
+from ..input_checks import JSONRejected, decode_json
 from ..json_io import json_response
 from .events import RunAgentInput, decode_run_input
 from .runs import AguiService, RunHandle, ThreadBusyError
@@ -76,7 +77,9 @@ async def _json_body(request: Request) -> Any:
         raise HTTPException(415, "the request body must be application/json")
     body = await request.body()
     try:
-        return msgspec.json.decode(body)
+        return decode_json(body)
+    except JSONRejected as exc:
+        raise HTTPException(400, f"Invalid JSON payload: {exc}") from None
     except msgspec.DecodeError:
         raise HTTPException(400, "Invalid JSON payload") from None
 

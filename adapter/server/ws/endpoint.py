@@ -45,6 +45,7 @@ from ...backend import SessionBackend, SessionInfo, history_dir_of
 from ...history.transcripts import HistoryIndex, config_dir
 from ...terminals import as_session_info
 from ..app import ServerContext
+from ..input_checks import utf8_length
 from .errors import error_of
 from .handlers import RequestHandlers
 from .outbox import Close, Outbox
@@ -77,13 +78,19 @@ from .views import SessionViews
 if TYPE_CHECKING:
     from adapter.terminals import TerminalManager
 
-__all__ = ("DEFAULT_MAX_QUEUE", "WebSocketConnection", "ws_routes")
+__all__ = ("DEFAULT_MAX_QUEUE", "DEFAULT_MAX_QUEUE_BYTES", "WebSocketConnection", "ws_routes")
 
 _log = get_logger("claudecode.adapter.ws")
 
 #: Outgoing frames a client may have waiting before it is disconnected as too slow.
 DEFAULT_MAX_QUEUE: Final = 4096
+#: Bytes of outgoing frames a client may have waiting before it is closed as too slow
+#: (:data:`~adapter.server.ws.protocol.CLOSE_SLOW_CONSUMER`): a client that sends requests
+#: and never reads the replies. Events wait for room at half of it instead.
+DEFAULT_MAX_QUEUE_BYTES: Final = 32 * 1024 * 1024
 _CLOSE_GRACE = 30.0
+#: Error messages can quote what the client sent: they are cut to this many characters.
+_MAX_ERROR_MESSAGE = 1000
 
 
 #: What a send or receive raises when the client went away or the socket broke.
@@ -103,6 +110,7 @@ class WebSocketConnection(Outbox, Subscriptions, RequestHandlers):
         *,
         max_frame_bytes: int,
         max_queue: int = DEFAULT_MAX_QUEUE,
+        max_queue_bytes: int = DEFAULT_MAX_QUEUE_BYTES,
         shutting_down: anyio.Event | None = None,
         terminals: TerminalManager | None = None,
     ) -> None:
@@ -114,6 +122,8 @@ class WebSocketConnection(Outbox, Subscriptions, RequestHandlers):
         self.feed = feed
         self.max_frame_bytes = max_frame_bytes
         self.max_queue = max_queue
+        self.max_queue_bytes = max_queue_bytes
+        self._queued_bytes = 0
         self.shutting_down = shutting_down
         self._out: collections.deque[str] = collections.deque()
         self._wakeup = anyio.Event()
@@ -187,7 +197,12 @@ class WebSocketConnection(Outbox, Subscriptions, RequestHandlers):
             data: str | bytes | None = message.get("text")
             if data is None:
                 data = message.get("bytes") or b""
-            if len(data) > self.max_frame_bytes:
+            # Bytes, not characters: a text frame of 3-byte characters is three times its
+            # length (measured only when its length alone cannot tell).
+            size = len(data)
+            if size > self.max_frame_bytes or (
+                4 * size > self.max_frame_bytes and utf8_length(data) > self.max_frame_bytes
+            ):
                 self._end(CLOSE_FRAME_TOO_LARGE, f"frame over {self.max_frame_bytes} bytes")
                 return
             frame = decode_client_frame(data)
@@ -206,7 +221,7 @@ class WebSocketConnection(Outbox, Subscriptions, RequestHandlers):
             self.send(
                 Error(
                     code=code,
-                    message=message,
+                    message=message[:_MAX_ERROR_MESSAGE],
                     request_id=frame.request_id,
                     session_id=getattr(frame, "session_id", None),
                 )
@@ -260,7 +275,12 @@ class WebSocketConnection(Outbox, Subscriptions, RequestHandlers):
         )
 
 
-def ws_routes(ctx: ServerContext, *, max_queue: int = DEFAULT_MAX_QUEUE) -> list[BaseRoute]:
+def ws_routes(
+    ctx: ServerContext,
+    *,
+    max_queue: int = DEFAULT_MAX_QUEUE,
+    max_queue_bytes: int = DEFAULT_MAX_QUEUE_BYTES,
+) -> list[BaseRoute]:
     """The ``/ws`` route (a route provider for :func:`~adapter.server.create_app`)."""
     views = SessionViews(ctx.backend)
     feed = StatusFeed(ctx.backend)
@@ -284,6 +304,7 @@ def ws_routes(ctx: ServerContext, *, max_queue: int = DEFAULT_MAX_QUEUE) -> list
             feed,
             max_frame_bytes=ctx.settings.max_body_bytes,
             max_queue=max_queue,
+            max_queue_bytes=max_queue_bytes,
             shutting_down=ctx.shutting_down,
             terminals=ctx.terminals,
         )

@@ -6,6 +6,11 @@ for a client that does not read).
 A frame is written at once when nothing is queued or being written; else it waits in the
 queue, and an event frame waits for room there: a slow client holds up only its own
 subscriptions, whose events then wait in the session's bounded subscriber queue.
+
+The queue is bounded in size too (``max_queue_bytes``, counted in characters of JSON text,
+at least one byte each): event frames wait while it holds half of that; a reply or a state
+change that would take it over the whole (a client that sends requests and never reads the
+answers) closes the connection at once with ``CLOSE_SLOW_CONSUMER`` (4001).
 """
 
 from __future__ import annotations
@@ -18,7 +23,7 @@ from starlette.websockets import WebSocket
 
 from ...events import Event
 from .encoded import event_text
-from .protocol import ServerFrame, encode_frame
+from .protocol import CLOSE_SLOW_CONSUMER, ServerFrame, encode_frame
 from .status import StatusFeed
 
 __all__ = ("Close", "Outbox")
@@ -39,6 +44,8 @@ class Outbox:
     ws: WebSocket
     feed: StatusFeed
     max_queue: int
+    max_queue_bytes: int
+    _queued_bytes: int
     _out: collections.deque[str]
     _wakeup: anyio.Event
     _room: anyio.Event
@@ -54,7 +61,21 @@ class Outbox:
         """Queue a frame (replies and session changes; events go through :meth:`_send_event`)."""
         if self._close is not None:
             return
-        self._out.append(encode_frame(frame).decode())
+        self._queue(encode_frame(frame).decode())
+
+    def _queue(self, text: str) -> None:
+        """Queue a frame that cannot wait for room (a reply, a state change); one that
+        would take the queue over ``max_queue_bytes`` ends the connection instead."""
+        size = len(text)
+        if self._out and self._queued_bytes + size > self.max_queue_bytes:
+            self._end(
+                CLOSE_SLOW_CONSUMER,
+                f"too slow: over {self.max_queue_bytes} bytes of frames unread",
+                flush=False,
+            )
+            return
+        self._queued_bytes += size
+        self._out.append(text)
         self._wakeup.set()
 
     async def _emit(self, text: str) -> None:
@@ -77,10 +98,13 @@ class Outbox:
                 if self._out or self._close is not None:
                     self._wakeup.set()
             return
-        while len(self._out) >= self.max_queue and self._close is None:
+        while self._close is None and (
+            len(self._out) >= self.max_queue or 2 * self._queued_bytes >= self.max_queue_bytes
+        ):
             self._room = anyio.Event()
             await self._room.wait()
         if self._close is None:
+            self._queued_bytes += len(text)
             self._out.append(text)
             self._wakeup.set()
 
@@ -97,8 +121,7 @@ class Outbox:
         """Queue a ``session_changed`` frame from the :class:`StatusFeed` (never waits: the
         feed holds back a connection whose writer is behind)."""
         if self._close is None:
-            self._out.append(text)
-            self._wakeup.set()
+            self._queue(text)
 
     async def _send_event(self, event: Event) -> None:
         """Write an event frame (see :meth:`_emit`)."""
@@ -120,7 +143,9 @@ class Outbox:
                 self._writing = True
                 try:
                     while self._out:
-                        await self.ws.send_text(self._out.popleft())
+                        text = self._out.popleft()
+                        self._queued_bytes -= len(text)
+                        await self.ws.send_text(text)
                         if len(self._out) < self.max_queue:
                             self._room.set()
                 finally:

@@ -37,6 +37,15 @@ from ...backend import SessionInfo
 from ...chat.snapshot import ChatSnapshot
 from ...events import AnyEvent, event_schema
 from ...history.transcripts import HistorySession
+from ..input_checks import (
+    MAX_ID_LENGTH,
+    MAX_JSON_DEPTH,
+    SPEC_TEXT_FIELDS,
+    JSONRejected,
+    decode_json,
+    nul_field,
+    too_deep,
+)
 
 __all__ = (
     "CLOSE_CODES",
@@ -341,20 +350,59 @@ _encoder = msgspec.json.Encoder()
 
 def _request_id(obj: dict[Any, Any]) -> RequestId:
     value = obj.get("request_id")
+    if isinstance(value, str) and len(value) > MAX_ID_LENGTH:
+        return None  # not echoed: replies stay small
     if isinstance(value, str | int) and not isinstance(value, bool):
         return value
     return None
+
+
+#: Text fields that become a command line, a path or a model name: no NUL in them.
+_NUL_FREE: Final[dict[type[Any], tuple[str, ...]]] = {
+    CreateSession: (*SPEC_TEXT_FIELDS, "agent"),
+    ListHistory: ("cwd",),
+    SetModel: ("model",),
+    SetPermissionMode: ("mode",),
+}
+_TOO_DEEP = f"the frame is nested more than {MAX_JSON_DEPTH} levels deep"
+
+
+def _checked(frame: ClientFrame) -> ClientFrame | Error:
+    """The frame, or an error for what its types cannot say: identifiers short enough to
+    echo, no NUL in the fields that reach the CLI or the file system."""
+    request_id = frame.request_id
+    if isinstance(request_id, str) and len(request_id) > MAX_ID_LENGTH:
+        message = f"`$.request_id` is longer than {MAX_ID_LENGTH} characters"
+        return Error(code="invalid_frame", message=message)
+    session_id = getattr(frame, "session_id", None)
+    if isinstance(session_id, str) and len(session_id) > MAX_ID_LENGTH:
+        message = f"`$.session_id` is longer than {MAX_ID_LENGTH} characters"
+        return Error(code="invalid_frame", message=message, request_id=request_id)
+    name = nul_field(frame, _NUL_FREE.get(type(frame), ()))
+    if name is not None:
+        message = f"`$.{name}` must not contain NUL"
+        return Error(code="invalid_frame", message=message, request_id=request_id)
+    return frame
 
 
 def decode_client_frame(data: bytes | str) -> ClientFrame | Error:
     """One client frame, or the :class:`Error` to answer it with. Never raises."""
     try:
         frame: ClientFrame = _client_decoder.decode(data)
-        return frame
     except msgspec.DecodeError as exc:
         typed_error = str(exc)
+    except RecursionError:
+        return Error(code="invalid_json", message=_TOO_DEEP)
+    except UnicodeDecodeError:
+        return Error(code="invalid_json", message="the frame is not valid UTF-8")
+    else:
+        if too_deep(data):
+            return Error(code="invalid_json", message=_TOO_DEEP)
+        return _checked(frame)
     try:
-        obj = msgspec.json.decode(data)
+        obj: Any = decode_json(data)
+    except JSONRejected as exc:
+        return Error(code="invalid_json", message=f"the frame is {exc}")
     except msgspec.DecodeError:
         return Error(code="invalid_json", message="the frame is not valid JSON")
     if not isinstance(obj, dict):
