@@ -115,6 +115,8 @@ class AgentSession:
         self._always_allowed: set[str] = set()
         self._timers: dict[str, anyio.CancelScope] = {}
         self._stack: contextlib.AsyncExitStack | None = None
+        #: close() was called: the CLI's end is ours, not its own (for the log).
+        self._closing = False
         self._tasks: TaskSet | None = None
         self._done = anyio.Event()
         self._plan_grace: anyio.CancelScope | None = None
@@ -140,10 +142,19 @@ class AgentSession:
                 use_lite_stream_events(self._client)  # the translator reads no stream ids
             await stack.enter_async_context(self._client)
             self._set_status("connected")
+            _log.info(
+                "session.started",
+                session_id=self.id,
+                pid=self._client.pid,
+                cwd=str(self.config.cwd) if self.config.cwd is not None else None,
+                model=self.config.model,
+                resume=self.config.resume,
+            )
             if self._client.initialize_result is not None:
                 self._publish(self._translator.initialized(self._client.initialize_result))
             self._tasks.spawn(self._pump, name=f"adapter pump {self.id}")
         except BaseException as exc:
+            _log.warning("session.start_failed", session_id=self.id, error=str(exc))
             self._set_status("errored", f"{type(exc).__name__}: {exc}")
             self._hub.close(self.status_reason)
             self._done.set()
@@ -167,6 +178,7 @@ class AgentSession:
         stack, self._stack = self._stack, None
         if stack is None:
             return
+        self._closing = True
         with anyio.CancelScope(shield=True):
             for pending_id in list(self._pending):
                 self._cancel_pending(pending_id, "session_closed")
@@ -424,6 +436,9 @@ class AgentSession:
         self.status_reason = reason
         self.last_activity = time.monotonic()
         _log.debug("adapter.status", session_id=self.id, status=status, reason=reason)
+        if status in ("terminated", "errored"):
+            why = reason or ("closed" if self._closing else "the CLI exited")
+            _log.info("session.closed", session_id=self.id, status=status, reason=why)
 
     def _finish(self, status: SessionStatus, reason: str | None) -> None:
         self._set_status(status, reason)
@@ -537,6 +552,14 @@ class AgentSession:
         else:
             response = req.allow(updated_input=decision.updated_input)
         self._tracer.answered(req.request_id, decision.behavior)
+        # The decision, never the tool's input (it may hold anything the model wrote).
+        _log.info(
+            "permission.decided",
+            session_id=self.id,
+            pending_id=req.request_id,
+            tool=body.tool_name,
+            behavior=decision.behavior,
+        )
         client = self._client
         if client is None:
             return

@@ -15,9 +15,26 @@ import structlog
 __all__ = ("configure_logging", "configure_tracing")
 
 
-def configure_logging(verbosity: int = 0, *, json_logs: bool = False) -> None:
-    """Send our structlog/stdlib logs to stderr (never stdout, which carries output)."""
-    level = logging.WARNING if verbosity <= 0 else logging.INFO if verbosity == 1 else logging.DEBUG
+def configure_logging(
+    verbosity: int = 0,
+    *,
+    json_logs: bool = False,
+    level_name: str | None = None,
+    also: tuple[str, ...] = (),
+) -> None:
+    """Send our structlog/stdlib logs to stderr (never stdout, which carries output).
+
+    ``level_name`` (``debug``, ``info``, ``warning``, ``error``) wins over ``verbosity``
+    (0: warnings, 1: info, 2: debug); ``json_logs`` renders one JSON object per line
+    instead of readable lines; ``also`` names other stdlib loggers (a server's) that go
+    through the same handler at the same level.
+    """
+    if level_name is not None:
+        level = logging.getLevelNamesMapping()[level_name.upper()]
+    else:
+        level = (
+            logging.WARNING if verbosity <= 0 else logging.INFO if verbosity == 1 else logging.DEBUG
+        )
     renderer: Any = (
         structlog.processors.JSONRenderer()
         if json_logs
@@ -42,10 +59,11 @@ def configure_logging(verbosity: int = 0, *, json_logs: bool = False) -> None:
             foreign_pre_chain=shared,
         )
     )
-    root = logging.getLogger("claudecode")
-    root.handlers[:] = [handler]
-    root.setLevel(level)
-    root.propagate = False
+    for name in ("claudecode", *also):
+        logger = logging.getLogger(name)
+        logger.handlers[:] = [handler]
+        logger.setLevel(level)
+        logger.propagate = False
 
 
 def configure_tracing(endpoint: str | None) -> Any:

@@ -12,11 +12,15 @@ This is an entry point, so (unlike the libraries) it may configure logging. Sub-
 * ``acp`` — run as an Agent Client Protocol agent on stdin/stdout (editors spawn it).
 * ``doctor`` — find the Claude Code CLI, print its path and version, and check that it
   speaks stream-json (spawn, initialize, close). Exit 0 when usable, 1 otherwise.
+
+Every command whose output is cut off (``claudecode-bridge schema | head``) stops quietly
+with status 141, as a shell reports for a program stopped by a closed pipe.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 import anyio
@@ -61,10 +65,42 @@ def _doctor(args: argparse.Namespace) -> int:
     return 0 if report.ok else 1
 
 
+#: The exit status when stdout was closed under a command (``claudecode-bridge schema |
+#: head``): 128 + SIGPIPE, what a shell reports for any program a closed pipe stopped.
+EXIT_BROKEN_PIPE = 141
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null: the interpreter flushes it at exit, which would fail (and
+    say so on stderr) once more on the closed pipe."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, sys.stdout.fileno())
+    finally:
+        os.close(devnull)
+
+
 def main(argv: list[str] | None = None) -> int:
-    """Entry point of the ``claudecode-bridge`` console script."""
+    """Entry point of the ``claudecode-bridge`` console script.
+
+    A reader that goes away (``| head``) ends the command quietly with
+    :data:`EXIT_BROKEN_PIPE`, after the session (and its CLI) closed as on any other error.
+    """
     parser = _parser()
     args = parser.parse_args(argv)
+    status = 0
+    broken = False
+    try:
+        status = _command(parser, args)
+    except* BrokenPipeError:
+        broken = True
+    if broken:
+        _silence_stdout()
+        return EXIT_BROKEN_PIPE
+    return status
+
+
+def _command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     if args.command == "doctor":
         return _doctor(args)
     if args.command == "run":

@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import errno
 import ipaddress
 import os
 import signal
@@ -123,7 +124,21 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="URL",
         help="export traces over OTLP/HTTP (default URL http://localhost:4318)",
     )
-    parser.add_argument("-v", "--verbose", action="count", default=0, help="log more (to stderr)")
+    parser.add_argument(
+        "-v", "--verbose", action="count", default=0, help="-v: HTTP access log; -vv: debug"
+    )
+    parser.add_argument(
+        "--log-level",
+        choices=("debug", "info", "warning", "error"),
+        help="what is logged to stderr (info: sessions, connections, permission decisions, "
+        "errors; never prompts, tool input or tokens)",
+    )
+    parser.add_argument(
+        "--log-format",
+        choices=("console", "json"),
+        default="console",
+        help="readable lines (console, the default) or one JSON object per line",
+    )
     add_loop_argument(parser)
     from .worker import (
         add_nats_arguments,
@@ -198,6 +213,22 @@ def _bind(host: str, port: int) -> socket.socket:
     return sock
 
 
+def _log_level(args: argparse.Namespace) -> str:
+    """``--log-level``, else info (debug with -vv): a server says what it does."""
+    return str(args.log_level or ("debug" if args.verbose > 1 else "info"))
+
+
+def _bind_failure(host: str, port: int, exc: OSError) -> str:
+    """One line saying why the address could not be bound and what to do."""
+    where = _url(host.strip("[]"), port).removeprefix("http://")
+    if exc.errno == errno.EADDRINUSE:
+        return (
+            f"claudecode-bridge serve: {where} is already in use; pick another port with "
+            "--port N (or --port 0 for any free one)"
+        )
+    return f"claudecode-bridge serve: cannot listen on {where}: {exc.strerror or exc}"
+
+
 def serve_command(args: argparse.Namespace) -> int:
     """Carry out ``claudecode-bridge serve``; returns the exit status."""
     try:
@@ -211,7 +242,13 @@ def serve_command(args: argparse.Namespace) -> int:
         return 2
     from ._setup import configure_logging, configure_tracing
 
-    configure_logging(args.verbose)
+    level = args.log_level or ("debug" if args.verbose > 1 else "info")
+    # uvicorn's own lines (startup errors, protocol trouble) go through the same handler.
+    configure_logging(
+        json_logs=args.log_format == "json",
+        level_name=level,
+        also=("uvicorn.error", "uvicorn.access"),
+    )
     token = _token(args)
     if token is None and not is_loopback(args.host) and not args.insecure_no_auth:
         print(
@@ -270,7 +307,11 @@ def serve_command(args: argparse.Namespace) -> int:
                 policy=PermissionPolicy(args.policy),
                 tracer_provider=tracer_provider,
             )
-            sock = _bind(args.host, args.port)
+            try:
+                sock = _bind(args.host, args.port)
+            except OSError as exc:
+                print(_bind_failure(args.host, args.port, exc), file=sys.stderr)
+                return 2
             try:
                 return run_loop(_serve(args, sock, defaults, token=token, demo=demo), factory)
             except KeyboardInterrupt:
@@ -345,7 +386,7 @@ async def _serve(
             print(f"claudecode-bridge serve: {exc}", file=sys.stderr)
             return 2
         context = app.state.bridge
-        config = uvicorn_config(app, verbose=args.verbose)
+        config = uvicorn_config(app, verbose=args.verbose, level=_log_level(args))
         loop = asyncio.get_running_loop()
         server = _make_server_class()(
             config, lambda: loop.call_soon_threadsafe(context.begin_shutdown)
@@ -374,7 +415,7 @@ async def _serve(
     return 0
 
 
-def uvicorn_config(app: Any, *, verbose: int = 0) -> Any:
+def uvicorn_config(app: Any, *, verbose: int = 0, level: str | None = None) -> Any:
     """The ``uvicorn.Config`` ``serve`` runs ``app`` with.
 
     The HTTP implementation is h11 whatever else is installed: uvicorn's default picks
@@ -391,8 +432,9 @@ def uvicorn_config(app: Any, *, verbose: int = 0) -> Any:
         app,
         lifespan="on",
         log_config=None,
-        log_level="info" if verbose else "warning",
-        access_log=verbose > 1,
+        # uvicorn's "info" lines mostly repeat ours (a connection accepted): with -v only.
+        log_level="debug" if level == "debug" else "info" if verbose else "warning",
+        access_log=verbose > 0,
         timeout_graceful_shutdown=10,
         server_header=False,
         http="h11",

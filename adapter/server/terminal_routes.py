@@ -206,6 +206,10 @@ def make_terminal_routes(
                 await websocket.close(CLOSE_UNKNOWN, "no such terminal")
                 return
             scrollback = _int_param(websocket.query_params.get("scrollback"))
+            client = (
+                f"{websocket.client.host}:{websocket.client.port}" if websocket.client else None
+            )
+            _log.info("pty.connected", session_id=session_id, client=client)
             async with terminals.attach(session_id, scrollback=scrollback) as viewer:
                 line = viewers.setdefault(session_id, _Viewers())
                 line.order.append(viewer)
@@ -213,6 +217,7 @@ def make_terminal_routes(
                 try:
                     await connection.run(info)
                 finally:
+                    _log.info("pty.closed", session_id=session_id, client=client)
                     was_first = line.order and line.order[0] is viewer
                     line.order.remove(viewer)
                     if not line.order:

@@ -97,6 +97,11 @@ _MAX_ERROR_MESSAGE = 1000
 _GONE = (WebSocketDisconnect, OSError, RuntimeError, anyio.BrokenResourceError)
 
 
+def _client_of(ws: WebSocket) -> str | None:
+    """The peer's address, as a log line names it."""
+    return f"{ws.client.host}:{ws.client.port}" if ws.client is not None else None
+
+
 class WebSocketConnection(Outbox, Subscriptions, RequestHandlers):
     """One client connection (see the module docs)."""
 
@@ -173,7 +178,12 @@ class WebSocketConnection(Outbox, Subscriptions, RequestHandlers):
                 raise self._send_error
             gone = True
         close = self._close
-        _log.debug("ws.closing", close=repr(close), gone=gone)
+        _log.info(
+            "ws.closed",
+            client=_client_of(self.ws),
+            code=None if close is None or gone else close.code,
+            reason="client gone" if gone else close.reason if close is not None else "client left",
+        )
         if close is not None and not gone:
             # A client that stopped reading gets a while to take the close frame.
             with anyio.move_on_after(_CLOSE_GRACE), contextlib.suppress(Exception):
@@ -296,6 +306,7 @@ def ws_routes(
 
     async def endpoint(ws: WebSocket) -> None:
         await ws.accept()
+        _log.info("ws.connected", client=_client_of(ws))
         connection = WebSocketConnection(
             ws,
             ctx.backend,
