@@ -5,6 +5,7 @@ Libraries never call these; ``claudecode-bridge`` does, once, at start.
 
 from __future__ import annotations
 
+import argparse
 import logging
 import os
 import sys
@@ -12,7 +13,7 @@ from typing import Any
 
 import structlog
 
-__all__ = ("configure_logging", "configure_tracing")
+__all__ = ("add_demo_home_argument", "configure_logging", "configure_tracing")
 
 
 def configure_logging(
@@ -94,3 +95,13 @@ def configure_tracing(endpoint: str | None) -> Any:
     provider = TracerProvider(resource=Resource.create({"service.name": "claudecode-bridge"}))
     provider.add_span_processor(BatchSpanProcessor(exporter))
     return provider
+
+
+def add_demo_home_argument(parser: argparse.ArgumentParser) -> None:
+    """``--demo-home DIR`` (for the commands that take ``--demo``)."""
+    parser.add_argument(
+        "--demo-home",
+        metavar="DIR",
+        help="with --demo: keep the demo's sessions (and its working directory) in DIR, for "
+        "history and resume on the next run (default: a temporary home removed at exit)",
+    )

@@ -35,6 +35,7 @@ from ..acp.agent import AcpAgent, AgentOptions
 from ..backend import SessionBackend
 from ..config import SessionConfig
 from ..policies import PermissionPolicy
+from ._setup import add_demo_home_argument
 
 __all__ = ("acp_command", "add_acp_arguments", "serve_stdio")
 
@@ -56,6 +57,7 @@ def add_acp_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--permission-mode", help="the CLI's starting permission mode")
     parser.add_argument("--demo", action="store_true", help="use the built-in scripted stand-in")
+    add_demo_home_argument(parser)
     parser.add_argument("--cli", help="path of the claude executable (default: discovered)")
     parser.add_argument("--log-file", help="write logs here instead of stderr")
     parser.add_argument(
@@ -204,10 +206,12 @@ def acp_command(args: argparse.Namespace) -> int:
         else:
             from ..local import LocalBackend
 
+            env: dict[str, str] = {}
             if args.demo:
-                from .demo import demo_cli
+                from .demo import DemoHome
 
-                cli_path = str(demo_cli(scratch))
+                home = DemoHome(scratch, args.demo_home)
+                cli_path, env = str(home.cli), home.env
             else:
                 try:
                     cli_path = find_cli(args.cli)
@@ -215,7 +219,11 @@ def acp_command(args: argparse.Namespace) -> int:
                     print(f"claudecode-bridge acp: {exc}. {INSTALL_HINT}", file=sys.stderr)
                     return 1
             config = SessionConfig(
-                cli_path=cli_path, policy=policy, cwd=args.cwd, tracer_provider=tracer_provider
+                cli_path=cli_path,
+                policy=policy,
+                cwd=args.cwd,
+                env=env,
+                tracer_provider=tracer_provider,
             )
             backend = LocalBackend(config, idle_timeout=None)
         options = AgentOptions(

@@ -4,6 +4,11 @@ The stand-in is :mod:`claudecode.testing`'s fake CLI, a real subprocess speaking
 stream-json, scripted to think, talk, run a command that needs approval, edit a file (with
 its diff) and keep a todo list — so ``claudecode-bridge run --demo`` shows everything
 working on a machine with no Claude Code CLI and no credentials.
+
+Its sessions are stored as the real CLI stores them (transcripts under a config directory,
+``CLAUDE_CONFIG_DIR``), in a home the demo owns (:class:`DemoHome`): a temporary one removed
+at exit, or ``--demo-home DIR`` kept for the next run, so history and resume can be tried
+too.
 """
 
 from __future__ import annotations
@@ -21,7 +26,7 @@ from claudecode.testing import (
     turn,
 )
 
-__all__ = ("DEMO_FILE", "demo_cli", "demo_script")
+__all__ = ("DEMO_FILE", "DemoHome", "demo_cli", "demo_script")
 
 #: The file the demo writes and then edits in its working directory.
 DEMO_FILE = "greeting.py"
@@ -91,6 +96,33 @@ def demo_script() -> dict[str, Any]:
     return body
 
 
-def demo_cli(directory: str | os.PathLike[str]) -> Path:
-    """Write the stand-in CLI (script and wrapper) into ``directory``; return its path."""
-    return fake_cli_command(demo_script(), directory, name="claude-demo")
+def demo_cli(
+    directory: str | os.PathLike[str], *, config_dir: str | os.PathLike[str] | None = None
+) -> Path:
+    """Write the stand-in CLI (script and wrapper) into ``directory``; return its path.
+
+    With ``config_dir`` it stores its sessions' transcripts there, as the real CLI does in
+    its config directory."""
+    body = demo_script()
+    if config_dir is not None:
+        body["transcripts"] = os.fspath(config_dir)
+    return fake_cli_command(body, directory, name="claude-demo")
+
+
+class DemoHome:
+    """Where a demo keeps its sessions and works: ``config`` (its ``CLAUDE_CONFIG_DIR``) and
+    ``work`` (the default working directory) under ``keep`` (created, kept) or under a
+    scratch directory the caller removes at exit."""
+
+    def __init__(self, scratch: str | os.PathLike[str], keep: str | None = None) -> None:
+        self.root = Path(keep).expanduser().resolve() if keep else Path(scratch) / "home"
+        self.config = self.root / "config"
+        self.work = self.root / "work"
+        for path in (self.root, self.config, self.work):
+            path.mkdir(mode=0o700, parents=True, exist_ok=True)
+        self.cli = demo_cli(scratch, config_dir=self.config)
+
+    @property
+    def env(self) -> dict[str, str]:
+        """The sessions' environment: the CLI (and history) read the config from here."""
+        return {"CLAUDE_CONFIG_DIR": str(self.config)}

@@ -16,11 +16,9 @@ from __future__ import annotations
 import argparse
 import contextlib
 import math
-import os
 import signal
 import sys
 import tempfile
-from pathlib import Path
 from typing import Any, TextIO
 
 import anyio
@@ -39,6 +37,7 @@ from ..events import (
 )
 from ..policies import PermissionDecision, PermissionPolicy
 from ..session import AgentSession
+from ._setup import add_demo_home_argument
 from .run_render import TerminalRenderer
 
 __all__ = ("add_run_arguments", "run_command")
@@ -59,6 +58,7 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--resume", metavar="ID", help="resume the CLI session ID")
     parser.add_argument("--json", action="store_true", help="print one event per line (JSON)")
     parser.add_argument("--demo", action="store_true", help="use the built-in scripted stand-in")
+    add_demo_home_argument(parser)
     parser.add_argument("--cli", help="path of the claude executable (default: discovered)")
     parser.add_argument(
         "--otlp",
@@ -128,6 +128,7 @@ async def _run(args: argparse.Namespace, cli_path: str, prompt: str, tracer_prov
     config = SessionConfig(
         cli_path=cli_path,
         cwd=args.cwd,
+        env=getattr(args, "env", {}),
         model=args.model,
         permission_mode=args.permission_mode,
         policy=_policy(approve),
@@ -301,13 +302,14 @@ def run_command(args: argparse.Namespace) -> int:
     tracer_provider = configure_tracing(args.otlp)
     try:
         with tempfile.TemporaryDirectory(prefix="claudecode-demo-") as scratch:
+            args.env = {}
             if args.demo:
-                from .demo import demo_cli
+                from .demo import DemoHome
 
-                cli_path = str(demo_cli(scratch))
+                home = DemoHome(scratch, args.demo_home)
+                cli_path, args.env = str(home.cli), home.env
                 if args.cwd is None:
-                    args.cwd = os.path.join(scratch, "work")
-                    Path(args.cwd).mkdir()
+                    args.cwd = str(home.work)
             else:
                 try:
                     cli_path = find_cli(args.cli)

@@ -36,6 +36,7 @@ from ..policies import PermissionPolicy
 from ._event_loop import add_loop_argument, loop_factory
 from ._event_loop import run as run_loop
 from ._process import tune_collector
+from ._setup import add_demo_home_argument
 
 __all__ = (
     "TOKEN_ENV_VAR",
@@ -111,6 +112,7 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
         help="who may type into a terminal session: all its viewers, or only the first (all)",
     )
     parser.add_argument("--demo", action="store_true", help="use the built-in scripted stand-in")
+    add_demo_home_argument(parser)
     parser.add_argument("--cli", help="path of the claude executable (default: discovered)")
     parser.add_argument(
         "--insecure-no-auth",
@@ -292,16 +294,18 @@ def serve_command(args: argparse.Namespace) -> int:
                     )
                     demo = True
             cwd = args.cwd
+            env: dict[str, str] = {}
             if demo:
-                from .demo import demo_cli
+                from .demo import DemoHome
 
-                cli_path = str(demo_cli(scratch))
+                home = DemoHome(scratch, args.demo_home)
+                cli_path, env = str(home.cli), home.env
                 if cwd is None:
-                    cwd = os.path.join(scratch, "work")
-                    Path(cwd).mkdir()
+                    cwd = str(home.work)
             defaults = SessionConfig(
                 cli_path=cli_path,
                 cwd=cwd,
+                env=env,
                 model=args.model,
                 permission_mode=args.permission_mode,
                 policy=PermissionPolicy(args.policy),

@@ -50,6 +50,9 @@ Script format (a JSON object; unknown keys are an error, exit code 2)::
       # identity
       "model": "claude-opus-5-5", "version": "fake", "session_id": "...",
       "include_partial_messages": null,   # null = follow --include-partial-messages
+      "transcripts": "/config/dir",       # keep the session's transcript where the real
+                                          # CLI would under that config dir (projects/<slug>/
+                                          # <session id>.jsonl), for history and --resume
       "record_path": "/tmp/rec.jsonl",    # JSONL: {argv, cwd, pid, env, arg_files: the
                                           # --mcp-config / --settings files by path}, then one
                                           # {"received": msg} per stdin line

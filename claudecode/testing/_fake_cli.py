@@ -35,6 +35,7 @@ from ._fake_args import Args, arg_files, initial_mode, mcp_servers
 from ._fake_interrupt import Interrupted
 from ._fake_output import Output, hang_forever
 from ._fake_script import SCRIPT_ENV_VAR, ScriptError, load_handler, load_script
+from ._fake_transcript import transcript_of
 
 __all__ = ("FakeCLI", "Interrupted", "main")
 
@@ -77,6 +78,9 @@ class FakeCLI:
         self.last_turn_failed = False
         self.turn_index = 0
         self.handler = load_handler(script.get("handler"))
+        self.transcript = transcript_of(script, self.info)
+        if self.transcript is not None:
+            out.observer = self.transcript.output
 
     # ---------------------------------------------------------------- inbox
 
@@ -219,7 +223,10 @@ class FakeCLI:
 
         while True:
             if self.pending_users:
-                run_turn(self, self.pending_users.popleft())
+                user = self.pending_users.popleft()
+                if self.transcript is not None:
+                    self.transcript.prompt(user)
+                run_turn(self, user)
             elif self.eof:
                 break
             else:

@@ -10,6 +10,7 @@ import os
 import sys
 import threading
 import time
+from collections.abc import Callable
 from typing import IO, Any, NoReturn
 
 __all__ = (
@@ -30,11 +31,15 @@ class Output:
         self._crash_after = script.get("crash_after_lines")
         self._crash_type = script.get("crash_after_type")
         self._crash_code = int(script.get("crash_exit_code", 1))
+        #: Sees every message written (the session transcript, when the script keeps one).
+        self.observer: Callable[[Json], None] | None = None
 
     def send(self, msg: Json) -> None:
         """Write ``msg`` as one JSON line."""
         data = json.dumps(msg, ensure_ascii=False, separators=(",", ":")).encode()
         self._write((data, b"\n"))
+        if self.observer is not None:
+            self.observer(msg)
         self._after_line(msg)
 
     def send_raw(self, line: str) -> None:

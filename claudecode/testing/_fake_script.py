@@ -38,6 +38,7 @@ _TOP_KEYS = frozenset(
         "big_line_bytes",
         "ignore_sigterm",
         "record_path",
+        "transcripts",
         "model",
         "version",
         "session_id",
