@@ -18,12 +18,15 @@ client asked for the list, else those of its subscriptions), ``history`` (stored
 sessions), ``ack``, ``error``, ``pong``.
 
 :func:`decode_client_frame` never raises: it returns a frame or a :class:`Error` with one of
-the :data:`ErrorCode`\\ s (invalid JSON, not an object, no or unknown ``type``, a field of
-the wrong type — naming it), echoing the ``request_id`` when it could be read.
+the :data:`ErrorCode`\\ s (invalid JSON — not UTF-8, or nested more than 128 levels —,
+not an object, no or unknown ``type``, a field of the wrong type, an id over 256 characters,
+NUL in a field that reaches the CLI — naming the field), echoing the ``request_id`` when it
+could be read (and is at most 256 characters).
 
-Close codes (:data:`CLOSE_CODES`): 1008 policy (Origin refused), 1009 frame too large, 1011
-internal error, 4001 the client fell behind (reconnect and ``subscribe`` with ``since_seq``),
-4401 unauthorized, 4003 unsupported protocol version.
+Close codes (:data:`CLOSE_CODES`): 1008 policy (Origin refused), 1009 frame too large (in
+bytes), 1011 internal error, 4001 the client fell behind: its session queue overflowed, or
+it left too many replies unread (reconnect and ``subscribe`` with ``since_seq``), 4401
+unauthorized, 4003 unsupported protocol version.
 """
 
 from __future__ import annotations
@@ -102,7 +105,8 @@ CLOSE_CODES: Final = {
     CLOSE_POLICY: "Origin not allowed",
     CLOSE_FRAME_TOO_LARGE: "frame larger than the limit",
     CLOSE_INTERNAL: "internal server error",
-    CLOSE_SLOW_CONSUMER: "client fell behind; reconnect and subscribe with since_seq",
+    CLOSE_SLOW_CONSUMER: "client fell behind or left too much unread; reconnect and "
+    "subscribe with since_seq",
     CLOSE_UNSUPPORTED_VERSION: "unsupported protocol version",
     CLOSE_UNAUTHORIZED: "missing or wrong bearer token",
 }
