@@ -142,14 +142,8 @@ class AgentSession:
                 use_lite_stream_events(self._client)  # the translator reads no stream ids
             await stack.enter_async_context(self._client)
             self._set_status("connected")
-            _log.info(
-                "session.started",
-                session_id=self.id,
-                pid=self._client.pid,
-                cwd=str(self.config.cwd) if self.config.cwd is not None else None,
-                model=self.config.model,
-                resume=self.config.resume,
-            )
+            cwd = None if self.config.cwd is None else str(self.config.cwd)
+            _log.info("session.started", session_id=self.id, pid=self._client.pid, cwd=cwd)
             if self._client.initialize_result is not None:
                 self._publish(self._translator.initialized(self._client.initialize_result))
             self._tasks.spawn(self._pump, name=f"adapter pump {self.id}")
@@ -325,7 +319,6 @@ class AgentSession:
             raw = getattr(message, "raw", None) or getattr(message, "line", None)
             with contextlib.suppress(Exception):
                 self._tracer.record_raw(raw if raw else encode_message(message).rstrip())
-
 
     def _permission(self, req: InboundControlRequest) -> list[Event]:
         event = self._translator.permission_request(req)

@@ -84,7 +84,6 @@ CLOSE_LAGGING = 1013
 CLOSE_FAILED = 1011
 
 
-
 class TerminalCreate(msgspec.Struct, forbid_unknown_fields=True):
     """``POST /api/terminals``."""
 

@@ -14,13 +14,14 @@ from __future__ import annotations
 
 import contextlib
 import json
+from collections.abc import Container
 from typing import Any
 
 from ...images import Image
 from ...policies import PermissionDecision
 from .events import RunAgentInput
 
-__all__ = ("decision_from_answer", "prompt_from_message", "with_context")
+__all__ = ("decision_from_answer", "new_user_messages", "prompt_from_message", "with_context")
 
 
 def decision_from_answer(content: Any) -> PermissionDecision:
@@ -81,3 +82,8 @@ def with_context(text: str, run_input: RunAgentInput) -> str:
         value = item.value if isinstance(item.value, str) else json.dumps(item.value)
         lines.append(f"- {item.description}: {value}")
     return "\n".join(lines)
+
+
+def new_user_messages(known: Container[str], run_input: RunAgentInput) -> list[dict[str, Any]]:
+    """The user messages of ``run_input`` whose ids are not ``known`` (its new prompt)."""
+    return [m for m in run_input.messages if m.get("role") == "user" and m.get("id") not in known]

@@ -47,6 +47,7 @@ from ...errors import ThreadBusyError
 from ...fanout import SubscriberDropped
 from ...manager import UnknownSessionError
 from ...session import UnknownPermissionError
+from .claims import ThreadClaims
 from .events import (
     AguiEvent,
     CustomEvent,
@@ -57,7 +58,7 @@ from .events import (
     sse_frame,
 )
 from .handle import RunHandle
-from .inputs import decision_from_answer, prompt_from_message, with_context
+from .inputs import decision_from_answer, new_user_messages, prompt_from_message, with_context
 from .snapshot import MessageLog
 from .threads import ThreadRecord, ThreadStore
 from .translate import APPROVAL_TOOL, RunTranslator, ThreadMemory, initial_state
@@ -146,10 +147,7 @@ class AguiService:
         # Service-wide, not per run: a run starts no task but its own (a burst of run starts
         # is that much shorter), and keeps fewer objects for the collector to walk.
         self._handles: set[RunHandle] = set()  # ticked for keep-alive comments
-        #: Threads whose run is being started (loading the thread is the first await).
-        self._starting: set[str] = set()
-        #: Threads being loaded from the store, set when done.
-        self._loading: dict[str, anyio.Event] = {}
+        self._claims = ThreadClaims()  # two requests at once on a thread agree
         self._live: dict[RunHandle, _LiveRun] = {}  # runs in their pump
 
     @contextlib.asynccontextmanager
@@ -203,23 +201,12 @@ class AguiService:
     # -- threads -----------------------------------------------------------------------
 
     async def _thread(self, thread_id: str, *, create: bool) -> _Thread | None:
-        while True:
-            thread = self._threads.pop(thread_id, None)
-            if thread is not None:
-                self._threads[thread_id] = thread  # the most recently used last
-                return thread
-            loading = self._loading.get(thread_id)
-            if loading is None:
-                break
-            await loading.wait()  # one load per thread: never two objects for one thread
-        loaded = self._loading[thread_id] = anyio.Event()
-        try:
-            return await self._load_thread(thread_id, create=create)
-        finally:
-            del self._loading[thread_id]
-            loaded.set()
+        load = self._load_thread
+        return await self._claims.load_once(
+            self._threads, thread_id, lambda: load(thread_id, create)
+        )
 
-    async def _load_thread(self, thread_id: str, *, create: bool) -> _Thread | None:
+    async def _load_thread(self, thread_id: str, create: bool) -> _Thread | None:
         record = await self.store.load(thread_id)
         if record is None:
             if not create:
@@ -289,23 +276,9 @@ class AguiService:
         """
         if self._tg is None:
             raise ClaudeCodeError("the AG-UI service is not running")
-        thread_id = run_input.thread_id
-        # Claimed before the first await: of two runs started at once on a thread (a new
-        # one too, which loading would otherwise create twice), the second gets the 409.
-        if thread_id in self._starting:
-            raise ThreadBusyError(
-                f"thread {thread_id!r} has a run being started; stop it or wait for it to end"
-            )
-        self._starting.add(thread_id)
-        try:
-            return await self._start_run(run_input)
-        finally:
-            self._starting.discard(thread_id)
-
-    async def _start_run(self, run_input: RunAgentInput) -> RunHandle:
-        assert self._tg is not None
-        thread = await self._thread(run_input.thread_id, create=True)
-        assert thread is not None
+        with self._claims.starting(run_input.thread_id):  # before the first await
+            thread = await self._thread(run_input.thread_id, create=True)
+        assert thread is not None  # the claim is let go with no await before thread.run is set
         if thread.run is not None and not thread.run.done:
             raise ThreadBusyError(
                 f"thread {thread.thread_id!r} has a run in progress ({thread.run.run_id}); "
@@ -314,7 +287,7 @@ class AguiService:
         # What a page joining this run later is shown before the run's own frames: the
         # thread so far and the messages this run was started with (its frames never repeat
         # the user's prompt).
-        before = [*thread.log.messages(copy_=False), *_new_user_messages(thread, run_input)]
+        before = [*thread.log.messages(copy_=False), *new_user_messages(thread.log, run_input)]
         handle = RunHandle(thread.thread_id, run_input.run_id, msgspec.json.encode(before))
         thread.run = handle
         translator = RunTranslator(
@@ -516,7 +489,7 @@ class AguiService:
             and m.get("id") not in thread.log
             and m.get("toolCallId") in thread.awaiting_tools
         ]
-        new_users = _new_user_messages(thread, run_input)
+        new_users = new_user_messages(thread.log, run_input)
         for message in (*new_users, *answers, *results):
             thread.log.add(message)
         busy = info.state in ("busy", "waiting")
@@ -622,10 +595,3 @@ class AguiService:
             self._emit(thread, handle, out)
             if thread.log.dirty:
                 self._request_save(thread)
-
-
-def _new_user_messages(thread: _Thread, run_input: RunAgentInput) -> list[dict[str, Any]]:
-    """The user messages of ``run_input`` the thread does not have yet (its new prompt)."""
-    return [
-        m for m in run_input.messages if m.get("role") == "user" and m.get("id") not in thread.log
-    ]

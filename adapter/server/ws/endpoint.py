@@ -246,6 +246,7 @@ class WebSocketConnection(Outbox, Subscriptions, RequestHandlers):
         the sessions it subscribed to."""
         remove: Callable[[], None] | None = None
         if self.terminals is not None:
+
             def changed(info: Any) -> None:
                 if self._watching_list:
                     self.send(SessionChanged(session=as_session_info(info)))
