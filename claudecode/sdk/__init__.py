@@ -52,9 +52,6 @@ What differs:
 * A ``TypedDict`` input schema with ``NotRequired`` keys in a module that uses
   ``from __future__ import annotations`` keeps those keys optional (on Python 3.11 the SDK
   marks them required).
-* ``ClaudeSDKClient.connect()`` and ``disconnect()`` must run in the same task (as
-  ``async with`` does); to stop iterating ``query()`` early, close it in the iterating task
-  (``contextlib.aclosing``).
 """
 
 from .._version import __version__

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import AsyncIterable, AsyncIterator, Mapping
+from collections.abc import AsyncIterable, AsyncIterator, Callable, Coroutine, Mapping
 from types import TracebackType
 from typing import Any
 
@@ -11,6 +10,7 @@ import anyio
 import anyio.abc
 import msgspec
 
+from .._detached import DetachedTask, spawn_detached
 from ..session import Session
 from ._convert import to_sdk_message
 from ._session import open_session, send_prompt, translated
@@ -32,35 +32,36 @@ class ClaudeSDKClient:
             async for message in client.receive_response():
                 ...
 
-    ``connect()`` and ``disconnect()`` (or ``async with``) must run in the same task: the
-    session's task group lives between them.
+    The session lives in a task of its own, so ``connect()``, the calls and
+    ``disconnect()`` may come from different tasks (a fixture's set-up and tear-down, say).
     """
 
     def __init__(self, options: ClaudeAgentOptions | None = None, transport: Any = None):
         self.options = options or ClaudeAgentOptions()
         self._transport = transport
         self._session: Session | None = None
-        self._stack: contextlib.AsyncExitStack | None = None
-        self._tasks: anyio.abc.TaskGroup | None = None
+        self._host: _Host | None = None
 
     async def connect(self, prompt: str | AsyncIterable[dict[str, Any]] | None = None) -> None:
         """Start the CLI; send ``prompt`` if given (a string or a stream of user dicts)."""
         if self._session is not None:
             return
         session = open_session(self.options, self._transport)
-        stack = contextlib.AsyncExitStack()
+        host = _Host(session)
+        host.handle = spawn_detached(host.main(), name="claudecode.sdk client")
         try:
             with translated():
-                await stack.enter_async_context(session)
-            self._tasks = await stack.enter_async_context(anyio.create_task_group())
+                await host.wait_started()
         except BaseException:
-            await stack.aclose()
+            host.stop()
+            with anyio.CancelScope(shield=True):
+                await host.handle.wait()
             raise
-        self._session, self._stack = session, stack
+        self._session, self._host = session, host
         if isinstance(prompt, str):
             await self.query(prompt)
         elif prompt is not None:
-            self._tasks.start_soon(self.query, prompt)
+            host.start_soon(self.query, prompt)
 
     def _require(self) -> Session:
         if self._session is None:
@@ -156,13 +157,12 @@ class ClaudeSDKClient:
 
     async def disconnect(self) -> None:
         """End the conversation: close the CLI's input and wait for it to exit."""
-        stack, self._stack = self._stack, None
-        tasks, self._tasks = self._tasks, None
+        host, self._host = self._host, None
         self._session = None
-        if tasks is not None:
-            tasks.cancel_scope.cancel()
-        if stack is not None:
-            await stack.aclose()
+        if host is not None:
+            host.stop()
+            with anyio.CancelScope(shield=True):
+                await host.handle.wait()
 
     async def __aenter__(self) -> ClaudeSDKClient:
         await self.connect()
@@ -176,3 +176,40 @@ class ClaudeSDKClient:
     ) -> bool:
         await self.disconnect()
         return False
+
+
+class _Host:
+    """The detached task a client's session runs in, from ``connect()`` to ``disconnect()``."""
+
+    def __init__(self, session: Session) -> None:
+        self.session = session
+        self.handle: DetachedTask
+        self._started = anyio.Event()
+        self._stop = anyio.Event()
+        self._tasks: anyio.abc.TaskGroup | None = None
+
+    async def main(self) -> None:
+        try:
+            async with self.session, anyio.create_task_group() as tg:
+                self._tasks = tg
+                self._started.set()
+                await self._stop.wait()
+                tg.cancel_scope.cancel()
+        finally:
+            self._tasks = None
+            self._started.set()
+
+    async def wait_started(self) -> None:
+        await self._started.wait()
+        if self._tasks is None:
+            await self.handle.wait()  # raises why the session did not start
+            raise CLIConnectionError("the CLI session ended while starting")
+
+    def start_soon(self, fn: Callable[..., Coroutine[Any, Any, Any]], *args: Any) -> None:
+        if self._tasks is not None:
+            self._tasks.start_soon(fn, *args)
+
+    def stop(self) -> None:
+        self._stop.set()
+        if not self._started.is_set():
+            self.handle.cancel()

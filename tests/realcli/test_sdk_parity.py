@@ -315,3 +315,21 @@ async def test_verbatim_prompts(
     sent = json.dumps(fake_api.main_requests()[0].body["messages"])
     assert "@note.txt" in sent
     assert ("NOTE-SECRET" in sent) is not verbatim
+
+
+async def test_return_from_inside_the_loop_then_ask_again(
+    sdk: ModuleType, options: Any, fake_api: FakeAnthropicAPI
+) -> None:
+    """The commonest program: return the session id from inside ``async for``, twice."""
+    fake_api.add_main(text_turn("one"), text_turn("two"))
+
+    async def ask(prompt: str) -> str:
+        async for message in sdk.query(prompt=prompt, options=options()):
+            if isinstance(message, sdk.ResultMessage):
+                session_id: str = message.session_id
+                return session_id
+        raise AssertionError("no result")
+
+    with anyio.fail_after(90):
+        first, second = await ask("first"), await ask("second")
+    assert first and second and first != second
