@@ -114,8 +114,12 @@ class SessionWriter:
         *,
         uuid: str | None = None,
         parent_tool_use_id: str | None = None,
+        origin: Mapping[str, Any] | None = None,
     ) -> None:
         """Send a user message: text, or a list of content blocks (text, image, ...).
+
+        ``origin`` (``{"kind": "human"}``) tells the CLI where the prompt comes from; it is
+        handed back on the turn's result.
 
         Raises:
             SessionClosedError: the session was closed.
@@ -126,6 +130,7 @@ class SessionWriter:
             uuid=uuid,
             parent_tool_use_id=parent_tool_use_id,
             client_composed=self.options.verbatim_prompts,
+            origin=origin,
         )
         await self.send_message(message)
 

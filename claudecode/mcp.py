@@ -42,6 +42,11 @@ class McpTool:
     description: str
     input_schema: Mapping[str, Any]
     handler: ToolHandler
+    #: MCP tool annotations (``readOnlyHint``, ``title``, ...), listed as they are.
+    annotations: Mapping[str, Any] | None = None
+    #: The tool's ``_meta`` (``anthropic/maxResultSizeChars``: how long a result the CLI
+    #: keeps inline instead of saving it to a file).
+    meta: Mapping[str, Any] | None = None
 
 
 @dataclass
@@ -91,9 +96,13 @@ class SdkMcpServer:
         description: str,
         schema: Mapping[str, Any] | type | None,
         handler: ToolHandler,
+        *,
+        annotations: Mapping[str, Any] | None = None,
+        meta: Mapping[str, Any] | None = None,
     ) -> McpTool:
         """Register ``handler`` as the tool ``name`` (what :meth:`tool` does)."""
-        self.tools[name] = tool = McpTool(name, description, input_schema(schema), handler)
+        tool = McpTool(name, description, input_schema(schema), handler, annotations, meta)
+        self.tools[name] = tool
         return tool
 
     async def handle(self, message: Mapping[str, Any]) -> dict[str, Any]:
@@ -116,11 +125,7 @@ class SdkMcpServer:
         if isinstance(method, str) and method.startswith("notifications/"):
             return self._result(msg_id, {})
         if method == "tools/list":
-            tools = [
-                {"name": t.name, "description": t.description, "inputSchema": dict(t.input_schema)}
-                for t in self.tools.values()
-            ]
-            return self._result(msg_id, {"tools": tools})
+            return self._result(msg_id, {"tools": [_listed(t) for t in self.tools.values()]})
         if method == "tools/call":
             return self._result(msg_id, await self._call(params))
         if method == "ping":
@@ -174,6 +179,16 @@ class SdkMcpServer:
     @staticmethod
     def _result(msg_id: Any, result: dict[str, Any]) -> dict[str, Any]:
         return {"jsonrpc": "2.0", "id": msg_id, "result": result}
+
+
+def _listed(tool: McpTool) -> dict[str, Any]:
+    listed: dict[str, Any] = {"name": tool.name, "description": tool.description}
+    listed["inputSchema"] = dict(tool.input_schema)
+    if tool.annotations:
+        listed["annotations"] = dict(tool.annotations)
+    if tool.meta:
+        listed["_meta"] = dict(tool.meta)
+    return listed
 
 
 def _error(text: str) -> dict[str, Any]:

@@ -41,6 +41,8 @@ class SystemPromptPreset(TypedDict):
     append: NotRequired[str]
     #: Move per-machine sections (cwd, git status...) out of the system prompt.
     exclude_dynamic_sections: NotRequired[bool]
+    #: Keep the prompt as first built for the whole session.
+    snapshot: NotRequired[bool]
 
 
 class SystemPromptFile(TypedDict):
@@ -286,6 +288,10 @@ class ClaudeCodeOptions:
             exclude = system.get("exclude_dynamic_sections")
             if isinstance(exclude, bool):
                 fields["exclude_dynamic_sections"] = exclude
+        if isinstance(system, Mapping) and system.get("type") in ("preset", "custom"):
+            snapshot = system.get("snapshot")
+            if isinstance(snapshot, bool):
+                fields["system_prompt_snapshot"] = snapshot
         return fields
 
     def effective_allowed_tools(self) -> list[str]:

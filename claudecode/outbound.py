@@ -89,6 +89,9 @@ class UserInput(_Outbound, frozen=True, tag="user", omit_defaults=False):
     session_id: str = "default"
     uuid: str | UnsetType = UNSET
     client_composed: bool | UnsetType = UNSET
+    #: Where the prompt comes from (``{"kind": "human"}`` is the kind a host may stamp);
+    #: the CLI hands it back on the turn's result.
+    origin: dict[str, Any] | UnsetType = UNSET
 
 
 def _to_block(item: Mapping[str, Any] | ContentBlock) -> ContentBlock:
@@ -117,6 +120,7 @@ def user_message(
     uuid: str | None = None,
     parent_tool_use_id: str | None = None,
     client_composed: bool = False,
+    origin: Mapping[str, Any] | None = None,
 ) -> UserInput:
     """Build a :class:`UserInput` from text or content blocks.
 
@@ -135,6 +139,7 @@ def user_message(
         parent_tool_use_id=parent_tool_use_id,
         uuid=UNSET if uuid is None else uuid,
         client_composed=True if client_composed else UNSET,
+        origin=UNSET if origin is None else dict(origin),
     )
 
 
@@ -165,6 +170,10 @@ class Initialize(_Req, frozen=True, tag="initialize"):
         default=None, name="excludeDynamicSections"
     )
     forward_subagent_text: bool | None = msgspec.field(default=None, name="forwardSubagentText")
+    #: Keep the system prompt as first built for the whole session (preset or custom).
+    system_prompt_snapshot: bool | None = msgspec.field(
+        default=None, name="systemPromptSnapshot"
+    )
 
 
 class Interrupt(_Req, frozen=True, tag="interrupt"):

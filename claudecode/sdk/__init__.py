@@ -1,119 +1,216 @@
 """A drop-in for ``claude-agent-sdk``: its public Python API on top of this client.
 
-Moving a program over is changing one import::
+Moving a program over is changing one import (or binding this module under the SDK's name)::
 
     from claude_agent_sdk import ClaudeAgentOptions, ClaudeSDKClient, query   # before
     from claudecode.sdk import ClaudeAgentOptions, ClaudeSDKClient, query     # after
 
-``query()``, ``ClaudeSDKClient`` (connect / query / receive_messages / receive_response /
-interrupt / set_permission_mode / set_model / get_mcp_status / get_server_info /
-disconnect, ``async with``), ``ClaudeAgentOptions``, the message and content-block
-dataclasses with the SDK's attributes (stream events carry the raw API event as a dict),
-``tool`` / ``create_sdk_mcp_server``, ``HookMatcher(matcher=, hooks=)``,
-``PermissionResultAllow`` / ``PermissionResultDeny`` / ``ToolPermissionContext`` and the
-error classes behave as in claude-agent-sdk 0.2.189: the same CLI flags, the same
-``initialize`` request, the same answers to permission requests and hooks. The program
-gets this client's decoding speed, line limits (an over-long line is skipped, not fatal),
+Every name of the SDK's ``__all__`` and of ``claude_agent_sdk.types`` is here with the same
+kind and signature (``__version__`` is the SDK release mirrored, 0.2.189; this
+project's own is ``claudecode.__version__``). ``query()`` and ``ClaudeSDKClient`` send the
+same CLI flags and ``initialize`` request and answer permission requests, hooks and
+in-process MCP tools the same way; the session functions read and write the CLI's
+transcripts as the SDK does. The program gets this client's decoding speed, line limits,
 typed errors and tracing.
 
 What differs:
 
-* The command line has the same flags, plus ``-p`` (print mode, which the SDK leaves to
-  the CLI to infer); the inline JSON of ``--mcp-config`` and ``--settings`` goes through a
-  private temporary file instead of the command line (same content, secrets off argv).
-  The environment has ``CLAUDE_CODE_ENTRYPOINT=sdk-py`` as in the SDK,
-  but not ``CLAUDE_AGENT_SDK_VERSION`` or ``CLAUDE_CODE_SDK_READS_SESSION_STATE``; a
-  ``null`` in ``initialize`` (``"hooks": null``) is left out instead.
-* ``transport=`` (the SDK's ``Transport`` class) is not accepted: the CLI is always run as
-  a subprocess from the options (``cli_path`` included). Use :class:`claudecode.Session`
-  with a :class:`claudecode.Transport` for custom transports.
-* Not supported (absent from :class:`ClaudeAgentOptions`): ``session_store`` /
-  ``session_store_flush`` / ``load_timeout_ms`` (transcript mirroring). ``client_app`` is
-  passed on; the SDK's derived app label (off in 0.2.189 for every CLI) is not.
-  ``debug_stderr`` is accepted and ignored (the SDK ignores it too unless a debug flag is
-  passed; use ``stderr=``).
-* ``max_buffer_size`` is the longest line accepted, as in the SDK, but a longer line is
-  skipped (the client logs it) instead of ending the session with an error.
-* Errors: the SDK's classes are raised (``CLINotFoundError``, ``ProcessError``,
-  ``CLIConnectionError``) and each also inherits from this client's own
-  (``claudecode.CLINotFoundError``, ``claudecode.CLIExitedError``). A control request the
-  CLI refuses raises :class:`claudecode.ControlRequestError` and one it never answers
-  :class:`claudecode.ControlTimeoutError` (the SDK raises bare ``Exception``).
-  ``CLIJSONDecodeError`` and ``MessageParseError`` exist for imports but are never raised:
-  malformed lines and unknown messages are skipped.
-* Dict-valued fields (``usage``, ``model_usage``, ``StreamEvent.event``,
-  ``SystemMessage.data``, ``permission_denials``) are built from this client's typed
-  messages, not kept from the raw line: every field the client models is there (a null
-  one included), but ``SystemMessage.data`` lacks keys the client does not model (such as
-  ``analytics_disabled`` on ``init``). The test suite checks this against the official
-  parser on every recorded CLI line.
+* The command line has the same flags, plus ``-p``; the inline JSON of ``--mcp-config`` and
+  ``--settings`` goes through a private temporary file instead of the command line (same
+  content, secrets off argv). The environment has ``CLAUDE_CODE_ENTRYPOINT=sdk-py`` but
+  not ``CLAUDE_AGENT_SDK_VERSION``; a ``null`` in ``initialize`` is left out.
+* ``transport=`` (the SDK's :class:`Transport`) is not accepted: the CLI is always run as a
+  subprocess from the options. Use :class:`claudecode.Session` with a
+  :class:`claudecode.Transport` for custom transports.
+* ``max_buffer_size`` is the longest line accepted, but a longer line is skipped (and
+  logged) instead of ending the session. ``debug_stderr`` is accepted and ignored.
+* Errors: the SDK's classes, each also inheriting from this client's own
+  (``claudecode.CLINotFoundError``, ``claudecode.CLIExitedError``). A refused control
+  request raises :class:`claudecode.ControlRequestError`, an unanswered one
+  :class:`claudecode.ControlTimeoutError` (the SDK raises bare ``Exception``);
+  ``CLIJSONDecodeError`` and ``MessageParseError`` are never raised (bad lines are skipped).
+* Dict-valued message fields are built from this client's typed messages: every field it
+  models is there, but ``SystemMessage.data`` lacks keys it does not model.
 * Options are checked when :class:`ClaudeAgentOptions` is built: a wrong type is a
-  :class:`claudecode.UsageError` (a ``ValueError`` / ``TypeError`` or a CLI error in the SDK).
-* A ``TypedDict`` input schema with ``NotRequired`` keys in a module that uses
-  ``from __future__ import annotations`` keeps those keys optional (on Python 3.11 the SDK
-  marks them required).
+  :class:`claudecode.UsageError`.
 """
 
-from .._version import __version__
-from ..options import SdkPluginConfig, SystemPromptFile, SystemPromptPreset, ToolsPreset
+from ._sessions import (
+    ForkSessionResult,
+    InMemorySessionStore,
+    delete_session,
+    delete_session_via_store,
+    fold_session_summary,
+    fork_session,
+    fork_session_via_store,
+    get_session_info,
+    get_session_info_from_store,
+    get_session_messages,
+    get_session_messages_from_store,
+    get_subagent_messages,
+    get_subagent_messages_from_store,
+    import_session_to_store,
+    list_sessions,
+    list_sessions_from_store,
+    list_subagents,
+    list_subagents_from_store,
+    project_key_for_directory,
+    rename_session,
+    rename_session_via_store,
+    tag_session,
+    tag_session_via_store,
+)
+from ._transport import Transport
 from .client import ClaudeSDKClient
 from .errors import (
     ClaudeSDKError,
     CLIConnectionError,
     CLIJSONDecodeError,
     CLINotFoundError,
-    MessageParseError,
     ProcessError,
     ResultError,
 )
-from .mcp import McpSdkServerConfig, SdkMcpTool, create_sdk_mcp_server, tool
-from .messages import (
-    AssistantMessage,
-    ContentBlock,
-    DeferredToolUse,
-    HookEventMessage,
-    Message,
-    RateLimitEvent,
-    RateLimitInfo,
-    ResultMessage,
-    ServerToolResultBlock,
-    ServerToolUseBlock,
-    StreamEvent,
-    SystemMessage,
-    TaskNotificationMessage,
-    TaskProgressMessage,
-    TaskStartedMessage,
-    TaskUpdatedMessage,
-    TextBlock,
-    ThinkingBlock,
-    ToolResultBlock,
-    ToolUseBlock,
-    UserMessage,
+from .errors import (
+    MessageParseError as MessageParseError,  # importable, as in the SDK's _errors
 )
-from .options import AgentDefinition, ClaudeAgentOptions
-from .permissions import (
+from .mcp import SdkMcpTool, ToolAnnotations, create_sdk_mcp_server, tool
+from .query import query
+from .types import (
+    TERMINAL_TASK_STATUSES,
+    AgentDefinition,
+    AssistantMessage,
+    BackgroundTaskSummary,
+    BaseHookInput,
     CanUseTool,
+    CanUseToolShadowedWarning,
+    ClaudeAgentOptions,
+    ContentBlock,
+    ContextUsageCategory,
+    ContextUsageResponse,
+    ConversationResetMessage,
+    CwdChangedHookSpecificOutput,
+    DeferredToolUse,
+    EffortLevel,
+    ElicitationHookSpecificOutput,
+    ElicitationResultHookSpecificOutput,
+    FastModeDisabledReason,
+    FastModeState,
+    FileChangedHookSpecificOutput,
     HookCallback,
     HookContext,
-    HookEvent,
+    HookEffort,
+    HookEventMessage,
+    HookInput,
+    HookJSONOutput,
     HookMatcher,
-    PermissionBehavior,
+    McpSdkServerConfig,
+    McpServerConfig,
+    McpServerConnectionStatus,
+    McpServerInfo,
+    McpServerStatus,
+    McpServerStatusConfig,
+    McpStatusResponse,
+    McpToolAnnotations,
+    McpToolInfo,
+    Message,
+    MessageDisplayHookSpecificOutput,
+    MessageOrigin,
+    MessageOriginKind,
+    MirrorErrorMessage,
+    ModelUsage,
+    NotificationHookInput,
+    NotificationHookSpecificOutput,
+    PermissionDeniedHookSpecificOutput,
     PermissionMode,
+    PermissionRequestHookInput,
+    PermissionRequestHookSpecificOutput,
     PermissionResult,
     PermissionResultAllow,
     PermissionResultDeny,
-    PermissionRuleValue,
     PermissionUpdate,
-    PermissionUpdateDestination,
+    PostModelSwitchHookSpecificOutput,
+    PostToolBatchHookSpecificOutput,
+    PostToolUseFailureHookInput,
+    PostToolUseFailureHookSpecificOutput,
+    PostToolUseHookInput,
+    PostToolUseHookSpecificOutput,
+    PreCompactHookInput,
+    PreModelSwitchHookSpecificOutput,
+    PreToolUseHookInput,
+    PreToolUseHookSpecificOutput,
+    RateLimitEvent,
+    RateLimitInfo,
+    RateLimitStatus,
+    RateLimitType,
+    ResultMessage,
+    SandboxIgnoreViolations,
+    SandboxNetworkConfig,
+    SandboxSettings,
+    SdkBeta,
+    SdkPluginConfig,
+    SDKSessionInfo,
+    ServerToolName,
+    ServerToolResultBlock,
+    ServerToolUseBlock,
+    SessionCronSummary,
+    SessionKey,
+    SessionListSubkeysKey,
+    SessionMessage,
+    SessionStartHookSpecificOutput,
+    SessionStore,
+    SessionStoreEntry,
+    SessionStoreFlushMode,
+    SessionStoreListEntry,
+    SessionSummaryEntry,
+    SettingSource,
+    StopHookInput,
+    StopHookSpecificOutput,
+    StreamEvent,
+    SubagentStartHookInput,
+    SubagentStartHookSpecificOutput,
+    SubagentStopHookInput,
+    SubagentStopHookSpecificOutput,
+    SystemInitData,
+    SystemInitMcpServer,
+    SystemInitPlugin,
+    SystemInitPluginError,
+    SystemMessage,
+    TaskBudget,
+    TaskNotificationMessage,
+    TaskNotificationOriginSubkind,
+    TaskNotificationStatus,
+    TaskProgressMessage,
+    TaskStartedMessage,
+    TaskUpdatedMessage,
+    TaskUpdatedStatus,
+    TaskUsage,
+    TextBlock,
+    ThinkingBlock,
+    ThinkingConfig,
+    ThinkingConfigAdaptive,
+    ThinkingConfigDisabled,
+    ThinkingConfigEnabled,
     ToolPermissionContext,
+    ToolResultBlock,
+    ToolUseBlock,
+    UserMessage,
+    UserPromptExpansionHookSpecificOutput,
+    UserPromptSubmitHookInput,
+    UserPromptSubmitHookSpecificOutput,
+    WorktreeCreateHookSpecificOutput,
 )
-from .query import query
+
+#: The claude-agent-sdk release whose API this module mirrors (code may gate on it).
+__version__ = "0.2.189"
 
 __all__ = (
     "__version__",
     "AgentDefinition",
     "AssistantMessage",
+    "BackgroundTaskSummary",
+    "BaseHookInput",
     "CanUseTool",
+    "CanUseToolShadowedWarning",
     "ClaudeAgentOptions",
     "ClaudeSDKClient",
     "ClaudeSDKError",
@@ -121,48 +218,149 @@ __all__ = (
     "CLIJSONDecodeError",
     "CLINotFoundError",
     "ContentBlock",
+    "ContextUsageCategory",
+    "ContextUsageResponse",
+    "ConversationResetMessage",
     "create_sdk_mcp_server",
+    "CwdChangedHookSpecificOutput",
     "DeferredToolUse",
+    "delete_session",
+    "delete_session_via_store",
+    "EffortLevel",
+    "ElicitationHookSpecificOutput",
+    "ElicitationResultHookSpecificOutput",
+    "FastModeDisabledReason",
+    "FastModeState",
+    "FileChangedHookSpecificOutput",
+    "fold_session_summary",
+    "fork_session",
+    "fork_session_via_store",
+    "ForkSessionResult",
+    "get_session_info",
+    "get_session_info_from_store",
+    "get_session_messages",
+    "get_session_messages_from_store",
+    "get_subagent_messages",
+    "get_subagent_messages_from_store",
     "HookCallback",
     "HookContext",
-    "HookEvent",
+    "HookEffort",
     "HookEventMessage",
+    "HookInput",
+    "HookJSONOutput",
     "HookMatcher",
+    "import_session_to_store",
+    "InMemorySessionStore",
+    "list_sessions",
+    "list_sessions_from_store",
+    "list_subagents",
+    "list_subagents_from_store",
     "McpSdkServerConfig",
+    "McpServerConfig",
+    "McpServerConnectionStatus",
+    "McpServerInfo",
+    "McpServerStatus",
+    "McpServerStatusConfig",
+    "McpStatusResponse",
+    "McpToolAnnotations",
+    "McpToolInfo",
     "Message",
-    "MessageParseError",
-    "PermissionBehavior",
+    "MessageDisplayHookSpecificOutput",
+    "MessageOrigin",
+    "MessageOriginKind",
+    "MirrorErrorMessage",
+    "ModelUsage",
+    "NotificationHookInput",
+    "NotificationHookSpecificOutput",
+    "PermissionDeniedHookSpecificOutput",
     "PermissionMode",
+    "PermissionRequestHookInput",
+    "PermissionRequestHookSpecificOutput",
     "PermissionResult",
     "PermissionResultAllow",
     "PermissionResultDeny",
-    "PermissionRuleValue",
     "PermissionUpdate",
-    "PermissionUpdateDestination",
+    "PostModelSwitchHookSpecificOutput",
+    "PostToolBatchHookSpecificOutput",
+    "PostToolUseFailureHookInput",
+    "PostToolUseFailureHookSpecificOutput",
+    "PostToolUseHookInput",
+    "PostToolUseHookSpecificOutput",
+    "PreCompactHookInput",
+    "PreModelSwitchHookSpecificOutput",
+    "PreToolUseHookInput",
+    "PreToolUseHookSpecificOutput",
     "ProcessError",
+    "project_key_for_directory",
     "query",
     "RateLimitEvent",
     "RateLimitInfo",
+    "RateLimitStatus",
+    "RateLimitType",
+    "rename_session",
+    "rename_session_via_store",
     "ResultError",
     "ResultMessage",
+    "SandboxIgnoreViolations",
+    "SandboxNetworkConfig",
+    "SandboxSettings",
+    "SdkBeta",
     "SdkMcpTool",
     "SdkPluginConfig",
+    "SDKSessionInfo",
+    "ServerToolName",
     "ServerToolResultBlock",
     "ServerToolUseBlock",
+    "SessionCronSummary",
+    "SessionKey",
+    "SessionListSubkeysKey",
+    "SessionMessage",
+    "SessionStartHookSpecificOutput",
+    "SessionStore",
+    "SessionStoreEntry",
+    "SessionStoreFlushMode",
+    "SessionStoreListEntry",
+    "SessionSummaryEntry",
+    "SettingSource",
+    "StopHookInput",
+    "StopHookSpecificOutput",
     "StreamEvent",
+    "SubagentStartHookInput",
+    "SubagentStartHookSpecificOutput",
+    "SubagentStopHookInput",
+    "SubagentStopHookSpecificOutput",
+    "SystemInitData",
+    "SystemInitMcpServer",
+    "SystemInitPlugin",
+    "SystemInitPluginError",
     "SystemMessage",
-    "SystemPromptFile",
-    "SystemPromptPreset",
+    "tag_session",
+    "tag_session_via_store",
+    "TaskBudget",
     "TaskNotificationMessage",
+    "TaskNotificationOriginSubkind",
+    "TaskNotificationStatus",
     "TaskProgressMessage",
     "TaskStartedMessage",
     "TaskUpdatedMessage",
+    "TaskUpdatedStatus",
+    "TaskUsage",
+    "TERMINAL_TASK_STATUSES",
     "TextBlock",
     "ThinkingBlock",
+    "ThinkingConfig",
+    "ThinkingConfigAdaptive",
+    "ThinkingConfigDisabled",
+    "ThinkingConfigEnabled",
     "tool",
+    "ToolAnnotations",
     "ToolPermissionContext",
     "ToolResultBlock",
-    "ToolsPreset",
     "ToolUseBlock",
+    "Transport",
     "UserMessage",
+    "UserPromptExpansionHookSpecificOutput",
+    "UserPromptSubmitHookInput",
+    "UserPromptSubmitHookSpecificOutput",
+    "WorktreeCreateHookSpecificOutput",
 )

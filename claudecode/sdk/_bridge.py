@@ -85,7 +85,7 @@ def _wire_updates(updates: list[PermissionUpdate] | None) -> list[Any] | None:
 
 
 def wrap_hooks(
-    hooks: Mapping[str, list[HookMatcher]] | None,
+    hooks: Mapping[Any, list[HookMatcher]] | None,
 ) -> dict[str, list[callbacks.HookMatcher]]:
     """``{"PreToolUse": [HookMatcher(matcher=, hooks=[...])]}`` as client hook matchers."""
     wrapped: dict[str, list[callbacks.HookMatcher]] = {}

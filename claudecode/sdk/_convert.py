@@ -208,11 +208,24 @@ _BY_CLASS: dict[type, Callable[[Any], sdk.Message]] = {
 }
 
 
+def _unknown(message: m.UnknownMessage) -> sdk.Message | None:
+    # Types the client does not model but the SDK yields.
+    if message.type == "conversation_reset" and message.raw:
+        data = msgspec.json.decode(message.raw)
+        ids = [data.get(k) for k in ("new_conversation_id", "uuid", "session_id")]
+        if all(isinstance(value, str) for value in ids):
+            return sdk.ConversationResetMessage(*ids)
+    return None
+
+
 def to_sdk_message(message: m.InboundMessage) -> sdk.Message | None:
     """The SDK dataclass for ``message``, or ``None`` when the SDK would not yield it."""
     convert = _BY_CLASS.get(message.__class__)
     if convert is not None:
         return convert(message)
+    if message.__class__ is m.UnknownMessage:
+        assert isinstance(message, m.UnknownMessage)
+        return _unknown(message)
     if isinstance(message, m.SystemMessage):
         return _system(message)
     return None

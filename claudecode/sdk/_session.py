@@ -49,10 +49,12 @@ async def send_prompt(session: Session, message: Mapping[str, Any]) -> None:
     """Send one of the SDK's streaming-input dicts (``{"type": "user", "message": ...}``)."""
     if message.get("type") != "user" or not isinstance(message.get("message"), Mapping):
         raise UsageError(f"only user messages can be sent, not {dict(message)!r:.120}")
+    origin = message.get("origin")
     await session.send(
         message["message"].get("content", ""),
         uuid=message.get("uuid"),
         parent_tool_use_id=message.get("parent_tool_use_id"),
+        origin=origin if isinstance(origin, Mapping) else None,
     )
 
 

@@ -7,15 +7,98 @@ validated before the handler runs.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+import inspect
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Generic, Literal, TypedDict, TypeVar
 
+from ..errors import UsageError
 from ..mcp import SdkMcpServer
 
-__all__ = ("McpSdkServerConfig", "SdkMcpTool", "create_sdk_mcp_server", "tool")
+__all__ = ("McpSdkServerConfig", "SdkMcpTool", "ToolAnnotations", "create_sdk_mcp_server", "tool")
 
 T = TypeVar("T")
+
+
+# The hints in either spelling: mcp 1.x names them in camelCase, 2.x in snake_case.
+_HINTS = {
+    "title": "title",
+    "read_only_hint": "readOnlyHint",
+    "destructive_hint": "destructiveHint",
+    "idempotent_hint": "idempotentHint",
+    "open_world_hint": "openWorldHint",
+    "max_result_size_chars": "maxResultSizeChars",
+}
+_WIRE_HINTS = frozenset(_HINTS.values())
+_META_SIZE = "anthropic/maxResultSizeChars"
+
+
+class ToolAnnotations:
+    """Hints about a tool (``readOnlyHint``, ``destructiveHint``, ...) plus Claude Code's
+    ``maxResultSizeChars``: how long a result the CLI keeps inline.
+
+    Takes each hint in either spelling (``readOnlyHint=True`` or ``read_only_hint=True``)
+    and reads back in both. The hints are listed in ``tools/list`` as the tool's
+    ``annotations``; ``maxResultSizeChars`` travels in its ``_meta``. An
+    ``mcp.types.ToolAnnotations`` (or a plain dict) is accepted wherever this is.
+    """
+
+    def __init__(self, **data: Any) -> None:
+        wire: dict[str, Any] = {}
+        for key, value in data.items():
+            name = _HINTS.get(key, key)
+            if name not in wire or key == name:  # given both, the wire spelling wins
+                wire[name] = value
+        self._data = {k: v for k, v in wire.items() if v is not None}
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        key = _HINTS.get(name, name)
+        if key in _WIRE_HINTS or key in self._data:
+            return self._data.get(key)
+        raise AttributeError(name)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, ToolAnnotations) and self._data == other._data
+
+    def __hash__(self) -> int:
+        return hash(tuple(sorted(self._data.items(), key=lambda item: item[0])))
+
+    def __repr__(self) -> str:
+        fields = ", ".join(f"{k}={v!r}" for k, v in self._data.items())
+        return f"ToolAnnotations({fields})"
+
+    def _wire(self) -> dict[str, Any]:
+        return dict(self._data)
+
+
+ToolAnnotations.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+    [
+        inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=None)
+        for name in _HINTS.values()
+    ]
+    + [inspect.Parameter("data", inspect.Parameter.VAR_KEYWORD)]
+)
+
+
+def wire_annotations(annotations: Any) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
+    """``(annotations, _meta)`` of a tool as ``tools/list`` gives them."""
+    if annotations is None:
+        return None, None
+    if isinstance(annotations, ToolAnnotations):
+        data = annotations._wire()
+    elif isinstance(annotations, Mapping):
+        data = ToolAnnotations(**{str(k): v for k, v in annotations.items()})._wire()
+    elif callable(getattr(annotations, "model_dump", None)):  # mcp.types.ToolAnnotations
+        data = annotations.model_dump(by_alias=True, mode="json", exclude_none=True)
+    else:
+        raise UsageError(
+            f"annotations must be a ToolAnnotations or a dict, not {type(annotations).__name__}"
+        )
+    size = data.pop("maxResultSizeChars", None)
+    meta = None if size is None else {_META_SIZE: size}
+    return (data or None), meta
 
 
 @dataclass
@@ -61,7 +144,13 @@ def create_sdk_mcp_server(
     """An in-process MCP server to put in ``ClaudeAgentOptions.mcp_servers[name]``."""
     server = SdkMcpServer(name, version=version)
     for definition in tools or []:
+        annotations, meta = wire_annotations(definition.annotations)
         server.add_tool(
-            definition.name, definition.description, definition.input_schema, definition.handler
+            definition.name,
+            definition.description,
+            definition.input_schema,
+            definition.handler,
+            annotations=annotations,
+            meta=meta,
         )
     return {"type": "sdk", "name": name, "instance": server}

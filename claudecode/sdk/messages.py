@@ -8,14 +8,19 @@ from the client's typed messages (see ``_convert``), never parsed from dicts by 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, TypeAlias
+from typing import TYPE_CHECKING, Any, TypeAlias
+
+if TYPE_CHECKING:
+    from ._types_sessions import SessionKey
 
 __all__ = (
     "AssistantMessage",
     "ContentBlock",
+    "ConversationResetMessage",
     "DeferredToolUse",
     "HookEventMessage",
     "Message",
+    "MirrorErrorMessage",
     "RateLimitEvent",
     "RateLimitInfo",
     "ResultMessage",
@@ -175,7 +180,7 @@ class TaskUpdatedMessage(SystemMessage):
     """A background task's state changed (``patch`` holds the changed fields)."""
 
     task_id: str
-    patch: dict[str, Any] = field(default_factory=dict)
+    patch: dict[str, Any]
     status: str | None = None
     session_id: str | None = None
     uuid: str | None = None
@@ -188,6 +193,25 @@ class HookEventMessage(SystemMessage):
     hook_event_name: str = ""
     session_id: str | None = None
     uuid: str | None = None
+
+
+@dataclass
+class MirrorErrorMessage(SystemMessage):
+    """A session store's ``append`` failed (subtype ``mirror_error``); the session goes on,
+    the local transcript is intact, the store may lack that batch."""
+
+    key: SessionKey | None = None
+    error: str = ""
+
+
+@dataclass
+class ConversationResetMessage:
+    """The conversation was replaced without ending the connection (``/clear``); totals
+    on later results start again from zero."""
+
+    new_conversation_id: str
+    uuid: str
+    session_id: str
 
 
 @dataclass
@@ -262,5 +286,11 @@ class RateLimitEvent:
 
 
 Message: TypeAlias = (
-    UserMessage | AssistantMessage | SystemMessage | ResultMessage | StreamEvent | RateLimitEvent
+    UserMessage
+    | AssistantMessage
+    | SystemMessage
+    | ResultMessage
+    | StreamEvent
+    | RateLimitEvent
+    | ConversationResetMessage
 )

@@ -19,6 +19,21 @@ from .._option_check import check_callable, check_mapping, check_number, check_s
 from ..errors import UsageError
 from ..mcp import SdkMcpServer
 from ..options import ClaudeCodeOptions
+from ._types_config import (
+    EffortLevel,
+    McpServerConfig,
+    SandboxSettings,
+    SdkBeta,
+    SdkPluginConfig,
+    SettingSource,
+    SystemPromptCustom,
+    SystemPromptFile,
+    SystemPromptPreset,
+    TaskBudget,
+    ThinkingConfig,
+    ToolsPreset,
+)
+from ._types_sessions import SessionStore, SessionStoreFlushMode
 from .permissions import CanUseTool, HookEvent, HookMatcher, PermissionMode
 
 if TYPE_CHECKING:
@@ -50,14 +65,14 @@ class AgentDefinition:
 class ClaudeAgentOptions:
     """Options of a query or client, field for field those of ``claude-agent-sdk``.
 
-    Fields the drop-in does not support (``session_store``, ``verbatim_prompts``, ...) are
-    absent; see :mod:`claudecode.sdk` for every difference.
+    Every field of the SDK is here; :mod:`claudecode.sdk` lists the few that behave
+    differently.
     """
 
-    tools: list[str] | dict[str, Any] | None = None
+    tools: list[str] | ToolsPreset | None = None
     allowed_tools: list[str] = field(default_factory=list)
-    system_prompt: str | dict[str, Any] | None = None
-    mcp_servers: dict[str, Any] | str | Path = field(default_factory=dict)
+    system_prompt: str | SystemPromptPreset | SystemPromptCustom | SystemPromptFile | None = None
+    mcp_servers: dict[str, McpServerConfig] | str | Path = field(default_factory=dict)
     strict_mcp_config: bool = False
     permission_mode: PermissionMode | None = None
     continue_conversation: bool = False
@@ -68,7 +83,7 @@ class ClaudeAgentOptions:
     disallowed_tools: list[str] = field(default_factory=list)
     model: str | None = None
     fallback_model: str | None = None
-    betas: list[str] = field(default_factory=list)
+    betas: list[SdkBeta] = field(default_factory=list)
     permission_prompt_tool_name: str | None = None
     cwd: str | Path | None = None
     cli_path: str | Path | None = None
@@ -90,16 +105,19 @@ class ClaudeAgentOptions:
     resume_session_at: str | None = None
     resume_drops_turn: str | None = None
     agents: dict[str, AgentDefinition] | None = None
-    setting_sources: list[str] | None = None
+    setting_sources: list[SettingSource] | None = None
     skills: list[str] | Literal["all"] | None = None
-    sandbox: dict[str, Any] | None = None
-    plugins: list[dict[str, Any]] = field(default_factory=list)
+    sandbox: SandboxSettings | None = None
+    plugins: list[SdkPluginConfig] = field(default_factory=list)
     max_thinking_tokens: int | None = None
-    thinking: dict[str, Any] | None = None
-    effort: str | None = None
+    thinking: ThinkingConfig | None = None
+    effort: EffortLevel | None = None
     output_format: dict[str, Any] | None = None
     enable_file_checkpointing: bool = False
-    task_budget: dict[str, Any] | None = None
+    session_store: SessionStore | None = None
+    session_store_flush: SessionStoreFlushMode = "batched"
+    load_timeout_ms: int = 60000
+    task_budget: TaskBudget | None = None
     client_app: str | None = None
 
     def __post_init__(self) -> None:
@@ -117,6 +135,8 @@ def session_args(options: ClaudeAgentOptions) -> SessionArgs:
             "can_use_tool callback cannot be used with permission_prompt_tool_name. "
             "Please use one or the other."
         )
+    if options.session_store is not None:
+        raise UsageError("session_store is not supported by claudecode.sdk yet")
     mcp_config, servers = _mcp(options.mcp_servers)
     env = dict(check_mapping("env", options.env))
     # What the official SDK tells the CLI about its host, so the CLI behaves the same.
@@ -160,7 +180,7 @@ def session_args(options: ClaudeAgentOptions) -> SessionArgs:
         session_id=options.session_id or None,
         mcp_config=mcp_config,
         strict_mcp_config=options.strict_mcp_config,
-        tools=options.tools,  # type: ignore[arg-type]
+        tools=options.tools,
         allowed_tools=options.allowed_tools,
         disallowed_tools=options.disallowed_tools,
         # The official SDK starts the CLI with an empty system prompt unless given one.

@@ -12,6 +12,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias, TypedDict
 
+from ._types_hooks import HookEvent
+
 __all__ = (
     "CanUseTool",
     "HookCallback",
@@ -36,7 +38,6 @@ PermissionBehavior: TypeAlias = Literal["allow", "deny", "ask"]
 PermissionUpdateDestination: TypeAlias = Literal[
     "userSettings", "projectSettings", "localSettings", "session"
 ]
-HookEvent: TypeAlias = str
 
 _RULE_UPDATES = ("addRules", "replaceRules", "removeRules")
 _DIRECTORY_UPDATES = ("addDirectories", "removeDirectories")
