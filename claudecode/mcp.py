@@ -184,7 +184,7 @@ class SdkMcpServer:
 def _listed(tool: McpTool) -> dict[str, Any]:
     listed: dict[str, Any] = {"name": tool.name, "description": tool.description}
     listed["inputSchema"] = dict(tool.input_schema)
-    if tool.annotations:
+    if tool.annotations is not None:
         listed["annotations"] = dict(tool.annotations)
     if tool.meta:
         listed["_meta"] = dict(tool.meta)

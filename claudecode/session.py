@@ -242,6 +242,11 @@ class Session(SessionReader, SessionWriter, InboundControl, ControlRequests):
         return getattr(self._transport, "pid", None)
 
     @property
+    def mcp_servers(self) -> list[SdkMcpServer]:
+        """The in-process MCP servers this session serves."""
+        return list(self._mcp_servers.values())
+
+    @property
     def closed(self) -> bool:
         """True once the session was closed or the CLI's output ended."""
         return self._closed or self._exited.is_set()

@@ -11,14 +11,16 @@ import anyio
 
 from ..errors import ClaudeCodeError, UsageError
 from ..session import Session
+from ._mcp_bridge import McpServerBridge
 from .errors import from_client_error
 from .options import ClaudeAgentOptions, session_args
 
-__all__ = ("TurnCounter", "open_session", "send_prompt", "translated")
+__all__ = ("TurnCounter", "open_session", "send_prompt", "stop_servers", "translated")
 
 
 def open_session(options: ClaudeAgentOptions, transport: object | None) -> Session:
-    """A :class:`Session` for ``options`` (not started)."""
+    """A :class:`Session` for ``options`` (not started); close it with :func:`stop_servers`
+    after it ended, for the mcp-package servers it serves."""
     if transport is not None:
         raise UsageError(
             "claudecode.sdk runs the CLI itself; a claude-agent-sdk Transport cannot be "
@@ -31,6 +33,13 @@ def open_session(options: ClaudeAgentOptions, transport: object | None) -> Sessi
         hooks=args.hooks,
         mcp_servers=args.mcp_servers,
     )
+
+
+async def stop_servers(session: Session) -> None:
+    """Stop the mcp-package servers a session served (they run in tasks of their own)."""
+    for server in session.mcp_servers:
+        if isinstance(server, McpServerBridge):
+            await server.aclose()
 
 
 @contextlib.contextmanager

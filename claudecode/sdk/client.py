@@ -13,7 +13,7 @@ import msgspec
 from .._detached import DetachedTask, spawn_detached
 from ..session import Session
 from ._convert import to_sdk_message
-from ._session import open_session, send_prompt, translated
+from ._session import open_session, send_prompt, stop_servers, translated
 from .errors import CLIConnectionError
 from .messages import Message, ResultMessage
 from .options import ClaudeAgentOptions
@@ -198,6 +198,8 @@ class _Host:
         finally:
             self._tasks = None
             self._started.set()
+            with anyio.CancelScope(shield=True):
+                await stop_servers(self.session)
 
     async def wait_started(self) -> None:
         await self._started.wait()

@@ -98,7 +98,7 @@ def wire_annotations(annotations: Any) -> tuple[dict[str, Any] | None, dict[str,
         )
     size = data.pop("maxResultSizeChars", None)
     meta = None if size is None else {_META_SIZE: size}
-    return (data or None), meta
+    return data, meta
 
 
 @dataclass

@@ -19,6 +19,7 @@ from .._option_check import check_callable, check_mapping, check_number, check_s
 from ..errors import UsageError
 from ..mcp import SdkMcpServer
 from ..options import ClaudeCodeOptions
+from ._mcp_bridge import McpServerBridge, is_mcp_server
 from ._types_config import (
     EffortLevel,
     McpServerConfig,
@@ -231,10 +232,13 @@ def _mcp(
         check_mapping(f"mcp_servers[{name!r}]", config)
         if config.get("type") == "sdk":
             instance = config.get("instance")
+            if is_mcp_server(instance):
+                # Built with the mcp package (or FastMCP): served through its own run().
+                instance = McpServerBridge(name, instance)
             if not isinstance(instance, SdkMcpServer):
                 raise UsageError(
                     f"mcp_servers[{name!r}] must come from create_sdk_mcp_server() "
-                    "of claudecode.sdk"
+                    "or be an mcp.server.Server"
                 )
             # The CLI knows the server by its key (tools are mcp__<key>__<tool>).
             in_process.append(instance if instance.name == name else replace(instance, name=name))

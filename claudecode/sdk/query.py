@@ -22,7 +22,7 @@ from .._detached import DetachedTask, spawn_detached
 from ..errors import ClaudeCodeError
 from ..session import Session
 from ._convert import to_sdk_message
-from ._session import TurnCounter, feed, open_session, translated
+from ._session import TurnCounter, feed, open_session, stop_servers, translated
 from .errors import ResultError
 from .messages import Message, ResultMessage
 from .options import ClaudeAgentOptions
@@ -111,6 +111,9 @@ class _Run:
                     tg.cancel_scope.cancel()
             except ClaudeCodeError as exc:  # the CLI could not be started
                 self.failure = exc
+            finally:
+                with anyio.CancelScope(shield=True):
+                    await stop_servers(session)
 
     async def _close_when_stopped(self, tg: anyio.abc.TaskGroup) -> None:
         await self._stop.wait()

@@ -333,3 +333,64 @@ async def test_return_from_inside_the_loop_then_ask_again(
     with anyio.fail_after(90):
         first, second = await ask("first"), await ask("second")
     assert first and second and first != second
+
+
+def _mcp_package_server(calls: list[dict[str, Any]]) -> Any:
+    """A server built with the mcp package itself (2.x low-level API), as programs do."""
+    mcp_server = pytest.importorskip("mcp.server")
+    mcp_types = pytest.importorskip("mcp.types")
+    if not hasattr(mcp_types, "jsonrpc_message_adapter"):
+        pytest.skip("written against mcp 2.x")
+
+    async def list_tools(ctx: Any, params: Any) -> Any:
+        schema = {
+            "type": "object",
+            "properties": {"a": {"type": "number"}, "b": {"type": "number"}},
+            "required": ["a", "b"],
+        }
+        tool = mcp_types.Tool(name="mul", description="Multiply", input_schema=schema)
+        return mcp_types.ListToolsResult(tools=[tool])
+
+    async def call_tool(ctx: Any, params: Any) -> Any:
+        calls.append(dict(params.arguments or {}))
+        product = params.arguments["a"] * params.arguments["b"]
+        text = mcp_types.TextContent(type="text", text=f"product={product}")
+        return mcp_types.CallToolResult(content=[text])
+
+    return mcp_server.Server("calc", on_list_tools=list_tools, on_call_tool=call_tool)
+
+
+async def test_mcp_package_server_instance(
+    sdk: ModuleType, options: Any, fake_api: FakeAnthropicAPI
+) -> None:
+    """mcp_servers may hold an mcp.server.Server instance: its tool runs, its result
+    reaches the model."""
+    calls: list[dict[str, Any]] = []
+    server = {"type": "sdk", "name": "calc", "instance": _mcp_package_server(calls)}
+    fake_api.add_main(tool_turn("mcp__calc__mul", {"a": 6, "b": 7}), text_turn("42"))
+    run = options(mcp_servers={"calc": server}, allowed_tools=["mcp__calc__mul"])
+    messages = await _collect(sdk.query(prompt="multiply", options=run))
+    [result] = _tool_results(sdk, messages)
+    assert not result.is_error and "product=42" in json.dumps(result.content)
+    assert [{"a": 6, "b": 7}] == calls
+    assert "42" == _result(sdk, messages).result
+
+
+async def test_origin_comes_back_on_the_result(
+    sdk: ModuleType, options: Any, fake_api: FakeAnthropicAPI
+) -> None:
+    """A user message stamped with an origin: the CLI hands it back on the turn's result."""
+    fake_api.add_main(text_turn("stamped"))
+
+    async def prompt() -> AsyncIterator[dict[str, Any]]:
+        yield {
+            "type": "user",
+            "message": {"role": "user", "content": "hi"},
+            "parent_tool_use_id": None,
+            "origin": {"kind": "human"},
+        }
+
+    async with sdk.ClaudeSDKClient(options()) as client:
+        await client.query(prompt())
+        messages = await _collect(client.receive_response())
+    assert {"kind": "human"} == _result(sdk, messages).origin
