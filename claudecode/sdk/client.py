@@ -10,10 +10,12 @@ import anyio
 import anyio.abc
 import msgspec
 
+from .. import messages as m
 from .._detached import DetachedTask, spawn_detached
 from ..session import Session
 from ._convert import to_sdk_message
 from ._session import open_session, send_prompt, stop_servers, translated
+from ._store_link import StoreLink
 from .errors import CLIConnectionError
 from .messages import Message, ResultMessage
 from .options import ClaudeAgentOptions
@@ -46,8 +48,10 @@ class ClaudeSDKClient:
         """Start the CLI; send ``prompt`` if given (a string or a stream of user dicts)."""
         if self._session is not None:
             return
-        session = open_session(self.options, self._transport)
-        host = _Host(session)
+        with translated():
+            options, link = await StoreLink.open(self.options)
+        session = open_session(options, self._transport)
+        host = _Host(session, link)
         host.handle = spawn_detached(host.main(), name="claudecode.sdk client")
         try:
             with translated():
@@ -85,11 +89,26 @@ class ClaudeSDKClient:
     async def receive_messages(self) -> AsyncIterator[Message]:
         """Every message from the CLI until it exits."""
         session = self._require()
+        link = self._host.link if self._host is not None else None
         with translated():
             async for message in session.messages():
+                if link is not None:
+                    if link.take(message):
+                        continue
+                    for error in link.errors():
+                        yield error
+                    if message.__class__ is m.ResultMessage:
+                        # The store holds this turn before its result is seen.
+                        await link.flush()
+                        for error in link.errors():
+                            yield error
                 converted = to_sdk_message(message)
                 if converted is not None:
                     yield converted
+            if link is not None:  # what came after the last result
+                await link.flush()
+                for error in link.errors():
+                    yield error
 
     async def receive_response(self) -> AsyncIterator[Message]:
         """Messages up to and including the next :class:`ResultMessage`."""
@@ -181,8 +200,9 @@ class ClaudeSDKClient:
 class _Host:
     """The detached task a client's session runs in, from ``connect()`` to ``disconnect()``."""
 
-    def __init__(self, session: Session) -> None:
+    def __init__(self, session: Session, link: StoreLink | None) -> None:
         self.session = session
+        self.link = link
         self.handle: DetachedTask
         self._started = anyio.Event()
         self._stop = anyio.Event()
@@ -200,6 +220,8 @@ class _Host:
             self._started.set()
             with anyio.CancelScope(shield=True):
                 await stop_servers(self.session)
+                if self.link is not None:
+                    await self.link.aclose()
 
     async def wait_started(self) -> None:
         await self._started.wait()

@@ -136,8 +136,6 @@ def session_args(options: ClaudeAgentOptions) -> SessionArgs:
             "can_use_tool callback cannot be used with permission_prompt_tool_name. "
             "Please use one or the other."
         )
-    if options.session_store is not None:
-        raise UsageError("session_store is not supported by claudecode.sdk yet")
     mcp_config, servers = _mcp(options.mcp_servers)
     env = dict(check_mapping("env", options.env))
     # What the official SDK tells the CLI about its host, so the CLI behaves the same.

@@ -23,6 +23,7 @@ from ..errors import ClaudeCodeError
 from ..session import Session
 from ._convert import to_sdk_message
 from ._session import TurnCounter, feed, open_session, stop_servers, translated
+from ._store_link import StoreLink
 from .errors import ResultError
 from .messages import Message, ResultMessage
 from .options import ClaudeAgentOptions
@@ -48,8 +49,15 @@ async def query(
     reaped (given ``close_grace`` to exit, then signalled) when the generator is closed
     or collected.
     """
-    session = open_session(options or ClaudeAgentOptions(), transport)
-    run = _Run(session)
+    with translated():
+        opts, link = await StoreLink.open(options or ClaudeAgentOptions())
+    try:
+        session = open_session(opts, transport)
+    except BaseException:
+        if link is not None:
+            await link.aclose()
+        raise
+    run = _Run(session, link)
     send, receive = anyio.create_memory_object_stream[list[Message]](1)
     run.handle = handle = spawn_detached(run.main(prompt, send), name="claudecode.sdk query")
     finished = False
@@ -74,8 +82,9 @@ async def query(
 class _Run:
     """The detached side of one ``query()``: the session, its feeder, and the outcome."""
 
-    def __init__(self, session: Session) -> None:
+    def __init__(self, session: Session, link: StoreLink | None) -> None:
         self.session = session
+        self.link = link
         self.failure: ClaudeCodeError | None = None
         self.last_error: m.ResultMessage | None = None  # an error result with nothing after
         self.handle: DetachedTask | None = None
@@ -114,6 +123,8 @@ class _Run:
             finally:
                 with anyio.CancelScope(shield=True):
                     await stop_servers(session)
+                    if self.link is not None:
+                        await self.link.aclose()
 
     async def _close_when_stopped(self, tg: anyio.abc.TaskGroup) -> None:
         await self._stop.wait()
@@ -122,18 +133,30 @@ class _Run:
         tg.cancel_scope.cancel()
 
     async def _pump(self, send: MemoryObjectSendStream[list[Message]], turns: TurnCounter) -> None:
-        session = self.session
+        session, link = self.session, self.link
         while True:
             try:
                 batch = await session.receive_batch()
             except anyio.EndOfStream:
+                if link is not None:  # what came after the last result
+                    await link.flush()
+                    if errors := link.errors():
+                        await send.send(list(errors))
                 return
             out: list[Message] = []
             for message in batch:
+                if link is not None:
+                    if link.take(message):
+                        continue
+                    out.extend(link.errors())
                 if message.__class__ is m.ResultMessage:
                     assert isinstance(message, m.ResultMessage)
                     turns.result_seen()
                     self.last_error = message if message.is_error else None
+                    if link is not None:
+                        # The store holds this turn before its result is seen.
+                        await link.flush()
+                        out.extend(link.errors())
                 converted = to_sdk_message(message)
                 if converted is not None:
                     if converted.__class__ is not ResultMessage:
