@@ -373,9 +373,11 @@ class FakeAnthropicAPI:
             return "side", self._script.side, None
         texts = user_texts(body)
         for rule in self._script.rules:
-            if rule.active() and any(rule.last_user_contains in t for t in texts):
+            matched = [t for t in texts if rule.last_user_contains in t]
+            if rule.active() and matched:
                 rule.hits += 1
-                return "rule", rule.answer, None
+                answer = rule.answer
+                return "rule", answer if isinstance(answer, Turn) else answer(matched[0]), None
         queue = self._script.main if kind == "main" else self._script.subagent
         index = self._consumed[kind]
         if index < len(queue):

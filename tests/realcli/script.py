@@ -26,7 +26,7 @@ from __future__ import annotations
 import json
 import secrets
 import string
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -205,7 +205,9 @@ class Rule:
     """
 
     last_user_contains: str
-    answer: Turn
+    #: The answer, or a function of the matching text that builds it (a tool call whose
+    #: input comes from the prompt).
+    answer: Turn | Callable[[str], Turn]
     times: int | None = None
     hits: int = 0
     """How many requests this rule answered so far."""
