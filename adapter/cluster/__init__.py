@@ -20,6 +20,7 @@ from .eventlog import (
 from .fencing import FencedError
 from .local_server import LocalNatsCluster, LocalNatsServer, die_with_parent, find_nats_server
 from .registry import Registry
+from .session_store import JetStreamSessionStore
 from .transcripts import TranscriptMirror, ensure_transcript_stream, restore_transcript
 from .wire import SessionRecord, WireError, WorkerInfo
 from .worker import ClusterWorker
@@ -37,6 +38,7 @@ __all__ = (
     "EventSource",
     "FencedError",
     "find_nats_server",
+    "JetStreamSessionStore",
     "last_published_seq",
     "LocalNatsCluster",
     "LocalNatsServer",

@@ -124,3 +124,39 @@ async def test_store_with_checkpointing_is_refused(sdk: ModuleType, cli_command:
     )
     with pytest.raises(ValueError, match="enable_file_checkpointing"):
         await _run(sdk, "hi", options)
+
+
+@pytest.mark.nats
+async def test_resume_from_jetstream_on_another_machine(
+    cli_command: str, fake_api: FakeAnthropicAPI, tmp_path: Path
+) -> None:
+    """The same with the JetStream store of adapter.cluster on a real nats-server: each
+    "machine" has its own connection, HOME and config dir; only NATS is shared."""
+    import nats
+
+    import claudecode.sdk as sdk
+    from adapter.cluster import LocalNatsServer
+    from adapter.cluster.session_store import JetStreamSessionStore
+
+    fake_api.add_main(text_turn("The secret is 41."), text_turn("It was 41."))
+    with LocalNatsServer(tmp_path / "nats") as server:
+        first = _machine(tmp_path / "one", fake_api)
+        nc = await nats.connect(server.url)
+        try:
+            store = JetStreamSessionStore(nc.jetstream(), prefix="sdkstore")
+            options = _options(sdk, cli_command, first, session_store=store)
+            result = (await _run(sdk, "remember 41", options))[-1]
+        finally:
+            await nc.close()
+        second = _machine(tmp_path / "two", fake_api)
+        nc = await nats.connect(server.url)
+        try:
+            store = JetStreamSessionStore(nc.jetstream(), prefix="sdkstore")
+            again = _options(sdk, cli_command, second, session_store=store)
+            again.cwd = str(first.cwd)
+            again.resume = result.session_id
+            resumed = await _run(sdk, "what was it?", again)
+        finally:
+            await nc.close()
+    assert "It was 41." == resumed[-1].result
+    assert "remember 41" in json.dumps(fake_api.main_requests()[-1].body["messages"])
