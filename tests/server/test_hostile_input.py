@@ -357,3 +357,30 @@ def test_an_abrupt_pty_viewer_disconnect_is_not_an_unhandled_exception(
             http.delete(f"/api/terminals/{tid}")
     problems = [r for r in caplog.records if r.levelno >= logging.ERROR]
     assert [] == [r.getMessage() for r in problems]
+
+
+def next_text_frame(ws: Any, kind: str) -> dict[str, Any]:
+    """The next JSON control frame of ``kind`` (the screen's binary frames are skipped)."""
+    for _ in range(200):
+        frame = ws.recv(timeout=WAIT)
+        if isinstance(frame, str) and (parsed := json.loads(frame))["type"] == kind:
+            return dict(parsed)
+    raise AssertionError(f"no {kind} frame")
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="terminals need Linux")
+def test_a_deep_pty_control_frame_is_refused_and_the_viewer_stays(server: str) -> None:
+    """A deep value before the ``type`` (which the decoder skips over looking for the tag)
+    is a ``bad_frame`` error, not a crashed viewer."""
+    with httpx.Client(base_url=server, timeout=WAIT) as http:
+        tid = http.post("/api/terminals", json={"agent": "shell"}).json()["id"]
+        try:
+            with ws_client.connect(f"{ws_url(server)}/pty/{tid}", open_timeout=WAIT) as ws:
+                assert "status" == json.loads(ws.recv(timeout=WAIT))["type"]
+                nested = "[" * 5000 + "]" * 5000
+                ws.send('{"x": ' + nested + ', "type": "status"}')
+                assert "bad_frame" == next_text_frame(ws, "error")["code"]
+                ws.send('{"type": "status"}')
+                assert "status" == next_text_frame(ws, "status")["type"]
+        finally:
+            http.delete(f"/api/terminals/{tid}")
