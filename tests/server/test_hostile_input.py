@@ -142,6 +142,7 @@ def test_a_nul_byte_in_a_session_field_is_400_naming_it(server: str, field: str)
         assert [] == http.get("/api/sessions").json()
 
 
+@pytest.mark.pty
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="terminals need Linux")
 def test_a_nul_byte_in_a_terminal_field_is_400(server: str) -> None:
     with httpx.Client(base_url=server, timeout=WAIT) as http:
@@ -333,6 +334,7 @@ def abort(sock: socket.socket) -> None:
     sock.close()
 
 
+@pytest.mark.pty
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="terminals need Linux")
 def test_an_abrupt_pty_viewer_disconnect_is_not_an_unhandled_exception(
     server: str, caplog: pytest.LogCaptureFixture
@@ -368,6 +370,7 @@ def next_text_frame(ws: Any, kind: str) -> dict[str, Any]:
     raise AssertionError(f"no {kind} frame")
 
 
+@pytest.mark.pty
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="terminals need Linux")
 def test_a_deep_pty_control_frame_is_refused_and_the_viewer_stays(server: str) -> None:
     """A deep value before the ``type`` (which the decoder skips over looking for the tag)

@@ -212,6 +212,7 @@ def until_json(ws: Any, kind: str) -> dict[str, Any]:
     raise AssertionError(f"no {kind} frame")
 
 
+@pytest.mark.pty
 @settings(
     max_examples=60,
     deadline=None,

@@ -129,6 +129,7 @@ def test_a_rebinding_page_is_refused_on_every_route_family(server: str) -> None:
             assert 403 == refused.value.response.status_code, path
 
 
+@pytest.mark.pty
 def test_local_names_and_allowed_hosts_work(server: str) -> None:
     """localhost, 127.0.0.1 and an --allowed-host name reach every route family, with their
     own Origin; an allowed host can even start a terminal."""
