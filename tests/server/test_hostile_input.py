@@ -387,3 +387,27 @@ def test_a_deep_pty_control_frame_is_refused_and_the_viewer_stays(server: str) -
                 assert "status" == next_text_frame(ws, "status")["type"]
         finally:
             http.delete(f"/api/terminals/{tid}")
+
+
+def test_the_keep_alive_connection_survives_a_refused_body(server: str) -> None:
+    """On one raw HTTP/1.1 connection: a 10,000-level body, a body that is not UTF-8, then a
+    good request, all answered (a 500 used to make uvicorn drop the connection)."""
+    port = int(server.rsplit(":", 1)[1])
+    bodies = [deep(10_000), b'{"cwd": "\xff"}', b"{}"]
+    with socket.create_connection(("127.0.0.1", port), timeout=WAIT) as sock:
+        reader = sock.makefile("rb")
+        for body in bodies:
+            head = (
+                f"POST /api/sessions HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n"
+                f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n"
+            )
+            sock.sendall(head.encode() + body)
+            status = reader.readline().split()[1]
+            length = 0
+            while (line := reader.readline()) not in (b"\r\n", b""):
+                name, _, value = line.decode().partition(":")
+                if name.lower() == "content-length":
+                    length = int(value)
+            answer = json.loads(reader.read(length))
+            expected = b"201" if body == b"{}" else b"400"
+            assert expected == status, answer
