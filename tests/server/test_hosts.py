@@ -224,3 +224,14 @@ def test_the_address_a_connection_arrived_on_is_allowed_with_its_port() -> None:
     https = {"type": "http", "scheme": "https", "server": ("127.0.0.1", 443)}
     assert hosts.allows_host("localhost", https)  # the default port of the scheme
     assert AllowedHosts(("*",)).allows_host("anything.example:1", lan)
+
+
+def test_with_the_host_check_off_origin_is_same_origin() -> None:
+    """``--allowed-host '*'`` (a proxy in front checks Host): a page may call its own host,
+    and only that."""
+    hosts = AllowedHosts(("*",))
+    scope = {"type": "http", "scheme": "http", "server": ("127.0.0.1", 8000)}
+    assert hosts.allows_origin("https://bridge.example", scope, "bridge.example:443")
+    assert hosts.allows_origin("https://bridge.example", scope, "bridge.example")
+    assert not hosts.allows_origin("https://evil.example", scope, "bridge.example")
+    assert not hosts.allows_origin("https://bridge.example", scope, None)
