@@ -215,6 +215,16 @@ def _bind(host: str, port: int) -> socket.socket:
     return sock
 
 
+def _bound_name(host: str, sock: socket.socket) -> tuple[str, ...]:
+    """``--host`` as an allowed host when it is a name (``--host box.lan``: clients use that
+    name); an address needs nothing, the server knows the one a connection arrived on."""
+    try:
+        ipaddress.ip_address(host.strip("[]"))
+    except ValueError:
+        return (f"{host}:{sock.getsockname()[1]}",)
+    return ()
+
+
 def _log_level(args: argparse.Namespace) -> str:
     """``--log-level``, else info (debug with -vv): a server says what it does."""
     return str(args.log_level or ("debug" if args.verbose > 1 else "info"))
@@ -347,7 +357,7 @@ async def _serve(
     settings = ServerSettings(
         token=token,
         cors_origins=tuple(args.cors_origin),
-        allowed_hosts=tuple(args.allowed_host),
+        allowed_hosts=(*args.allowed_host, *_bound_name(args.host, sock)),
         max_body_bytes=args.max_body,
         demo=demo,
         state_dir=_state_dir(args),

@@ -14,9 +14,10 @@ origins) and before every route:
 2. **Origin.** A request whose ``Origin`` header is neither one of those hosts nor one of
    the configured CORS origins is refused with 403: a page on another site cannot drive the
    agent through the user's browser, even on a loopback bind without a token (cross-site
-   WebSocket hijacking, form posts). The request's own ``Host`` is never the measure: a
-   rebinding page controls it. Clients that send no ``Origin`` (curl, SDKs, Node) are not
-   affected.
+   WebSocket hijacking, form posts). The request's own ``Host`` is not the measure: a
+   rebinding page controls it (only with the Host check off, ``*``, is the page's origin
+   compared with the ``Host``, as the proxy in front vouches for it). Clients that send no
+   ``Origin`` (curl, SDKs, Node) are not affected.
 3. **Token.** With a token configured, every path but the public ones needs ``Authorization:
    Bearer <token>`` (compared in constant time); WebSocket handshakes may carry it as a
    ``token`` query parameter instead, because browsers cannot set headers there. Failures
@@ -133,16 +134,23 @@ class AllowedHosts:
         parsed = _split_host(host, 443 if secure else 80)
         return parsed is not None and self.allows(*parsed, scope)
 
-    def allows_origin(self, origin: str, scope: Scope) -> bool:
+    def allows_origin(self, origin: str, scope: Scope, host: str | None = None) -> bool:
+        """Whether a page at ``origin`` may call: one of the allowed hosts. With the Host
+        check off (``*``: a proxy in front checks it), the page must be on the ``host`` the
+        request names, a same-origin check."""
         try:
-            parts = urlsplit(origin)
-            if parts.scheme not in ("http", "https") or parts.path or parts.query:
-                return False
-            # urlsplit's .port raises on garbage; the default port follows the scheme.
-            parsed = _split_host(parts.netloc, 443 if parts.scheme == "https" else 80)
+            parts = urlsplit(origin)  # raises ValueError on some garbage (an open bracket)
         except ValueError:
             return False
-        return parsed is not None and self.allows(*parsed, scope)
+        if parts.scheme not in ("http", "https") or parts.path or parts.query:
+            return False
+        default_port = 443 if parts.scheme == "https" else 80
+        parsed = _split_host(parts.netloc, default_port)
+        if parsed is None:
+            return False
+        if self.anything:
+            return host is not None and parsed == _split_host(host, default_port)
+        return self.allows(*parsed, scope)
 
 
 class SecurityMiddleware:
@@ -180,7 +188,7 @@ class SecurityMiddleware:
             origin is not None
             and origin.rstrip("/") not in self.allowed_origins
             and "*" not in self.allowed_origins
-            and not self.hosts.allows_origin(origin, scope)
+            and not self.hosts.allows_origin(origin, scope, host)
         ):
             await self._refuse(scope, receive, send, 403, "origin not allowed")
             return

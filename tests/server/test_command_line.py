@@ -79,8 +79,8 @@ def log_lines(err: bytes) -> list[dict[str, Any]]:
 
 def test_serve_logs_sessions_connections_and_decisions_not_prompts(tmp_path: Path) -> None:
     """--log-format json: a session's start (with its CLI's pid) and end (and why), a
-    permission decision, a WebSocket connection and its close code, one JSON object per
-    line; the prompt, the tool's input and the token appear nowhere."""
+    permission decision, a WebSocket connection and its close, an AG-UI stream, one JSON
+    object per line; the prompts, the tool's input and the token appear nowhere."""
     token = "tok-never-logged-7731"
     proc = bridge(
         "serve", "--demo", "--port", "0", "--log-format", "json",
@@ -106,6 +106,9 @@ def test_serve_logs_sessions_connections_and_decisions_not_prompts(tmp_path: Pat
             with ws_client.connect(ws_url, open_timeout=WAIT) as ws:
                 ws.recv(timeout=WAIT)
             assert 200 == http.delete(f"/api/sessions/{sid}").status_code
+            prompt = {"id": "m1", "role": "user", "content": "secret-prompt-words"}
+            run = {"threadId": "t1", "runId": "r1", "messages": [prompt]}
+            assert "RUN_STARTED" in http.post("/agui", json=run).text
         time.sleep(0.5)  # the ws.closed line is written as the connection ends
         proc.send_signal(signal.SIGTERM)
         _, err = proc.communicate(timeout=WAIT)
@@ -114,7 +117,9 @@ def test_serve_logs_sessions_connections_and_decisions_not_prompts(tmp_path: Pat
             proc.kill()
     assert 0 == proc.returncode, err.decode()
     lines = log_lines(err)
-    by_event = {line["event"]: line for line in lines}
+    by_event: dict[str, dict[str, Any]] = {}
+    for line in lines:
+        by_event.setdefault(line["event"], line)  # the first of each
     started = by_event["session.started"]
     assert sid == started["session_id"] and isinstance(started["pid"], int)
     assert "info" == started["level"]
@@ -122,6 +127,8 @@ def test_serve_logs_sessions_connections_and_decisions_not_prompts(tmp_path: Pat
     assert ("deny", sid) == (decided["behavior"], decided["session_id"])
     assert "ws.connected" in by_event
     assert by_event["ws.closed"]["reason"] in ("client left", "client gone")
+    assert "t1" == by_event["agui.stream_opened"]["thread_id"]
+    assert "run ended" == by_event["agui.stream_closed"]["reason"]
     closed = by_event["session.closed"]
     assert (sid, "closed") == (closed["session_id"], closed["reason"])
     text = err.decode()

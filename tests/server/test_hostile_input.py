@@ -142,6 +142,7 @@ def test_a_nul_byte_in_a_session_field_is_400_naming_it(server: str, field: str)
         assert [] == http.get("/api/sessions").json()
 
 
+@pytest.mark.pty
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="terminals need Linux")
 def test_a_nul_byte_in_a_terminal_field_is_400(server: str) -> None:
     with httpx.Client(base_url=server, timeout=WAIT) as http:
@@ -333,6 +334,7 @@ def abort(sock: socket.socket) -> None:
     sock.close()
 
 
+@pytest.mark.pty
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="terminals need Linux")
 def test_an_abrupt_pty_viewer_disconnect_is_not_an_unhandled_exception(
     server: str, caplog: pytest.LogCaptureFixture
@@ -357,3 +359,55 @@ def test_an_abrupt_pty_viewer_disconnect_is_not_an_unhandled_exception(
             http.delete(f"/api/terminals/{tid}")
     problems = [r for r in caplog.records if r.levelno >= logging.ERROR]
     assert [] == [r.getMessage() for r in problems]
+
+
+def next_text_frame(ws: Any, kind: str) -> dict[str, Any]:
+    """The next JSON control frame of ``kind`` (the screen's binary frames are skipped)."""
+    for _ in range(200):
+        frame = ws.recv(timeout=WAIT)
+        if isinstance(frame, str) and (parsed := json.loads(frame))["type"] == kind:
+            return dict(parsed)
+    raise AssertionError(f"no {kind} frame")
+
+
+@pytest.mark.pty
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="terminals need Linux")
+def test_a_deep_pty_control_frame_is_refused_and_the_viewer_stays(server: str) -> None:
+    """A deep value before the ``type`` (which the decoder skips over looking for the tag)
+    is a ``bad_frame`` error, not a crashed viewer."""
+    with httpx.Client(base_url=server, timeout=WAIT) as http:
+        tid = http.post("/api/terminals", json={"agent": "shell"}).json()["id"]
+        try:
+            with ws_client.connect(f"{ws_url(server)}/pty/{tid}", open_timeout=WAIT) as ws:
+                assert "status" == json.loads(ws.recv(timeout=WAIT))["type"]
+                nested = "[" * 5000 + "]" * 5000
+                ws.send('{"x": ' + nested + ', "type": "status"}')
+                assert "bad_frame" == next_text_frame(ws, "error")["code"]
+                ws.send('{"type": "status"}')
+                assert "status" == next_text_frame(ws, "status")["type"]
+        finally:
+            http.delete(f"/api/terminals/{tid}")
+
+
+def test_the_keep_alive_connection_survives_a_refused_body(server: str) -> None:
+    """On one raw HTTP/1.1 connection: a 10,000-level body, a body that is not UTF-8, then a
+    good request, all answered (a 500 used to make uvicorn drop the connection)."""
+    port = int(server.rsplit(":", 1)[1])
+    bodies = [deep(10_000), b'{"cwd": "\xff"}', b"{}"]
+    with socket.create_connection(("127.0.0.1", port), timeout=WAIT) as sock:
+        reader = sock.makefile("rb")
+        for body in bodies:
+            head = (
+                f"POST /api/sessions HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n"
+                f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n"
+            )
+            sock.sendall(head.encode() + body)
+            status = reader.readline().split()[1]
+            length = 0
+            while (line := reader.readline()) not in (b"\r\n", b""):
+                name, _, value = line.decode().partition(":")
+                if name.lower() == "content-length":
+                    length = int(value)
+            answer = json.loads(reader.read(length))
+            expected = b"201" if body == b"{}" else b"400"
+            assert expected == status, answer

@@ -5,6 +5,7 @@ server keeps answering."""
 from __future__ import annotations
 
 import json
+import sys
 import typing
 from collections.abc import Iterator
 from typing import Any
@@ -110,8 +111,11 @@ def bodies(draw: st.DrawFn, type_tag: str | None = None) -> bytes:
         fields["type"] = type_tag
     text = json.dumps(fields)
     if shape == "deep":
-        name = draw(st.sampled_from(FIELDS))
-        text = text[:-1] + ("," if fields else "") + f'"{name}": {draw(nested())}' + "}"
+        deep_field = f'"{draw(st.sampled_from(FIELDS))}": {draw(nested())}'
+        if draw(st.booleans()):  # first: a decoder looking for the type skips over it
+            text = "{" + deep_field + ("," if fields else "") + text[1:]
+        else:
+            text = text[:-1] + ("," if fields else "") + deep_field + "}"
     return text.encode()
 
 
@@ -179,3 +183,52 @@ def test_ws_frames_never_drop_the_connection(server: str, data: st.DataObject) -
             pass
         for session in listed["sessions"]:
             ws.send(json.dumps({"type": "close_session", "session_id": session["id"]}))
+
+
+@pytest.fixture(scope="module")
+def watched_terminal(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Any]]:
+    """A shell whose keyboard another viewer holds (``terminal_input="first"``): the viewer
+    under test is read-only, so nothing it sends is ever typed into the shell."""
+    if not sys.platform.startswith("linux"):
+        pytest.skip("terminals need Linux")
+    tmp = tmp_path_factory.mktemp("pty")
+    app = create_app(
+        settings=ServerSettings(terminal_input="first", state_dir=tmp / "state"),
+        providers=["adapter.server.terminal_routes:terminal_routes"],
+    )
+    with running(app) as url, httpx.Client(base_url=url, timeout=WAIT) as http:
+        tid = http.post("/api/terminals", json={"agent": "shell", "cwd": str(tmp)}).json()["id"]
+        pty_url = url.replace("http://", "ws://") + f"/ws/pty/{tid}"
+        with ws_client.connect(pty_url, open_timeout=WAIT) as keyboard:
+            yield pty_url, keyboard
+        http.delete(f"/api/terminals/{tid}")
+
+
+def until_json(ws: Any, kind: str) -> dict[str, Any]:
+    for _ in range(500):
+        frame = ws.recv(timeout=WAIT)
+        if isinstance(frame, str) and (parsed := json.loads(frame)).get("type") == kind:
+            return dict(parsed)
+    raise AssertionError(f"no {kind} frame")
+
+
+@pytest.mark.pty
+@settings(
+    max_examples=60,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(
+    tag=st.sampled_from(["resize", "signal", "input", "status", "nope", None]),
+    body=st.data(),
+)
+def test_pty_control_frames_never_drop_the_viewer(
+    watched_terminal: tuple[str, Any], tag: str | None, body: st.DataObject
+) -> None:
+    pty_url, _ = watched_terminal
+    frame = body.draw(bodies(tag), label="frame")
+    with ws_client.connect(pty_url, open_timeout=WAIT, max_size=None) as ws:
+        assert until_json(ws, "status")["can_type"] is False
+        ws.send(frame.decode())
+        ws.send('{"type": "status"}')  # answered whatever the frame before was
+        until_json(ws, "status")

@@ -129,6 +129,7 @@ def test_a_rebinding_page_is_refused_on_every_route_family(server: str) -> None:
             assert 403 == refused.value.response.status_code, path
 
 
+@pytest.mark.pty
 def test_local_names_and_allowed_hosts_work(server: str) -> None:
     """localhost, 127.0.0.1 and an --allowed-host name reach every route family, with their
     own Origin; an allowed host can even start a terminal."""
@@ -206,3 +207,31 @@ def test_host_parser_never_raises_and_only_admits_the_list(host: str) -> None:
             }
             or name.split(":")[0] == ALLOWED
         ), host
+
+
+def test_the_address_a_connection_arrived_on_is_allowed_with_its_port() -> None:
+    """Bound to 0.0.0.0, a client on the network names the machine's address: allowed on
+    the server's port, as are IPv6 addresses in brackets; a name never is unless listed."""
+    hosts = AllowedHosts(())
+    lan = {"type": "http", "scheme": "http", "server": ("192.168.1.5", 8000)}
+    assert hosts.allows_host("192.168.1.5:8000", lan)
+    assert not hosts.allows_host("192.168.1.5:8001", lan)
+    assert not hosts.allows_host("box.lan:8000", lan)
+    assert hosts.allows_origin("http://192.168.1.5:8000", lan)
+    v6 = {"type": "http", "scheme": "http", "server": ("fe80::1", 8000)}
+    assert hosts.allows_host("[FE80::1]:8000", v6)
+    assert hosts.allows_host("[::1]:8000", v6)
+    https = {"type": "http", "scheme": "https", "server": ("127.0.0.1", 443)}
+    assert hosts.allows_host("localhost", https)  # the default port of the scheme
+    assert AllowedHosts(("*",)).allows_host("anything.example:1", lan)
+
+
+def test_with_the_host_check_off_origin_is_same_origin() -> None:
+    """``--allowed-host '*'`` (a proxy in front checks Host): a page may call its own host,
+    and only that."""
+    hosts = AllowedHosts(("*",))
+    scope = {"type": "http", "scheme": "http", "server": ("127.0.0.1", 8000)}
+    assert hosts.allows_origin("https://bridge.example", scope, "bridge.example:443")
+    assert hosts.allows_origin("https://bridge.example", scope, "bridge.example")
+    assert not hosts.allows_origin("https://evil.example", scope, "bridge.example")
+    assert not hosts.allows_origin("https://bridge.example", scope, None)

@@ -37,6 +37,7 @@ from starlette.responses import Response, StreamingResponse
 from starlette.routing import BaseRoute, Route
 
 from claudecode import __version__
+from claudecode.internal import get_logger
 
 from ..app import ServerContext
 from ..errors import json_error
@@ -84,6 +85,9 @@ async def _json_body(request: Request) -> Any:
         raise HTTPException(400, "Invalid JSON payload") from None
 
 
+_log = get_logger("claudecode.adapter.agui")
+
+
 def _run_input(data: Any) -> RunAgentInput:
     if not isinstance(data, dict):
         raise HTTPException(400, "Invalid RunAgentInput: expected an object")
@@ -114,11 +118,18 @@ def agui_routes(ctx: ServerContext) -> list[BaseRoute]:
                 yield frame
             if handle is None:
                 return
+            ids = {"thread_id": handle.thread_id, "run_id": handle.run_id}
+            _log.info("agui.stream_opened", **ids)
+            ended = False
             try:
                 async for frame in handle.listen(start=start, keepalive=keepalive):
                     yield frame
+                ended = True
             finally:
                 service.left(handle)
+                _log.info(
+                    "agui.stream_closed", **ids, reason="run ended" if ended else "client left"
+                )
 
         return StreamingResponse(frames(), media_type="text/event-stream", headers=_SSE_HEADERS)
 
