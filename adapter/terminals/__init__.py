@@ -33,6 +33,7 @@ from ._errors import (
 )
 from ._listing import as_session_info
 from ._manager import TerminalManager, TerminalStartError
+from ._owned import OwnedTerminals
 from ._screen import TerminalScreen
 from ._types import (
     TerminalExit,
@@ -45,6 +46,7 @@ from ._types import (
 from ._viewer import TerminalViewer, ViewerDroppedError
 
 __all__ = (
+    "OwnedTerminals",
     "accept_claude_folder_trust",
     "Agent",
     "AGENTS",

@@ -46,6 +46,7 @@ from ...backend import (
 from ...errors import ThreadBusyError
 from ...fanout import SubscriberDropped
 from ...manager import UnknownSessionError
+from ...owners import LOCAL, SERVER, Caller, acting_as, current_caller
 from ...session import UnknownPermissionError
 from .claims import ThreadClaims
 from .events import (
@@ -103,6 +104,10 @@ class _Thread:
     awaiting_tools: set[str] = field(default_factory=set)  # frontend tool calls
     tools: dict[str, dict[str, Any]] = field(default_factory=dict)  # the session's tools
     run: RunHandle | None = None
+    #: Where the thread is kept: its id in the namespace of the user it belongs to.
+    key: str = ""
+    #: Who runs it (its runs and their stops act as them).
+    caller: Caller | None = None
     last_saved: float = 0.0
     saving: int = 0  # final saves of its runs under way
 
@@ -194,24 +199,25 @@ class AguiService:
             live.scope.cancel()
 
     def _request_save(self, thread: _Thread) -> None:
-        self._dirty[thread.thread_id] = thread
+        self._dirty[thread.key] = thread
         if self._save_wakeup is not None:
             self._save_wakeup.set()
 
     # -- threads -----------------------------------------------------------------------
 
     async def _thread(self, thread_id: str, *, create: bool) -> _Thread | None:
+        key = _key(thread_id)
         load = self._load_thread
         return await self._claims.load_once(
-            self._threads, thread_id, lambda: load(thread_id, create)
+            self._threads, key, lambda: load(thread_id, key, create)
         )
 
-    async def _load_thread(self, thread_id: str, create: bool) -> _Thread | None:
-        record = await self.store.load(thread_id)
+    async def _load_thread(self, thread_id: str, key: str, create: bool) -> _Thread | None:
+        record = await self.store.load(key)
         if record is None:
             if not create:
                 return None
-            record = ThreadRecord(thread_id)
+            record = ThreadRecord(key)
         log = MessageLog(record.messages)
         record.messages = []  # the log holds them from now on
         memory = ThreadMemory()
@@ -220,10 +226,10 @@ class AguiService:
             for call in message.get("toolCalls") or ():
                 memory.tool_calls.add(call.get("id", ""))
         log.clear_dirty()
-        thread = _Thread(thread_id, record, log, memory)
+        thread = _Thread(thread_id, record, log, memory, key=key)
         if len(self._threads) >= self.max_threads:
             self._evict_one()
-        self._threads[thread_id] = thread
+        self._threads[key] = thread
         return thread
 
     def _evict_one(self) -> None:
@@ -247,7 +253,8 @@ class AguiService:
                 return
 
     async def _close_session(self, session_id: str) -> None:
-        with contextlib.suppress(ClaudeCodeError):
+        # The server's own housekeeping, whoever's run made room.
+        with acting_as(SERVER), contextlib.suppress(ClaudeCodeError):
             await self.backend.close(session_id)
 
     async def _save(self, *threads: _Thread) -> None:
@@ -276,7 +283,7 @@ class AguiService:
         """
         if self._tg is None:
             raise ClaudeCodeError("the AG-UI service is not running")
-        with self._claims.starting(run_input.thread_id):  # before the first await
+        with self._claims.starting(_key(run_input.thread_id)):  # before the first await
             thread = await self._thread(run_input.thread_id, create=True)
         assert thread is not None  # the claim is let go with no await before thread.run is set
         if thread.run is not None and not thread.run.done:
@@ -290,6 +297,7 @@ class AguiService:
         before = [*thread.log.messages(copy_=False), *new_user_messages(thread.log, run_input)]
         handle = RunHandle(thread.thread_id, run_input.run_id, msgspec.json.encode(before))
         thread.run = handle
+        thread.caller = current_caller()
         translator = RunTranslator(
             thread.thread_id, run_input.run_id, clock=_now_ms, memory=thread.memory
         )
@@ -300,7 +308,7 @@ class AguiService:
 
     def stop(self, thread_id: str) -> bool:
         """Stop the thread's run (its CLI turn is interrupted); ``False`` if none runs."""
-        thread = self._threads.get(thread_id)
+        thread = self._threads.get(_key(thread_id))
         if thread is None or thread.run is None or thread.run.done:
             return False
         self._request_stop(thread.run)
@@ -323,7 +331,8 @@ class AguiService:
         """Interrupt the CLI turn; end the run anyway if the turn has not ended after
         the grace period (cancelled as soon as the run ends)."""
         assert live.stopper is not None
-        with live.stopper:
+        caller = live.thread.caller or current_caller()
+        with live.stopper, acting_as(caller.principal, caller.via):
             try:
                 live.translator.stop()
                 with contextlib.suppress(ClaudeCodeError):
@@ -378,6 +387,17 @@ class AguiService:
         handle.push([sse_frame(e) for e in events])
 
     async def _run(
+        self,
+        thread: _Thread,
+        run_input: RunAgentInput,
+        handle: RunHandle,
+        translator: RunTranslator,
+    ) -> None:
+        caller = thread.caller or current_caller()
+        with acting_as(caller.principal, caller.via):
+            await self._run_as_caller(thread, run_input, handle, translator)
+
+    async def _run_as_caller(
         self,
         thread: _Thread,
         run_input: RunAgentInput,
@@ -595,3 +615,13 @@ class AguiService:
             self._emit(thread, handle, out)
             if thread.log.dirty:
                 self._request_save(thread)
+
+
+def _key(thread_id: str) -> str:
+    """Where the caller's thread ``thread_id`` is kept: threads are per user, so another
+    user's thread id is simply a new thread (ids cannot be probed, nor runs joined). The
+    implicit local user keeps the plain ids (threads saved before identities stay found)."""
+    principal = current_caller().principal
+    if principal is LOCAL or principal is SERVER:
+        return thread_id
+    return f"{principal.name}\x1f{thread_id}"

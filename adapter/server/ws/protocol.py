@@ -127,6 +127,7 @@ ErrorCode: TypeAlias = Literal[
     "bad_request",
     "cli_error",
     "unavailable",
+    "forbidden",
     "internal",
 ]
 
