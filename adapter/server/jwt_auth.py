@@ -3,7 +3,9 @@
 ``serve --jwt-jwks URL --jwt-issuer ISS --jwt-audience AUD`` accepts an access or ID token
 signed by one of the keys the provider publishes at ``URL`` (its JWKS), with PyJWT's
 :class:`jwt.PyJWKClient` (keys cached, and fetched again when a token names a key id the
-cache does not have, at most every :attr:`JwtSettings.refresh_seconds`). A token is accepted
+cache does not have, at most every :attr:`JwtSettings.refetch_cooldown_seconds`, so tokens
+naming made-up key ids cannot make the server hammer the provider; the whole set is fetched
+again every :attr:`JwtSettings.refresh_seconds`). A token is accepted
 when its signature verifies (RS256, ES256, ...; never ``none`` nor HMAC with a public key),
 ``exp`` is in the future and ``nbf`` / ``iat`` not, ``iss`` is the issuer and ``aud`` names
 the audience. The user's name is ``sub`` (or :attr:`JwtSettings.name_claim`); the user is an
@@ -57,6 +59,7 @@ class JwtSettings:
     terminals_claim: tuple[str, str] | None = None
     leeway_seconds: float = 30.0
     refresh_seconds: float = 300.0
+    refetch_cooldown_seconds: float = 30.0
     timeout_seconds: float = 10.0
 
 
@@ -84,8 +87,9 @@ class JwtVerifier:
             settings.jwks_url,
             cache_keys=True,
             cache_jwk_set=True,
-            lifespan=int(settings.refresh_seconds),
-            timeout=int(max(1, settings.timeout_seconds)),
+            lifespan=settings.refresh_seconds,
+            timeout=settings.timeout_seconds,
+            cooldown_duration=settings.refetch_cooldown_seconds,
         )
 
     def verify(self, token: str) -> Principal | None:
