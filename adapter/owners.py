@@ -54,19 +54,19 @@ from .images import PromptImages
 from .policies import PermissionDecision
 
 __all__ = (
-    "LOCAL",
-    "NOBODY",
-    "SERVER",
+    "acting_as",
     "Caller",
+    "current_caller",
     "ForbiddenError",
     "HistoryOwners",
+    "LOCAL",
+    "may_see",
+    "NOBODY",
+    "owned",
     "OwnedBackend",
     "OwnedToolBackend",
     "Principal",
-    "acting_as",
-    "current_caller",
-    "may_see",
-    "owned",
+    "SERVER",
 )
 
 _log = get_logger("claudecode.adapter.owners")
@@ -264,6 +264,10 @@ class OwnedBackend:
             raise UnknownSessionError(f"no session {session_id!r}") from None
         principal = caller.principal
         if not may_see(principal, owner):
+            # As much work as an unknown id costs (a cluster asks NATS), so that neither the
+            # answer nor its time tells the two apart.
+            with contextlib.suppress(UnknownSessionError):
+                await self.inner.info(session_id)
             raise UnknownSessionError(f"no session {session_id!r}")
         if principal is not SERVER and owner != principal.name:
             self.audit.write(

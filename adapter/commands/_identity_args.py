@@ -9,7 +9,11 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-__all__ = ("add_identity_arguments", "has_identity", "identity_settings")
+__all__ = (
+    "add_identity_arguments",
+    "has_identity",
+    "identity_settings",
+)
 
 
 def _claim_rule(value: str) -> tuple[str, str]:

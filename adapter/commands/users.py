@@ -12,7 +12,10 @@ import argparse
 import os
 import sys
 
-__all__ = ("add_users_arguments", "users_command")
+__all__ = (
+    "add_users_arguments",
+    "users_command",
+)
 
 
 def add_users_arguments(parser: argparse.ArgumentParser) -> None:

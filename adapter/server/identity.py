@@ -54,15 +54,15 @@ from .jwt_auth import JwtSettings, JwtVerifier, looks_like_jwt
 __all__ = (
     "ADMIN_NAME",
     "Authenticator",
-    "IdentityMiddleware",
-    "User",
-    "UsersFile",
-    "UsersFileError",
     "front_end_of",
     "hash_token",
+    "IdentityMiddleware",
     "new_token",
     "parse_users",
+    "User",
     "user_entry",
+    "UsersFile",
+    "UsersFileError",
 )
 
 _log = get_logger("claudecode.adapter.server.identity")

@@ -24,7 +24,10 @@ from claudecode.internal import get_logger
 
 from ..owners import Principal
 
-__all__ = ("JwtSettings", "JwtVerifier")
+__all__ = (
+    "JwtSettings",
+    "JwtVerifier",
+)
 
 _log = get_logger("claudecode.adapter.server.identity")
 

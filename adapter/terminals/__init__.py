@@ -46,7 +46,6 @@ from ._types import (
 from ._viewer import TerminalViewer, ViewerDroppedError
 
 __all__ = (
-    "OwnedTerminals",
     "accept_claude_folder_trust",
     "Agent",
     "AGENTS",
@@ -54,6 +53,7 @@ __all__ = (
     "AgentUnavailableError",
     "as_session_info",
     "InvalidTerminalSizeError",
+    "OwnedTerminals",
     "ScreenHook",
     "TERMINAL_ENV",
     "TerminalClosedError",

@@ -46,7 +46,7 @@ from ...backend import (
 from ...errors import ThreadBusyError
 from ...fanout import SubscriberDropped
 from ...manager import UnknownSessionError
-from ...owners import LOCAL, SERVER, Caller, acting_as, current_caller
+from ...owners import LOCAL, NOBODY, SERVER, Caller, acting_as, current_caller
 from ...session import UnknownPermissionError
 from .claims import ThreadClaims
 from .events import (
@@ -622,6 +622,6 @@ def _key(thread_id: str) -> str:
     user's thread id is simply a new thread (ids cannot be probed, nor runs joined). The
     implicit local user keeps the plain ids (threads saved before identities stay found)."""
     principal = current_caller().principal
-    if principal is LOCAL or principal is SERVER:
-        return thread_id
+    if principal is LOCAL or principal is SERVER or principal is NOBODY:
+        return thread_id  # no identities (a service used outside the server too)
     return f"{principal.name}\x1f{thread_id}"
