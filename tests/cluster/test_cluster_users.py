@@ -18,6 +18,7 @@ import websockets.sync.client as ws_client
 from adapter.cluster import ClusterConfig, LocalNatsServer
 from adapter.server.identity import new_token, user_entry
 from claudecode.testing import fake_cli_command, script
+from tests.agui_clients.driver import drive
 
 from ._processes import child, worker_child
 
@@ -72,6 +73,8 @@ def test_two_gateways_enforce_the_owner_in_the_session_record(tmp_path: Path) ->
             str(users),
             "--audit-log",
             str(tmp_path / f"audit{n}.jsonl"),
+            "--state-dir",
+            str(tmp_path / f"state{n}"),
         )
 
     with (
@@ -122,6 +125,21 @@ def test_two_gateways_enforce_the_owner_in_the_session_record(tmp_path: Path) ->
                 assert sid not in json.dumps(bob_frames)
                 assert "alice only" not in json.dumps(bob_frames)
             assert 200 == root2.delete(f"/api/sessions/{sid}").status_code
+            # AG-UI (the real @ag-ui/client) through the second gateway: the thread's session
+            # is bob's on the first gateway too, and alice's t1 there is not his.
+            run = {"op": "run", "client": "1.0.0", "path": "/agui", "threadId": "t1"}
+            drive(second, [{**run, "text": "bob on g2"}], tmp_path / "bob", token=tokens["bob"])
+            with as_user(first, tokens["bob"]) as bob1, as_user(first, tokens["alice"]) as alice1:
+                bobs = [s for s in bob1.get("/api/sessions").json() if s["state"] != "closed"]
+                assert 1 == len(bobs) and "bob" == bobs[0]["user"]
+                assert bobs[0]["id"] not in json.dumps(alice1.get("/api/sessions").json())
+            seen = drive(
+                second,
+                [{"op": "connect", "client": "1.0.0", "path": "/agui/connect", "threadId": "t1"}],
+                tmp_path / "alice",
+                token=tokens["alice"],
+            )
+            assert [] == seen["steps"][0]["events"]
     records = [json.loads(line) for line in (tmp_path / "audit2.jsonl").read_text().splitlines()]
     assert ("admin_action", "root", sid, "alice") in [
         (r["action"], r["user"], r.get("session"), r.get("owner")) for r in records
