@@ -46,7 +46,7 @@ from ...backend import (
 from ...errors import ThreadBusyError
 from ...fanout import SubscriberDropped
 from ...manager import UnknownSessionError
-from ...owners import LOCAL, NOBODY, SERVER, Caller, acting_as, current_caller
+from ...owners import SERVER, Caller, acting_as, current_caller
 from ...session import UnknownPermissionError
 from .claims import ThreadClaims
 from .events import (
@@ -61,7 +61,7 @@ from .events import (
 from .handle import RunHandle
 from .inputs import decision_from_answer, new_user_messages, prompt_from_message, with_context
 from .snapshot import MessageLog
-from .threads import ThreadRecord, ThreadStore
+from .threads import ThreadRecord, ThreadStore, thread_key
 from .translate import APPROVAL_TOOL, RunTranslator, ThreadMemory, initial_state
 
 __all__ = ("AguiService", "RunHandle", "ThreadBusyError")
@@ -206,7 +206,7 @@ class AguiService:
     # -- threads -----------------------------------------------------------------------
 
     async def _thread(self, thread_id: str, *, create: bool) -> _Thread | None:
-        key = _key(thread_id)
+        key = thread_key(thread_id)
         load = self._load_thread
         return await self._claims.load_once(
             self._threads, key, lambda: load(thread_id, key, create)
@@ -283,7 +283,7 @@ class AguiService:
         """
         if self._tg is None:
             raise ClaudeCodeError("the AG-UI service is not running")
-        with self._claims.starting(_key(run_input.thread_id)):  # before the first await
+        with self._claims.starting(thread_key(run_input.thread_id)):  # before the first await
             thread = await self._thread(run_input.thread_id, create=True)
         assert thread is not None  # the claim is let go with no await before thread.run is set
         if thread.run is not None and not thread.run.done:
@@ -308,7 +308,7 @@ class AguiService:
 
     def stop(self, thread_id: str) -> bool:
         """Stop the thread's run (its CLI turn is interrupted); ``False`` if none runs."""
-        thread = self._threads.get(_key(thread_id))
+        thread = self._threads.get(thread_key(thread_id))
         if thread is None or thread.run is None or thread.run.done:
             return False
         self._request_stop(thread.run)
@@ -615,13 +615,3 @@ class AguiService:
             self._emit(thread, handle, out)
             if thread.log.dirty:
                 self._request_save(thread)
-
-
-def _key(thread_id: str) -> str:
-    """Where the caller's thread ``thread_id`` is kept: threads are per user, so another
-    user's thread id is simply a new thread (ids cannot be probed, nor runs joined). The
-    implicit local user keeps the plain ids (threads saved before identities stay found)."""
-    principal = current_caller().principal
-    if principal is LOCAL or principal is SERVER or principal is NOBODY:
-        return thread_id  # no identities (a service used outside the server too)
-    return f"{principal.name}\x1f{thread_id}"
