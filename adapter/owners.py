@@ -30,10 +30,11 @@ import contextvars
 import json
 import os
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Iterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import msgspec
 
@@ -61,6 +62,7 @@ __all__ = (
     "HistoryOwners",
     "LOCAL",
     "may_see",
+    "run_as",
     "NOBODY",
     "owned",
     "OwnedBackend",
@@ -122,6 +124,12 @@ def acting_as(principal: Principal, via: str = "internal") -> Iterator[Caller]:
         yield caller
     finally:
         _current.reset(token)
+
+
+async def run_as(caller: Caller, func: Callable[..., Awaitable[None]], *args: Any) -> None:
+    """``await func(*args)`` as ``caller``: a task a service starts on someone's behalf."""
+    with acting_as(caller.principal, caller.via):
+        await func(*args)
 
 
 def may_see(principal: Principal, user: str | None) -> bool:

@@ -46,7 +46,7 @@ from ...backend import (
 from ...errors import ThreadBusyError
 from ...fanout import SubscriberDropped
 from ...manager import UnknownSessionError
-from ...owners import SERVER, Caller, acting_as, current_caller
+from ...owners import SERVER, Caller, acting_as, current_caller, run_as
 from ...session import UnknownPermissionError
 from .claims import ThreadClaims
 from .events import (
@@ -104,10 +104,8 @@ class _Thread:
     awaiting_tools: set[str] = field(default_factory=set)  # frontend tool calls
     tools: dict[str, dict[str, Any]] = field(default_factory=dict)  # the session's tools
     run: RunHandle | None = None
-    #: Where the thread is kept: its id in the namespace of the user it belongs to.
-    key: str = ""
-    #: Who runs it (its runs and their stops act as them).
-    caller: Caller | None = None
+    key: str = ""  # where it is kept: its id in its user's namespace (thread_key)
+    caller: Caller | None = None  # who runs it: its runs and their stops act as them
     last_saved: float = 0.0
     saving: int = 0  # final saves of its runs under way
 
@@ -206,11 +204,8 @@ class AguiService:
     # -- threads -----------------------------------------------------------------------
 
     async def _thread(self, thread_id: str, *, create: bool) -> _Thread | None:
-        key = thread_key(thread_id)
-        load = self._load_thread
-        return await self._claims.load_once(
-            self._threads, key, lambda: load(thread_id, key, create)
-        )
+        key, load = thread_key(thread_id), self._load_thread
+        return await self._claims.load_once(self._threads, key, lambda: load(thread_id, key, create))
 
     async def _load_thread(self, thread_id: str, key: str, create: bool) -> _Thread | None:
         record = await self.store.load(key)
@@ -253,8 +248,7 @@ class AguiService:
                 return
 
     async def _close_session(self, session_id: str) -> None:
-        # The server's own housekeeping, whoever's run made room.
-        with acting_as(SERVER), contextlib.suppress(ClaudeCodeError):
+        with acting_as(SERVER), contextlib.suppress(ClaudeCodeError):  # whoever made room
             await self.backend.close(session_id)
 
     async def _save(self, *threads: _Thread) -> None:
@@ -303,7 +297,7 @@ class AguiService:
         )
         handle.use_ticks()
         self._handles.add(handle)
-        self._tg.start_soon(self._run, thread, run_input, handle, translator)
+        self._tg.start_soon(run_as, thread.caller, self._run, thread, run_input, handle, translator)
         return handle
 
     def stop(self, thread_id: str) -> bool:
@@ -324,15 +318,15 @@ class AguiService:
         live = self._live.get(handle)
         if live is not None and live.stopper is None and self._tg is not None:
             live.stopper = anyio.CancelScope()
-            self._tg.start_soon(self._stop_run, handle, live)
+            caller = live.thread.caller or current_caller()  # the run's, not the leaver's
+            self._tg.start_soon(run_as, caller, self._stop_run, handle, live)
         # A run not yet in its pump stops as it gets there.
 
     async def _stop_run(self, handle: RunHandle, live: _LiveRun) -> None:
         """Interrupt the CLI turn; end the run anyway if the turn has not ended after
         the grace period (cancelled as soon as the run ends)."""
         assert live.stopper is not None
-        caller = live.thread.caller or current_caller()
-        with live.stopper, acting_as(caller.principal, caller.via):
+        with live.stopper:
             try:
                 live.translator.stop()
                 with contextlib.suppress(ClaudeCodeError):
@@ -387,17 +381,6 @@ class AguiService:
         handle.push([sse_frame(e) for e in events])
 
     async def _run(
-        self,
-        thread: _Thread,
-        run_input: RunAgentInput,
-        handle: RunHandle,
-        translator: RunTranslator,
-    ) -> None:
-        caller = thread.caller or current_caller()
-        with acting_as(caller.principal, caller.via):
-            await self._run_as_caller(thread, run_input, handle, translator)
-
-    async def _run_as_caller(
         self,
         thread: _Thread,
         run_input: RunAgentInput,
