@@ -7,6 +7,7 @@ import json
 import os
 import stat
 import time
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -19,6 +20,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from adapter import PermissionPolicy, SessionConfig
+from adapter.audit import AuditLog
 from adapter.server import BUILTIN_PROVIDERS, ServerSettings, create_app
 from adapter.server.identity import (
     UsersFileError,
@@ -38,7 +40,7 @@ from ._users import WAIT, Team
 pytestmark = pytest.mark.server
 
 
-def _app(tmp_path: Path, team: Team, **extra: Any) -> Any:
+def _app(tmp_path: Path, team: Team, config: Path | None = None, **extra: Any) -> Any:
     work = tmp_path / "work"
     work.mkdir(exist_ok=True)
     defaults = SessionConfig(
@@ -48,6 +50,7 @@ def _app(tmp_path: Path, team: Team, **extra: Any) -> Any:
         ),
         cwd=work,
         policy=PermissionPolicy("supervised"),
+        env={} if config is None else {"CLAUDE_CONFIG_DIR": str(config)},
     )
     env = {**os.environ, "HOME": str(tmp_path), "SHELL": "/bin/sh"}
     terminals = make_terminal_routes(
@@ -370,3 +373,56 @@ def test_agui_threads_are_per_user(server: str, team: Team, tmp_path: Path) -> N
         assert sessions and all(s["user"] == "bob" for s in sessions)
     vias = {r["via"] for r in audit(tmp_path) if r["action"] == "session_create"}
     assert {"agui"} == vias
+
+
+# ------------------------------------------------------------------ stored sessions
+
+
+def test_history_lists_and_resumes_only_what_the_user_started(tmp_path: Path, team: Team) -> None:
+    """Stored conversations belong to who started them through the bridge (the state dir
+    remembers): each user's history lists theirs, root's all, and resuming someone else's
+    answers like an unknown id."""
+    stored = Path(__file__).resolve().parents[1] / "fixtures" / "history" / "projects"
+    source = next((stored / "-work-demo").glob("*.jsonl"))
+    project = tmp_path / "claude-config" / "projects" / "-work-demo"
+    project.mkdir(parents=True)
+    ids = {"alice": str(uuid.uuid4()), "bob": str(uuid.uuid4()), "nobody": str(uuid.uuid4())}
+    for sid in ids.values():
+        (project / f"{sid}.jsonl").write_text(source.read_text())
+    state = tmp_path / "state"
+    state.mkdir(mode=0o700)
+    owners = {ids["alice"]: "alice", ids["bob"]: "bob"}
+    (state / "history-owners.json").write_text(json.dumps(owners))
+    with running(_app(tmp_path, team, config=tmp_path / "claude-config")) as url:
+        listed = {}
+        for name in ("alice", "bob", "root"):
+            client = team.ws(url, name)
+            try:
+                answer = client.request({"type": "list_history"})
+                listed[name] = {s["session_id"] for s in answer["sessions"]}
+                if name == "bob":
+                    refused = client.request({"type": "create_session", "resume": ids["alice"]})
+                    assert ("error", "unknown_session") == (refused["type"], refused["code"])
+                if name == "alice":
+                    resumed = client.request({"type": "create_session", "resume": ids["alice"]})
+                    assert "ack" == resumed["type"], resumed
+            finally:
+                client.close()
+        assert {ids["alice"]} == listed["alice"]
+        assert {ids["bob"]} == listed["bob"]
+        assert set(ids.values()) == listed["root"]
+
+
+def test_the_audit_log_appends_and_is_private(tmp_path: Path) -> None:
+    path = tmp_path / "audit.jsonl"
+    path.write_text('{"action": "earlier"}\n')
+    path.chmod(0o644)
+    log = AuditLog(path)
+    log.write("session_close", user="alice", via="rest", session="s1", tool=None)
+    log.close()
+    log.write("after_close", user="alice")  # to the structured log only
+    assert 0o600 == stat.S_IMODE(path.stat().st_mode)
+    lines = [json.loads(line) for line in path.read_text().splitlines()]
+    assert "earlier" == lines[0]["action"]
+    assert {"action", "time", "user", "via", "session"} == set(lines[1])
+    assert 2 == len(lines)
