@@ -143,9 +143,10 @@ class HistoryOwners:
     """Who started each CLI session through the bridge (CLI session id -> user).
 
     Filled from every :class:`~adapter.backend.SessionInfo` the ownership layer sees; kept
-    in ``path`` (JSON, ``0600``) when given, so a restarted server still knows whose stored
-    transcripts are whose. Stored sessions nobody started through the bridge belong to no
-    user (an admin sees them).
+    in ``path`` when given (JSON lines ``{"cli": id, "user": name}``, appended one per new
+    CLI session, ``0600``), so a restarted server still knows whose stored transcripts are
+    whose. The first line naming a CLI session wins. Stored sessions nobody started through
+    the bridge belong to no user (an admin sees them).
     """
 
     def __init__(self, path: str | os.PathLike[str] | None = None) -> None:
@@ -153,10 +154,18 @@ class HistoryOwners:
         self._owners: dict[str, str] = {}
         if self.path is not None and self.path.exists():
             try:
-                loaded = json.loads(self.path.read_text(encoding="utf-8"))
-                self._owners = {str(k): str(v) for k, v in dict(loaded).items()}
-            except (OSError, ValueError, TypeError) as exc:
+                lines = self.path.read_text(encoding="utf-8").splitlines()
+            except (OSError, UnicodeDecodeError) as exc:
                 _log.warning("owners.history_unreadable", path=str(self.path), error=str(exc))
+                lines = []
+            for line in lines:
+                try:
+                    entry = json.loads(line)
+                    cli, user = entry["cli"], entry["user"]
+                except (ValueError, TypeError, KeyError):
+                    continue  # a torn last line after a crash: skipped
+                if isinstance(cli, str) and isinstance(user, str):
+                    self._owners.setdefault(cli, user)
 
     def owner(self, cli_session_id: str) -> str | None:
         """The user who started ``cli_session_id`` through the bridge, if known."""
@@ -166,19 +175,17 @@ class HistoryOwners:
         """Remember the owner of ``info``'s CLI session (once known)."""
         if info.cli_session_id is None or info.user is None:
             return
-        if self._owners.get(info.cli_session_id) == info.user:
+        if info.cli_session_id in self._owners:
             return
-        self._owners.setdefault(info.cli_session_id, info.user)
-        self._save()
-
-    def _save(self) -> None:
+        self._owners[info.cli_session_id] = info.user
         if self.path is None:
             return
-        tmp = self.path.with_suffix(".tmp")
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(self._owners, fh)
-        os.replace(tmp, self.path)
+        line = json.dumps({"cli": info.cli_session_id, "user": info.user}) + "\n"
+        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        try:
+            os.write(fd, line.encode("utf-8"))
+        finally:
+            os.close(fd)
 
 
 class _Recorded:

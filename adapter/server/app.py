@@ -177,7 +177,7 @@ def create_app(
     audit = AuditLog(settings.audit_log)
     history_file = None
     if settings.state_dir is not None:
-        history_file = Path(settings.state_dir) / "history-owners.json"
+        history_file = Path(settings.state_dir) / "history-owners.jsonl"
         history_file.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     context = ServerContext(
         backend=owned(backend, audit=audit, history=HistoryOwners(history_file)),

@@ -74,6 +74,10 @@ class OwnedTerminals:
             self.audit.write("terminal_refused", user=principal.name, via=caller.via, agent=agent)
             raise ForbiddenError(f"user {principal.name!r} may not open terminal sessions")
         info = await self.manager.start(session_id, agent, **options)
+        # Forget the owners of terminals the manager forgot (it keeps a few ended ones).
+        known = {i.id for i in self.manager.list()}
+        for gone in [sid for sid in self._owners if sid not in known]:
+            del self._owners[gone]
         self._owners[info.id] = principal.name
         self.audit.write(
             "terminal_start", user=principal.name, via=caller.via, session=info.id, agent=agent

@@ -391,8 +391,10 @@ def test_history_lists_and_resumes_only_what_the_user_started(tmp_path: Path, te
         (project / f"{sid}.jsonl").write_text(source.read_text())
     state = tmp_path / "state"
     state.mkdir(mode=0o700)
-    owners = {ids["alice"]: "alice", ids["bob"]: "bob"}
-    (state / "history-owners.json").write_text(json.dumps(owners))
+    lines = [json.dumps({"cli": ids[u], "user": u}) for u in ("alice", "bob")]
+    # A torn line (a crash mid-write) is skipped; the first owner named wins.
+    lines += ['{"cli": "x', json.dumps({"cli": ids["alice"], "user": "bob"})]
+    (state / "history-owners.jsonl").write_text("\n".join(lines))
     with running(_app(tmp_path, team, config=tmp_path / "claude-config")) as url:
         listed = {}
         for name in ("alice", "bob", "root"):
