@@ -10,8 +10,9 @@ the terminal routes and the WebSocket front end use:
 * ``list`` and the change listeners show the caller's own terminals; any call naming a
   terminal of someone else raises exactly what an unknown id raises
   (:class:`UnknownTerminalError`);
-* an admin reaches every terminal (each action on someone else's is audited); starts and
-  stops are audited.
+* an admin reaches every terminal (each action on someone else's is audited); starts, stops
+  (who stopped it) and ends (``terminal_end``: why, for its owner, whoever or whatever
+  ended it) are audited.
 """
 
 from __future__ import annotations
@@ -38,6 +39,23 @@ class OwnedTerminals:
         self.manager = manager
         self.audit = audit or AuditLog()
         self._owners: dict[str, str] = {}
+        #: Terminals whose end was audited (one record each, however many changes follow).
+        self._ended: set[str] = set()
+        manager.add_listener(self._changed)
+
+    def _changed(self, info: TerminalInfo) -> None:
+        owner = self._owners.get(info.id)
+        if info.active or owner is None or info.id in self._ended:
+            return
+        self._ended.add(info.id)
+        self.audit.write(
+            "terminal_end",
+            user=owner,
+            session=info.id,
+            reason=info.exit_reason,
+            exit_code=info.exit_code,
+            signal=info.exit_signal_name,
+        )
 
     def owner(self, session_id: str) -> str | None:
         """Who started the terminal (``None``: not through this layer)."""
@@ -78,6 +96,7 @@ class OwnedTerminals:
         known = {i.id for i in self.manager.list()}
         for gone in [sid for sid in self._owners if sid not in known]:
             del self._owners[gone]
+            self._ended.discard(gone)
         self._owners[info.id] = principal.name
         self.audit.write(
             "terminal_start", user=principal.name, via=caller.via, session=info.id, agent=agent

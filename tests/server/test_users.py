@@ -296,7 +296,11 @@ def test_ws_lists_events_and_permission_decisions_stay_with_their_owner(
         (r["user"], r["session"], r["tool"], r["decision"], r["via"]) for r in decisions
     ]
     starts = [r for r in audit(tmp_path) if r["action"].startswith("terminal_")]
-    assert ["terminal_refused", "terminal_start", "terminal_stop"] == [r["action"] for r in starts]
+    # The end is recorded as the program is reaped, before stop returns.
+    assert ["terminal_refused", "terminal_start", "terminal_end", "terminal_stop"] == [
+        r["action"] for r in starts
+    ]
+    assert "bob" == starts[2]["user"] and starts[2]["reason"]
 
 
 def test_terminals_rest_and_pty(server: str, team: Team, tmp_path: Path) -> None:
