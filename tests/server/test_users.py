@@ -11,12 +11,13 @@ import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlencode
 
 import httpx
 import pytest
 import websockets.exceptions
 import websockets.sync.client as ws_client
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from adapter import PermissionPolicy, SessionConfig
@@ -432,3 +433,35 @@ def test_the_audit_log_appends_and_is_private(tmp_path: Path) -> None:
     assert "earlier" == lines[0]["action"]
     assert {"action", "time", "user", "via", "session"} == set(lines[1])
     assert 2 == len(lines)
+
+
+_header_text = st.text(st.characters(min_codepoint=0x20, max_codepoint=0x7E), max_size=80)
+
+
+@settings(
+    max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(scheme=st.sampled_from(["Bearer ", "bearer ", "Basic ", ""]), data=st.data())
+def test_any_authorization_header_is_a_user_or_401(
+    server: str, team: Team, scheme: str, data: st.DataObject
+) -> None:
+    """Whatever a client sends as its credentials, the answer is a user or 401, never a
+    crash; over WebSocket, ?token= the same (a user's session list, or a refused handshake)."""
+    value = data.draw(st.one_of(_header_text, st.sampled_from(sorted(team.tokens.values()))))
+    header = (scheme + value).strip()  # HTTP trims a header's outer whitespace itself
+    with httpx.Client(base_url=server, timeout=WAIT) as http:
+        answer = http.get("/api/me", headers={"Authorization": header} if header else {})
+    known = {t: n for n, t in team.tokens.items()}
+    if scheme.lower() == "bearer " and value.strip() in known:
+        assert known[value.strip()] == answer.json()["name"]
+    else:
+        assert 401 == answer.status_code
+        assert "bearer token" in answer.json()["error"]
+    url = server.replace("http://", "ws://") + "/ws?" + urlencode({"token": value})
+    status = 101
+    try:
+        with ws_client.connect(url, open_timeout=WAIT) as ws:
+            assert "session_list" == json.loads(ws.recv(timeout=WAIT))["type"]
+    except websockets.exceptions.InvalidStatus as refused:
+        status = refused.response.status_code
+    assert status == (101 if value in known else 403)

@@ -135,9 +135,9 @@ def test_no_user_ever_sees_the_other_users_sessions(
                 frame: dict[str, Any] = {"type": "subscribe", "session_id": target}
                 if op == "ws_prompt":
                     frame = {"type": "prompt", "session_id": target, "text": text}
-                answer = w.request(frame)
+                reply = w.request(frame)
                 if not mine:
-                    assert ("error", "unknown_session") == (answer["type"], answer["code"])
+                    assert ("error", "unknown_session") == (reply["type"], reply["code"])
             elif op in ("agui_run", "agui_connect"):
                 path = "/agui" if op == "agui_run" else "/agui/connect"
                 messages = [user(text)] if op == "agui_run" else []
