@@ -103,6 +103,8 @@ def test_two_gateways_enforce_the_owner_in_the_session_record(tmp_path: Path) ->
             )
             prompt = bob2.post(f"/api/sessions/{sid}/prompt", json={"text": "bob was here"})
             assert 404 == prompt.status_code
+            # Terminals run on the gateway itself: none for users without them.
+            assert 403 == bob2.post("/api/terminals", json={"agent": "shell"}).status_code
             # alice drives it over the second gateway's /ws; bob's socket hears nothing of it.
             ws_base = second.replace("http://", "ws://") + "/ws?token="
             with (
