@@ -36,6 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import anyio
 import msgspec
 
 from claudecode.internal import get_logger
@@ -411,6 +412,40 @@ class OwnedBackend:
 
     def watch(self) -> AbstractAsyncContextManager[AsyncIterator[SessionInfo]]:
         return self._watch()
+
+    @contextlib.asynccontextmanager
+    async def auditing_ends(self) -> AsyncIterator[None]:
+        """While the block runs, write ``session_end`` (its owner, why) for every session
+        that ends, however it ended: closed by someone, idle too long, its CLI gone."""
+        ended: OrderedDict[str, None] = OrderedDict()
+
+        async def follow() -> None:
+            while True:
+                try:
+                    async with self.inner.watch() as changes:
+                        async for info in changes:
+                            if info.state != "closed" or info.id in ended:
+                                continue
+                            ended[info.id] = None
+                            while len(ended) > _OWNER_CACHE:
+                                ended.popitem(last=False)
+                            self.audit.write(
+                                "session_end",
+                                user=info.user,
+                                session=info.id,
+                                reason=info.status_reason,
+                            )
+                    return  # the backend ended its watchers: it is closing
+                except Exception:  # a cluster gateway's outage: watch again
+                    _log.exception("owners.audit_watch_failed")
+                await anyio.sleep(1.0)
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(follow)
+            try:
+                yield
+            finally:
+                tg.cancel_scope.cancel()
 
 
 class OwnedToolBackend(OwnedBackend):

@@ -201,6 +201,7 @@ def create_app(
             if context.owns_backend:
                 assert isinstance(context.inner_backend, LocalBackend)
                 await stack.enter_async_context(context.inner_backend)
+            await stack.enter_async_context(context.backend.auditing_ends())
             for hook in context.lifespan_hooks:
                 await stack.enter_async_context(hook())
             # Registered last, so it runs first at shutdown: streams end before sessions.
