@@ -30,11 +30,11 @@ import contextvars
 import json
 import os
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Iterator, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ParamSpec
 
 import anyio
 import msgspec
@@ -57,13 +57,13 @@ from .policies import PermissionDecision
 
 __all__ = (
     "acting_as",
+    "as_caller",
     "Caller",
     "current_caller",
     "ForbiddenError",
     "HistoryOwners",
     "LOCAL",
     "may_see",
-    "run_as",
     "NOBODY",
     "owned",
     "OwnedBackend",
@@ -106,6 +106,8 @@ LOCAL = Principal("local", admin=True, terminals=True)
 #: No caller at all: owns nothing, sees nothing, may create nothing.
 NOBODY = Principal("")
 
+_P = ParamSpec("_P")
+
 _current: contextvars.ContextVar[Caller | None] = contextvars.ContextVar(
     "claudecode_bridge_caller", default=None
 )
@@ -127,10 +129,16 @@ def acting_as(principal: Principal, via: str = "internal") -> Iterator[Caller]:
         _current.reset(token)
 
 
-async def run_as(caller: Caller, func: Callable[..., Awaitable[None]], *args: Any) -> None:
-    """``await func(*args)`` as ``caller``: a task a service starts on someone's behalf."""
-    with acting_as(caller.principal, caller.via):
-        await func(*args)
+def as_caller(func: Callable[_P, Awaitable[None]]) -> Callable[_P, Coroutine[Any, Any, None]]:
+    """``func`` bound to the current caller: a task a service starts on someone's behalf
+    runs as them, whatever context the task group gives it."""
+    caller = current_caller()
+
+    async def bound(*args: _P.args, **kwargs: _P.kwargs) -> None:
+        with acting_as(caller.principal, caller.via):
+            await func(*args, **kwargs)
+
+    return bound
 
 
 def may_see(principal: Principal, user: str | None) -> bool:

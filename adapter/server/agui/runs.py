@@ -46,7 +46,7 @@ from ...backend import (
 from ...errors import ThreadBusyError
 from ...fanout import SubscriberDropped
 from ...manager import UnknownSessionError
-from ...owners import SERVER, Caller, acting_as, current_caller, run_as
+from ...owners import SERVER, acting_as, as_caller
 from ...session import UnknownPermissionError
 from .claims import ThreadClaims
 from .events import (
@@ -105,7 +105,6 @@ class _Thread:
     tools: dict[str, dict[str, Any]] = field(default_factory=dict)  # the session's tools
     run: RunHandle | None = None
     key: str = ""  # where it is kept: its id in its user's namespace (thread_key)
-    caller: Caller | None = None  # who runs it: its runs and their stops act as them
     last_saved: float = 0.0
     saving: int = 0  # final saves of its runs under way
 
@@ -204,8 +203,10 @@ class AguiService:
     # -- threads -----------------------------------------------------------------------
 
     async def _thread(self, thread_id: str, *, create: bool) -> _Thread | None:
-        key, load = thread_key(thread_id), self._load_thread
-        return await self._claims.load_once(self._threads, key, lambda: load(thread_id, key, create))
+        key = thread_key(thread_id)
+        return await self._claims.load_once(
+            self._threads, key, lambda: self._load_thread(thread_id, key, create)
+        )
 
     async def _load_thread(self, thread_id: str, key: str, create: bool) -> _Thread | None:
         record = await self.store.load(key)
@@ -291,13 +292,12 @@ class AguiService:
         before = [*thread.log.messages(copy_=False), *new_user_messages(thread.log, run_input)]
         handle = RunHandle(thread.thread_id, run_input.run_id, msgspec.json.encode(before))
         thread.run = handle
-        thread.caller = current_caller()
         translator = RunTranslator(
             thread.thread_id, run_input.run_id, clock=_now_ms, memory=thread.memory
         )
         handle.use_ticks()
         self._handles.add(handle)
-        self._tg.start_soon(run_as, thread.caller, self._run, thread, run_input, handle, translator)
+        self._tg.start_soon(as_caller(self._run), thread, run_input, handle, translator)
         return handle
 
     def stop(self, thread_id: str) -> bool:
@@ -318,8 +318,7 @@ class AguiService:
         live = self._live.get(handle)
         if live is not None and live.stopper is None and self._tg is not None:
             live.stopper = anyio.CancelScope()
-            caller = live.thread.caller or current_caller()  # the run's, not the leaver's
-            self._tg.start_soon(run_as, caller, self._stop_run, handle, live)
+            self._tg.start_soon(as_caller(self._stop_run), handle, live)
         # A run not yet in its pump stops as it gets there.
 
     async def _stop_run(self, handle: RunHandle, live: _LiveRun) -> None:
