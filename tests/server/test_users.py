@@ -383,6 +383,11 @@ def test_agui_threads_are_per_user(server: str, team: Team, tmp_path: Path) -> N
         assert sessions and all(s["user"] == "bob" for s in sessions)
     vias = {r["via"] for r in audit(tmp_path) if r["action"] == "session_create"}
     assert {"agui"} == vias
+    # alice's approval, given as a role:"tool" message to the next run, is her decision.
+    decisions = [r for r in audit(tmp_path) if r["action"] == "permission_decision"]
+    assert [("alice", "Bash", "allow", "agui")] == [
+        (r["user"], r["tool"], r["decision"], r["via"]) for r in decisions
+    ]
 
 
 # ------------------------------------------------------------------ stored sessions
