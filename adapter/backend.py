@@ -70,7 +70,10 @@ class SessionSpec(msgspec.Struct, kw_only=True, frozen=True, omit_defaults=True)
     in-process backend ignores them. ``frontend_tools`` (``{name: {"description": ...,
     "parameters": <JSON Schema>}}``) are tools a front end runs itself (CopilotKit actions):
     a backend that supports them (:class:`FrontendToolBackend`) offers them to Claude and
-    waits for :meth:`~FrontendToolBackend.answer_tool` when Claude calls one.
+    waits for :meth:`~FrontendToolBackend.answer_tool` when Claude calls one. ``user`` is
+    the person the session belongs to; the server's ownership layer
+    (:class:`~adapter.owners.OwnedBackend`) sets it from the caller's identity, whatever the
+    client sent.
     """
 
     cwd: str | None = None
@@ -84,6 +87,7 @@ class SessionSpec(msgspec.Struct, kw_only=True, frozen=True, omit_defaults=True)
     mcp_servers: dict[str, dict[str, Any]] = {}
     frontend_tools: dict[str, dict[str, Any]] = {}
     labels: dict[str, str] = {}
+    user: str | None = None
 
 
 class SessionInfo(msgspec.Struct, kw_only=True, frozen=True, omit_defaults=True):
@@ -94,7 +98,8 @@ class SessionInfo(msgspec.Struct, kw_only=True, frozen=True, omit_defaults=True)
     Times are Unix seconds. ``owner`` names the process that runs the session (distributed
     backends; ``None`` in process). ``cli_session_id`` is known from the start when the spec
     names it (``resume`` without ``fork``, or ``cli_session_id``), else once the CLI reports
-    it (its first turn).
+    it (its first turn). ``user`` is the person the session belongs to (its spec's
+    ``user``; ``None`` for a session started without an identity).
     """
 
     id: str
@@ -112,6 +117,7 @@ class SessionInfo(msgspec.Struct, kw_only=True, frozen=True, omit_defaults=True)
     last_seq: int = 0
     owner: str | None = None
     title: str | None = None
+    user: str | None = None
 
 
 @runtime_checkable

@@ -10,6 +10,7 @@
           ├── CliSessionInUseError*         session_in_use     409
           ├── ThreadBusyError*              thread_busy        409
           ├── HistoryNotFoundError          history_not_found  404   (also LookupError)
+          ├── ForbiddenError*               forbidden          403
           ├── BackendUnavailableError       unavailable        503
           │    └── ClusterUnavailableError (adapter.cluster)
           └── TerminalError (adapter.terminals)  bad_request   409 / 400, and its subclasses
@@ -37,6 +38,7 @@ __all__ = (
     "CliSessionInUseError",
     "describe",
     "ErrorInfo",
+    "ForbiddenError",
     "HistoryNotFoundError",
     "ThreadBusyError",
     "TooManySessionsError",
@@ -93,6 +95,15 @@ class ThreadBusyError(AdapterError, UsageError):
 
     code = "thread_busy"
     http_status = 409
+
+
+class ForbiddenError(AdapterError, UsageError):
+    """The caller is known but may not do this (a user without ``terminals`` opening one, a
+    call with no identity creating a session). Another user's session is no such case: it
+    answers :class:`UnknownSessionError`, as an id nobody runs."""
+
+    code = "forbidden"
+    http_status = 403
 
 
 class HistoryNotFoundError(AdapterError, LookupError):

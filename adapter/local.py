@@ -119,6 +119,7 @@ class _Entry:
     permission_mode: str | None = None
     cli_session_id: str | None = None
     title: str | None = None
+    user: str | None = None
     closed_at: float | None = None
     last_sent: tuple[Any, ...] | None = None
 
@@ -324,6 +325,7 @@ class LocalBackend:
             # refuse to open a stored session twice by it (as a cluster's registry does).
             cli_session_id=(None if config.fork_session else config.resume)
             or config.cli_session_id,
+            user=spec.user,
         )
         self._live[session.id] = entry
         # Follow the session from its first event: nothing it published is missed.
@@ -489,6 +491,7 @@ class LocalBackend:
             pending_permissions=tuple(session.pending_permissions),
             last_seq=session.last_seq,
             title=entry.title,
+            user=entry.user,
         )
 
     def _changed(self, entry: _Entry) -> None:

@@ -77,4 +77,5 @@ def info_of(
         pending_permissions=tuple(session.pending_permissions),
         last_seq=session.last_seq + seq_offset,
         owner=owner,
+        user=spec.user if spec is not None else None,
     )

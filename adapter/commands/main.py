@@ -10,6 +10,7 @@ This is an entry point, so (unlike the libraries) it may configure logging. Sub-
 * ``worker`` — run sessions for a cluster of gateways over NATS JetStream
   (``--nats URL``; needs the ``cluster`` extra).
 * ``acp`` — run as an Agent Client Protocol agent on stdin/stdout (editors spawn it).
+* ``users add NAME`` — a new token and its entry for ``serve --users FILE``.
 * ``doctor`` — find the Claude Code CLI, print its path and version, and check that it
   speaks stream-json (spawn, initialize, close). Exit 0 when usable, 1 otherwise.
 
@@ -28,6 +29,7 @@ import anyio
 from .acp import acp_command, add_acp_arguments
 from .run import add_run_arguments, run_command
 from .serve import add_serve_arguments, serve_command
+from .users import add_users_arguments, users_command
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -47,6 +49,8 @@ def _parser() -> argparse.ArgumentParser:
     add_worker_arguments(worker)
     acp = sub.add_parser("acp", help="serve editors as an Agent Client Protocol agent (stdio)")
     add_acp_arguments(acp)
+    users = sub.add_parser("users", help="make tokens for the users of 'serve --users FILE'")
+    add_users_arguments(users)
     doctor = sub.add_parser("doctor", help="check that the Claude Code CLI is usable")
     doctor.add_argument("--cli", help="path of the claude executable (default: discovered)")
     doctor.add_argument("--timeout", type=float, default=30.0, help="seconds to wait (30)")
@@ -111,6 +115,8 @@ def _command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         from .worker import worker_command
 
         return worker_command(args)
+    if args.command == "users":
+        return users_command(args)
     if args.command == "acp":
         return acp_command(args)
     if args.command == "schema":

@@ -35,6 +35,7 @@ from ..config import SessionConfig
 from ..policies import PermissionPolicy
 from ._event_loop import add_loop_argument, loop_factory
 from ._event_loop import run as run_loop
+from ._identity_args import add_identity_arguments, has_identity, identity_settings
 from ._process import tune_collector
 from ._setup import add_demo_home_argument
 
@@ -142,6 +143,7 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
         help="readable lines (console, the default) or one JSON object per line",
     )
     add_loop_argument(parser)
+    add_identity_arguments(parser)
     from .worker import (
         add_nats_arguments,
         add_session_arguments,
@@ -262,7 +264,12 @@ def serve_command(args: argparse.Namespace) -> int:
         also=("uvicorn.error", "uvicorn.access"),
     )
     token = _token(args)
-    if token is None and not is_loopback(args.host) and not args.insecure_no_auth:
+    if (
+        token is None
+        and not has_identity(args)
+        and not is_loopback(args.host)
+        and not args.insecure_no_auth
+    ):
         print(
             f"claudecode-bridge serve: refusing to bind {args.host} without a token: anyone "
             f"who can reach it could run commands on this machine. Set ${TOKEN_ENV_VAR} (or "
@@ -354,7 +361,13 @@ async def _serve(
     from ..local import LocalBackend
     from ..server import ServerSettings, create_app
 
+    try:
+        identities = identity_settings(args)
+    except ValueError as exc:
+        print(f"claudecode-bridge serve: {exc}", file=sys.stderr)
+        return 2
     settings = ServerSettings(
+        **identities,
         token=token,
         cors_origins=tuple(args.cors_origin),
         allowed_hosts=(*args.allowed_host, *_bound_name(args.host, sock)),
@@ -396,10 +409,15 @@ async def _serve(
     async with worker, backend:
         try:
             app = create_app(backend, settings)
-        except ValueError as exc:  # a malformed --allowed-host
-            print(f"claudecode-bridge serve: {exc}", file=sys.stderr)
+        except (ValueError, OSError) as exc:  # a malformed --allowed-host, a bad users file,
+            print(f"claudecode-bridge serve: {exc}", file=sys.stderr)  # an unwritable audit log
             return 2
         context = app.state.bridge
+        if context.authenticator is not None and hasattr(signal, "SIGHUP"):
+            # SIGHUP: read the users file again (it is also re-read when it changes).
+            asyncio.get_running_loop().add_signal_handler(
+                signal.SIGHUP, context.authenticator.reload
+            )
         config = uvicorn_config(app, verbose=args.verbose, level=_log_level(args))
         loop = asyncio.get_running_loop()
         server = _make_server_class()(
@@ -416,12 +434,16 @@ async def _serve(
         ]
         if args.worker:
             lines.append(f"  {'worker:':<14} {worker.id} (runs sessions for the cluster here)")
-        if token is not None:
-            lines.append("  every request needs 'Authorization: Bearer <token>'")
+        if context.authenticator is not None:
+            lines.append("  every request needs 'Authorization: Bearer <token>' of a user")
         if settings.terminals and any(p == "/api/terminals" for _, p in context.endpoints):
+            who = (
+                "whoever can reach the server can use it"
+                if context.authenticator is None
+                else "for the users allowed terminals"
+            )
             lines.append(
-                "  terminals run a shell as this user (whoever can reach the server can use "
-                "it); --no-terminals turns them off"
+                f"  terminals run a shell as this user ({who}); --no-terminals turns them off"
             )
         print("\n".join(lines), flush=True)
         tune_collector()

@@ -33,14 +33,17 @@ from starlette.middleware import Middleware
 from starlette.middleware.cors import CORSMiddleware
 from starlette.routing import BaseRoute
 
+from ..audit import AuditLog
 from ..backend import SessionBackend
 from ..local import LocalBackend
+from ..owners import SERVER, HistoryOwners, OwnedBackend, acting_as, owned
 from .errors import exception_handlers
+from .identity import Authenticator, IdentityMiddleware, UsersFile
 from .security import AllowedHosts, SecurityMiddleware
 from .settings import ServerSettings
 
 if TYPE_CHECKING:
-    from ..terminals import TerminalManager
+    from ..terminals import OwnedTerminals
 
 __all__ = (
     "BUILTIN_PROVIDERS",
@@ -63,17 +66,25 @@ class ServerContext:
     app's lifetime (e.g. a registry of terminals to close at shutdown). ``shutting_down``
     is set when the server begins a graceful shutdown: long-lived streams should then end
     their runs cleanly and return.
+
+    ``backend`` is the ownership layer (:class:`~adapter.owners.OwnedBackend`) over
+    ``inner_backend``: front ends use ``backend`` only, so every call is checked against
+    the caller. ``audit`` is the server's audit log; ``authenticator`` its identities
+    (``None``: the implicit local user).
     """
 
-    backend: SessionBackend
+    backend: OwnedBackend
     settings: ServerSettings
+    inner_backend: SessionBackend
+    audit: AuditLog = field(default_factory=AuditLog)
+    authenticator: Authenticator | None = None
     public_paths: set[str] = field(default_factory=lambda: {"/healthz"})
     lifespan_hooks: list[LifespanHook] = field(default_factory=list)
     endpoints: list[tuple[str, str]] = field(default_factory=list)
     owns_backend: bool = False
     #: The terminal sessions, when the terminal routes are mounted: every front end lists,
     #: watches, starts and stops them through this one manager.
-    terminals: TerminalManager | None = None
+    terminals: OwnedTerminals | None = None
     _shutdown: anyio.Event | None = None
     _shutdown_requested: bool = False
     _loop_token: Any = None
@@ -156,7 +167,26 @@ def create_app(
     owns_backend = backend is None
     if backend is None:
         backend = LocalBackend(settings.session_defaults, max_sessions=settings.max_sessions)
-    context = ServerContext(backend=backend, settings=settings, owns_backend=owns_backend)
+    authenticator = None
+    if settings.token is not None or settings.users_file is not None or settings.jwt is not None:
+        authenticator = Authenticator(
+            token=settings.token,
+            users=None if settings.users_file is None else UsersFile(settings.users_file),
+            jwt=settings.jwt,
+        )
+    audit = AuditLog(settings.audit_log)
+    history_file = None
+    if settings.state_dir is not None:
+        history_file = Path(settings.state_dir) / "history-owners.jsonl"
+        history_file.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    context = ServerContext(
+        backend=owned(backend, audit=audit, history=HistoryOwners(history_file)),
+        inner_backend=backend,
+        settings=settings,
+        owns_backend=owns_backend,
+        audit=audit,
+        authenticator=authenticator,
+    )
     routes: list[BaseRoute] = []
     for provider in (*(BUILTIN_PROVIDERS if providers is None else providers), *extra_providers):
         routes.extend((_load(provider) if isinstance(provider, str) else provider)(context))
@@ -164,10 +194,14 @@ def create_app(
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         context._loop_token = anyio.lowlevel.current_token()
+        # The server's own tasks (status feeds, evictions, shutdown) see every session.
         async with contextlib.AsyncExitStack() as stack:
+            stack.enter_context(acting_as(SERVER))
+            stack.callback(context.audit.close)
             if context.owns_backend:
-                assert isinstance(context.backend, LocalBackend)
-                await stack.enter_async_context(context.backend)
+                assert isinstance(context.inner_backend, LocalBackend)
+                await stack.enter_async_context(context.inner_backend)
+            await stack.enter_async_context(context.backend.auditing_ends())
             for hook in context.lifespan_hooks:
                 await stack.enter_async_context(hook())
             # Registered last, so it runs first at shutdown: streams end before sessions.
@@ -183,15 +217,19 @@ def create_app(
     )
     security = Middleware(
         SecurityMiddleware,
-        token=settings.token,
+        # Tokens are the identity middleware's: one check, which also says who calls.
+        token=None,
         allowed_origins=settings.cors_origins,
         allowed_hosts=settings.allowed_hosts,
         max_body_bytes=settings.max_body_bytes,
         public_paths=context.public_paths,
     )
+    identity = Middleware(
+        IdentityMiddleware, authenticator=authenticator, public_paths=context.public_paths
+    )
     app = Starlette(
         routes=routes,
-        middleware=[cors, security],
+        middleware=[cors, security, identity],
         exception_handlers=exception_handlers,
         lifespan=lifespan,
     )

@@ -3,6 +3,7 @@
 =======  =========================================  ==========================================
 GET      ``/healthz``                               liveness (no token needed)
 GET      ``/readyz``                                the CLI found, sessions count (503 if not)
+GET      ``/api/me``                                the caller: ``{name, admin, terminals}``
 GET      ``/api/sessions``                          every session (:class:`SessionInfo`)
 POST     ``/api/sessions``                          create from a :class:`SessionSpec` body
 GET      ``/api/sessions/{id}``                     one session
@@ -28,6 +29,7 @@ from starlette.routing import BaseRoute, Route
 from claudecode import CLINotFoundError, find_cli
 
 from ..backend import SessionSpec
+from ..owners import current_caller
 from ..policies import PermissionDecision
 from .app import ServerContext
 from .input_checks import SPEC_TEXT_FIELDS
@@ -86,6 +88,11 @@ def core_routes(ctx: ServerContext) -> list[BaseRoute]:
         }
         return json_response(body, 200 if ready else 503)
 
+    async def me(request: Request) -> Response:
+        principal = current_caller().principal
+        body = {"name": principal.name, "admin": principal.admin, "terminals": principal.terminals}
+        return json_response(body)
+
     async def list_sessions(request: Request) -> Response:
         return json_response(await backend.list())
 
@@ -123,6 +130,7 @@ def core_routes(ctx: ServerContext) -> list[BaseRoute]:
     return [
         Route("/healthz", healthz, methods=["GET"]),
         Route("/readyz", readyz, methods=["GET"]),
+        Route("/api/me", me, methods=["GET"]),
         Route("/api/sessions", list_sessions, methods=["GET"]),
         Route("/api/sessions", create_session, methods=["POST"]),
         Route("/api/sessions/{session_id}", get_session, methods=["GET"]),

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from ..config import SessionConfig
+from .jwt_auth import JwtSettings
 
 __all__ = ("ServerSettings",)
 
@@ -24,6 +25,12 @@ class ServerSettings:
     any other ``Host`` header is refused with 421, which is what defeats DNS rebinding; add
     the public name when a proxy or a port mapping sits in front), ``max_body_bytes``
     (larger request bodies get 413).
+
+    Identities (:mod:`adapter.server.identity`): ``token`` is one admin user; ``users_file``
+    a TOML file of users (reloaded when it changes); ``jwt`` accepts tokens signed by an
+    OpenID Connect provider. With none of them every request is the implicit local user.
+    Every session and terminal belongs to the user who started it (:mod:`adapter.owners`);
+    ``audit_log`` is the JSON-lines file (created 0600) the audit records also go to.
 
     Sessions: ``session_defaults`` and ``max_sessions`` configure the in-process backend the
     app creates when none is given; ``demo`` says the sessions run the built-in scripted
@@ -55,3 +62,6 @@ class ServerSettings:
     agui_max_threads: int = 10_000
     terminals: bool = True
     terminal_input: Literal["all", "first"] = "all"
+    users_file: str | os.PathLike[str] | None = None
+    jwt: JwtSettings | None = None
+    audit_log: str | os.PathLike[str] | None = None

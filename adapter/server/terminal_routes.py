@@ -1,12 +1,17 @@
 """Terminal sessions over HTTP and WebSocket: a route provider for ``adapter.server``.
 
 =======  ==========================  ================================================
-GET      ``/api/terminals``          ``{"terminals": [TerminalInfo], "agents": [AgentStatus]}``
+GET      ``/api/terminals``          ``{"terminals", "agents", "allowed"}`` (below)
 POST     ``/api/terminals``          ``{agent, cwd?, cols?, rows?, skip_permissions?}`` -> 201
 GET      ``/api/terminals/{id}``     one :class:`~terminals.TerminalInfo`
 DELETE   ``/api/terminals/{id}``     stop it; its final snapshot
 WS       ``/ws/pty/{id}``            the terminal itself (below)
 =======  ==========================  ================================================
+
+``GET /api/terminals`` lists the caller's terminals (:class:`~terminals.TerminalInfo`), the
+agents (:class:`~terminals.AgentStatus`) and whether the caller may open terminals
+(``allowed``; a user without ``terminals`` gets 403 on ``POST``). Terminals of other users
+answer like unknown ids (:class:`~adapter.terminals.OwnedTerminals`).
 
 The WebSocket carries the terminal's bytes as **binary frames** both ways (output to the
 viewer, keystrokes from it) and control as **JSON text frames**:
@@ -47,6 +52,7 @@ from adapter.server import ServerContext, json_error, json_response, read_json
 from adapter.server.json_io import reject_nul
 from claudecode.internal import get_logger
 
+from ..owners import current_caller
 from ..terminals._errors import (
     AgentUnavailableError,
     TerminalError,
@@ -54,6 +60,7 @@ from ..terminals._errors import (
     UnknownTerminalError,
 )
 from ..terminals._manager import TerminalManager
+from ..terminals._owned import OwnedTerminals
 from ..terminals._types import TerminalExit, TerminalInfo, TerminalResized, TerminalStatus
 from ..terminals._viewer import TerminalViewer, ViewerDroppedError
 
@@ -116,7 +123,7 @@ _control_decoder = msgspec.json.Decoder(_ControlFrame)
 _encoder = msgspec.json.Encoder()
 
 
-def terminals_of(ctx: ServerContext) -> TerminalManager | None:
+def terminals_of(ctx: ServerContext) -> OwnedTerminals | None:
     """The terminal manager the terminal routes run for this app (``None`` if not mounted)."""
     return ctx.terminals
 
@@ -156,14 +163,21 @@ def make_terminal_routes(
         if not ctx.settings.terminals:
             return []  # serve --no-terminals: no shell reachable through this server
         policy: InputPolicy = input_policy or ctx.settings.terminal_input
-        terminals = manager()
+        running = manager()
+        # Every front end reaches the terminals through the ownership layer only.
+        terminals = OwnedTerminals(running, audit=ctx.audit)
         ctx.terminals = terminals
-        ctx.lifespan_hooks.append(lambda: terminals)
+        ctx.lifespan_hooks.append(lambda: running)
         ctx.endpoints.append(("terminals API", "/api/terminals"))
         viewers: dict[str, _Viewers] = {}
 
         async def list_terminals(request: Request) -> Response:
-            return json_response({"terminals": terminals.list(), "agents": terminals.agents()})
+            body = {
+                "terminals": terminals.list(),
+                "agents": terminals.agents(),
+                "allowed": current_caller().principal.terminals,
+            }
+            return json_response(body)
 
         async def create_terminal(request: Request) -> Response:
             body = await read_json(request, TerminalCreate)
@@ -243,7 +257,7 @@ def make_terminal_routes(
 terminal_routes = make_terminal_routes()
 
 
-def _current_state(terminals: TerminalManager, session_id: str) -> Any:
+def _current_state(terminals: OwnedTerminals, session_id: str) -> Any:
     try:
         return terminals.get(session_id).state
     except UnknownTerminalError:
@@ -280,7 +294,7 @@ class _Connection:
     def __init__(
         self,
         websocket: WebSocket,
-        terminals: TerminalManager,
+        terminals: OwnedTerminals,
         viewer: TerminalViewer,
         line: _Viewers,
         policy: InputPolicy,

@@ -33,6 +33,7 @@ from ._errors import (
 )
 from ._listing import as_session_info
 from ._manager import TerminalManager, TerminalStartError
+from ._owned import OwnedTerminals
 from ._screen import TerminalScreen
 from ._types import (
     TerminalExit,
@@ -52,6 +53,7 @@ __all__ = (
     "AgentUnavailableError",
     "as_session_info",
     "InvalidTerminalSizeError",
+    "OwnedTerminals",
     "ScreenHook",
     "TERMINAL_ENV",
     "TerminalClosedError",

@@ -28,13 +28,19 @@ def require_clients() -> str:
 
 
 def drive(
-    base: str, steps: list[dict[str, Any]], work: Path, timeout: float = 300
+    base: str,
+    steps: list[dict[str, Any]],
+    work: Path,
+    timeout: float = 300,
+    *,
+    token: str | None = None,
 ) -> dict[str, Any]:
-    """Run the steps against ``base``; returns what the clients saw (see drive.mjs)."""
+    """Run the steps against ``base`` (as the user of ``token``, if given); returns what the
+    clients saw (see drive.mjs)."""
     node = require_clients()
     work.mkdir(parents=True, exist_ok=True)
     plan = work / "plan.json"
-    plan.write_text(json.dumps({"base": base, "steps": steps}))
+    plan.write_text(json.dumps({"base": base, "steps": steps, "token": token}))
     done = subprocess.run(
         [node, str(HERE / "drive.mjs"), str(plan)],
         capture_output=True,

@@ -120,3 +120,72 @@ def test_a_malformed_allowed_host_is_refused_at_start() -> None:
         _, err = proc.communicate(timeout=60)
         assert 2 == proc.returncode
         assert "not a host" in err and "Traceback" not in err
+
+
+def _token_of(printed: str) -> str:
+    return printed.split("\n")[0].split(": ", 1)[1].strip()
+
+
+def test_users_add_then_serve_reads_the_file_again_on_sighup(tmp_path: Path) -> None:
+    """`users add --file` writes only the hash (0600); `serve --users` takes the users and
+    picks up an edit on SIGHUP, even one its change check cannot see (same size and time)."""
+    users = tmp_path / "users.toml"
+
+    def add(*args: str) -> str:
+        done = subprocess.run(
+            [sys.executable, "-m", "adapter", "users", "add", *args, "--file", str(users)],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=True,
+        )
+        return _token_of(done.stdout)
+
+    alice = add("alice")
+    root = add("root", "--admin", "--terminals")
+    text = users.read_text()
+    assert alice not in text and root not in text and 0o600 == users.stat().st_mode & 0o777
+    with start("--demo", "--users", str(users), "--audit-log", str(tmp_path / "a.log")) as proc:
+        assert proc.stdout is not None
+        first = proc.stdout.readline()
+        base = first.split(" on ")[1].split()[0]
+        with httpx.Client(base_url=base, timeout=30) as http:
+            me = http.get("/api/me", headers={"Authorization": f"Bearer {alice}"}).json()
+            assert {"name": "alice", "admin": False, "terminals": False} == me
+            # alice's hash swapped for a new token's, the file's size and times kept.
+            from adapter.server.identity import hash_token, new_token
+
+            fresh = new_token()
+            before = users.stat()
+            users.write_text(text.replace(hash_token(alice), hash_token(fresh)))
+            os.utime(users, ns=(before.st_atime_ns, before.st_mtime_ns))
+            proc.send_signal(signal.SIGHUP)
+            deadline = time.monotonic() + 60
+            while http.get("/api/me", headers={"Authorization": f"Bearer {fresh}"}).is_error:
+                assert time.monotonic() < deadline, "SIGHUP did not reload the users"
+                time.sleep(0.05)
+            assert (
+                401 == http.get("/api/me", headers={"Authorization": f"Bearer {alice}"}).status_code
+            )
+        proc.send_signal(signal.SIGTERM)
+        assert 0 == proc.wait(timeout=60)
+    assert 0o600 == (tmp_path / "a.log").stat().st_mode & 0o777
+
+
+def test_an_exposed_bind_with_a_users_file_needs_no_single_token(tmp_path: Path) -> None:
+    users = tmp_path / "users.toml"
+    users.write_text("")
+    with start("--host", "0.0.0.0", "--demo", "--users", str(users)) as proc:
+        assert proc.stdout is not None
+        first = proc.stdout.readline()
+        port = first.split(" on ")[1].split()[0].rsplit(":", 1)[1]
+        with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=30) as http:
+            assert 401 == http.get("/api/sessions").status_code  # an empty file: nobody
+        proc.send_signal(signal.SIGTERM)
+        assert 0 == proc.wait(timeout=60)
+    bad = tmp_path / "bad.toml"
+    bad.write_text("[[users]]\nname = 'x'\n")
+    with start("--demo", "--users", str(bad)) as proc:
+        _, err = proc.communicate(timeout=60)
+    assert 2 == proc.returncode
+    assert "token_sha256" in err

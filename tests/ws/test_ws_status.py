@@ -69,6 +69,9 @@ class Sink:
     def wants(self, session_id: str) -> bool:
         return session_id not in self.ignored
 
+    def sees(self, info: object) -> bool:
+        return True
+
     def put_status(self, text: str) -> None:
         frame = json.loads(text)
         assert "session_changed" == frame["type"]

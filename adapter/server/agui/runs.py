@@ -46,6 +46,7 @@ from ...backend import (
 from ...errors import ThreadBusyError
 from ...fanout import SubscriberDropped
 from ...manager import UnknownSessionError
+from ...owners import SERVER, acting_as, as_caller
 from ...session import UnknownPermissionError
 from .claims import ThreadClaims
 from .events import (
@@ -60,7 +61,7 @@ from .events import (
 from .handle import RunHandle
 from .inputs import decision_from_answer, new_user_messages, prompt_from_message, with_context
 from .snapshot import MessageLog
-from .threads import ThreadRecord, ThreadStore
+from .threads import ThreadRecord, ThreadStore, thread_key
 from .translate import APPROVAL_TOOL, RunTranslator, ThreadMemory, initial_state
 
 __all__ = ("AguiService", "RunHandle", "ThreadBusyError")
@@ -103,6 +104,7 @@ class _Thread:
     awaiting_tools: set[str] = field(default_factory=set)  # frontend tool calls
     tools: dict[str, dict[str, Any]] = field(default_factory=dict)  # the session's tools
     run: RunHandle | None = None
+    key: str = ""  # where it is kept: its id in its user's namespace (thread_key)
     last_saved: float = 0.0
     saving: int = 0  # final saves of its runs under way
 
@@ -194,24 +196,24 @@ class AguiService:
             live.scope.cancel()
 
     def _request_save(self, thread: _Thread) -> None:
-        self._dirty[thread.thread_id] = thread
+        self._dirty[thread.key] = thread
         if self._save_wakeup is not None:
             self._save_wakeup.set()
 
     # -- threads -----------------------------------------------------------------------
 
     async def _thread(self, thread_id: str, *, create: bool) -> _Thread | None:
-        load = self._load_thread
+        key = thread_key(thread_id)
         return await self._claims.load_once(
-            self._threads, thread_id, lambda: load(thread_id, create)
+            self._threads, key, lambda: self._load_thread(thread_id, key, create)
         )
 
-    async def _load_thread(self, thread_id: str, create: bool) -> _Thread | None:
-        record = await self.store.load(thread_id)
+    async def _load_thread(self, thread_id: str, key: str, create: bool) -> _Thread | None:
+        record = await self.store.load(key)
         if record is None:
             if not create:
                 return None
-            record = ThreadRecord(thread_id)
+            record = ThreadRecord(key)
         log = MessageLog(record.messages)
         record.messages = []  # the log holds them from now on
         memory = ThreadMemory()
@@ -220,10 +222,10 @@ class AguiService:
             for call in message.get("toolCalls") or ():
                 memory.tool_calls.add(call.get("id", ""))
         log.clear_dirty()
-        thread = _Thread(thread_id, record, log, memory)
+        thread = _Thread(thread_id, record, log, memory, key=key)
         if len(self._threads) >= self.max_threads:
             self._evict_one()
-        self._threads[thread_id] = thread
+        self._threads[key] = thread
         return thread
 
     def _evict_one(self) -> None:
@@ -247,7 +249,7 @@ class AguiService:
                 return
 
     async def _close_session(self, session_id: str) -> None:
-        with contextlib.suppress(ClaudeCodeError):
+        with acting_as(SERVER), contextlib.suppress(ClaudeCodeError):  # whoever made room
             await self.backend.close(session_id)
 
     async def _save(self, *threads: _Thread) -> None:
@@ -276,7 +278,7 @@ class AguiService:
         """
         if self._tg is None:
             raise ClaudeCodeError("the AG-UI service is not running")
-        with self._claims.starting(run_input.thread_id):  # before the first await
+        with self._claims.starting(thread_key(run_input.thread_id)):  # before the first await
             thread = await self._thread(run_input.thread_id, create=True)
         assert thread is not None  # the claim is let go with no await before thread.run is set
         if thread.run is not None and not thread.run.done:
@@ -295,12 +297,12 @@ class AguiService:
         )
         handle.use_ticks()
         self._handles.add(handle)
-        self._tg.start_soon(self._run, thread, run_input, handle, translator)
+        self._tg.start_soon(as_caller(self._run), thread, run_input, handle, translator)
         return handle
 
     def stop(self, thread_id: str) -> bool:
         """Stop the thread's run (its CLI turn is interrupted); ``False`` if none runs."""
-        thread = self._threads.get(thread_id)
+        thread = self._threads.get(thread_key(thread_id))
         if thread is None or thread.run is None or thread.run.done:
             return False
         self._request_stop(thread.run)
@@ -316,7 +318,7 @@ class AguiService:
         live = self._live.get(handle)
         if live is not None and live.stopper is None and self._tg is not None:
             live.stopper = anyio.CancelScope()
-            self._tg.start_soon(self._stop_run, handle, live)
+            self._tg.start_soon(as_caller(self._stop_run), handle, live)
         # A run not yet in its pump stops as it gets there.
 
     async def _stop_run(self, handle: RunHandle, live: _LiveRun) -> None:

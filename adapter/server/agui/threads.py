@@ -4,6 +4,9 @@ Each thread remembers the CLI session id it runs (so a run after a server restar
 it with ``--resume``) and its messages (for ``agent/connect``'s ``MESSAGES_SNAPSHOT``). The
 file lives in the server's state directory, private (0600); without a state directory the
 store lives in memory. Calls run in a worker thread, one at a time.
+
+Threads are kept per user (:func:`thread_key`): two users' threads never share a row, whatever
+ids their pages pick.
 """
 
 from __future__ import annotations
@@ -21,7 +24,21 @@ import anyio.lowlevel
 import anyio.to_thread
 import msgspec
 
-__all__ = ("ThreadRecord", "ThreadStore")
+from ...owners import LOCAL, NOBODY, SERVER, current_caller
+
+__all__ = ("ThreadRecord", "ThreadStore", "thread_key")
+
+
+def thread_key(thread_id: str) -> str:
+    """Where the caller's thread ``thread_id`` is kept: threads are per user, so another
+    user's thread id is simply a new thread (ids cannot be probed, nor runs joined). The
+    implicit local user, and a service used with no caller at all (outside the server),
+    keep the plain ids (threads saved before identities existed stay found)."""
+    principal = current_caller().principal
+    if principal is LOCAL or principal is SERVER or principal is NOBODY:
+        return thread_id
+    return f"{principal.name}\x1f{thread_id}"
+
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS threads (

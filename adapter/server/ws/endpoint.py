@@ -41,8 +41,9 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from claudecode.internal import get_logger
 
-from ...backend import SessionBackend, SessionInfo, history_dir_of
+from ...backend import SessionInfo, history_dir_of
 from ...history.transcripts import HistoryIndex, config_dir
+from ...owners import OwnedBackend, current_caller
 from ...terminals import as_session_info
 from ..app import ServerContext
 from ..input_checks import utf8_length
@@ -76,7 +77,7 @@ from .subscriptions import Subscriptions
 from .views import SessionViews
 
 if TYPE_CHECKING:
-    from adapter.terminals import TerminalManager
+    from adapter.terminals import OwnedTerminals
 
 __all__ = ("DEFAULT_MAX_QUEUE", "DEFAULT_MAX_QUEUE_BYTES", "WebSocketConnection", "ws_routes")
 
@@ -108,7 +109,7 @@ class WebSocketConnection(Outbox, Subscriptions, RequestHandlers):
     def __init__(
         self,
         ws: WebSocket,
-        backend: SessionBackend,
+        backend: OwnedBackend,
         views: SessionViews,
         history: HistoryIndex,
         feed: StatusFeed,
@@ -117,9 +118,11 @@ class WebSocketConnection(Outbox, Subscriptions, RequestHandlers):
         max_queue: int = DEFAULT_MAX_QUEUE,
         max_queue_bytes: int = DEFAULT_MAX_QUEUE_BYTES,
         shutting_down: anyio.Event | None = None,
-        terminals: TerminalManager | None = None,
+        terminals: OwnedTerminals | None = None,
     ) -> None:
         self.ws = ws
+        #: Who this connection serves (its handshake's identity).
+        self.caller = current_caller()
         self.terminals = terminals
         self.backend = backend
         self.views = views

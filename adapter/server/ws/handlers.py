@@ -14,7 +14,7 @@ import anyio
 from claudecode import UsageError
 from claudecode.internal import get_logger
 
-from ...backend import SessionBackend, SessionSpec
+from ...backend import SessionSpec
 from ...events import Event
 from ...history.transcripts import (
     HistoryIndex,
@@ -23,6 +23,7 @@ from ...history.transcripts import (
     load_events,
 )
 from ...images import Image
+from ...owners import OwnedBackend
 from ...policies import PermissionDecision
 from ...terminals import as_session_info
 from .protocol import (
@@ -47,7 +48,7 @@ from .protocol import (
 from .views import SessionViews
 
 if TYPE_CHECKING:
-    from adapter.terminals import TerminalManager
+    from adapter.terminals import OwnedTerminals
 
 __all__ = ("RequestHandlers",)
 
@@ -58,10 +59,10 @@ class RequestHandlers:
     """The requests but subscriptions: sessions (chat and terminal), prompts, permission
     answers, model and mode, history, ping (a mixin)."""
 
-    backend: SessionBackend
+    backend: OwnedBackend
     views: SessionViews
     history: HistoryIndex
-    terminals: TerminalManager | None
+    terminals: OwnedTerminals | None
 
     if TYPE_CHECKING:  # the connection provides these
 
@@ -177,7 +178,9 @@ class RequestHandlers:
     async def _list_history(self, frame: ListHistory) -> None:
         cwd = frame.cwd
         limit = max(1, min(frame.limit, 1000))
-        sessions = await anyio.to_thread.run_sync(lambda: self.history.list(cwd, limit=limit))
+        found = await anyio.to_thread.run_sync(lambda: self.history.list(cwd, limit=limit))
+        # Only the stored sessions this user started through the bridge (an admin: all).
+        sessions = [s for s in found if self.backend.history_visible(s.session_id)]
         self.send(History(request_id=frame.request_id, sessions=sessions))
 
     async def _ping(self, frame: Ping) -> None:

@@ -21,7 +21,9 @@ import anyio
 import anyio.abc
 from starlette.websockets import WebSocket
 
+from ...backend import SessionInfo
 from ...events import Event
+from ...owners import Caller, may_see
 from .encoded import event_text
 from .protocol import CLOSE_SLOW_CONSUMER, ServerFrame, encode_frame
 from .status import StatusFeed
@@ -42,6 +44,7 @@ class Outbox:
     """Queued frames, the writer task and the close of one connection (a mixin)."""
 
     ws: WebSocket
+    caller: Caller
     feed: StatusFeed
     max_queue: int
     max_queue_bytes: int
@@ -116,6 +119,10 @@ class Outbox:
         """Whether this client follows ``session_id``'s state (for the :class:`StatusFeed`):
         every session's once it asked for the list, else those it subscribed to."""
         return self._watching_list or session_id in self._subs or session_id in self._subscribing
+
+    def sees(self, info: SessionInfo) -> bool:
+        """Whether this client's user may see ``info`` (the feed watches every session)."""
+        return may_see(self.caller.principal, info.user)
 
     def put_status(self, text: str) -> None:
         """Queue a ``session_changed`` frame from the :class:`StatusFeed` (never waits: the

@@ -127,6 +127,7 @@ ErrorCode: TypeAlias = Literal[
     "bad_request",
     "cli_error",
     "unavailable",
+    "forbidden",
     "internal",
 ]
 
@@ -331,7 +332,9 @@ class Error(_Frame, frozen=True, tag="error"):
     ``unavailable``: the server cannot reach its sessions for now (a cluster gateway lost its
     connection to NATS). Every subscription gets one and ends; requests get one meanwhile.
     Nothing is lost: retry, and ``subscribe`` again with ``since_seq`` set to the last seq
-    received once the server is back (its ``/readyz`` says so).
+    received once the server is back (its ``/readyz`` says so). ``forbidden``: the caller's
+    user may not do this (a terminal without ``terminals``); another user's session answers
+    ``unknown_session``, as an id nobody runs.
     """
 
     code: ErrorCode

@@ -64,6 +64,10 @@ class StatusSink(Protocol):
         """Whether the connection follows this session's state."""
         ...
 
+    def sees(self, info: SessionInfo) -> bool:
+        """Whether the connection's user may see this session at all (its owner)."""
+        ...
+
     def put_status(self, text: str) -> None:
         """Queue an encoded ``session_changed`` frame (never waits)."""
         ...
@@ -148,7 +152,7 @@ class StatusFeed:
         session_id = info.id
         due = self._due
         for sink, slot in self._slots.items():
-            if not sink.wants(session_id):
+            if not sink.wants(session_id) or not sink.sees(info):
                 continue
             slot.dirty[session_id] = text
             if not slot.held:

@@ -12,9 +12,9 @@ import anyio.abc
 
 from claudecode.internal import get_logger
 
-from ...backend import SessionBackend
 from ...events import Event
 from ...fanout import SubscriberDropped
+from ...owners import OwnedBackend
 from .errors import error_of
 from .protocol import CLOSE_SLOW_CONSUMER, Ack, Error, ServerFrame, Snapshot, Subscribe, Unsubscribe
 from .views import SessionViews
@@ -30,7 +30,7 @@ _SLOW = "too slow: reconnect and subscribe with since_seq"
 class Subscriptions:
     """``subscribe`` and ``unsubscribe``, and the pump task of each subscription (a mixin)."""
 
-    backend: SessionBackend
+    backend: OwnedBackend
     views: SessionViews
     _subs: dict[str, anyio.CancelScope]
     _subscribing: set[str]

@@ -33,6 +33,8 @@ async function refresh() {
   try {
     const data = await api("/api/terminals");
     ts.agents = data.agents;
+    // A user who may not open terminals does not get the form for it.
+    $("new-terminal").hidden = data.allowed === false;
     ts.terminals = new Map(data.terminals.map((t) => [t.id, t]));
     renderAgents();
     if (ts.current) showHeader();

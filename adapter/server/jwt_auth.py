@@ -1,0 +1,124 @@
+"""Identities from an OpenID Connect provider: bearer tokens that are signed JWTs.
+
+``serve --jwt-jwks URL --jwt-issuer ISS --jwt-audience AUD`` accepts an access or ID token
+signed by one of the keys the provider publishes at ``URL`` (its JWKS), with PyJWT's
+:class:`jwt.PyJWKClient` (keys cached, and fetched again when a token names a key id the
+cache does not have, at most every :attr:`JwtSettings.refetch_cooldown_seconds`, so tokens
+naming made-up key ids cannot make the server hammer the provider; the whole set is fetched
+again every :attr:`JwtSettings.refresh_seconds`). A token is accepted
+when its signature verifies (RS256, ES256, ...; never ``none`` nor HMAC with a public key),
+``exp`` is in the future and ``nbf`` / ``iat`` not, ``iss`` is the issuer and ``aud`` names
+the audience. The user's name is ``sub`` (or :attr:`JwtSettings.name_claim`); the user is an
+admin when the claim of :attr:`JwtSettings.admin_claim` equals (or, for a list, contains)
+its value, and may open terminals when :attr:`JwtSettings.terminals_claim` does the same.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import jwt
+
+from claudecode.internal import get_logger
+
+from ..owners import Principal
+
+__all__ = (
+    "JwtSettings",
+    "JwtVerifier",
+)
+
+_log = get_logger("claudecode.adapter.server.identity")
+
+#: Asymmetric algorithms only: a JWKS holds public keys.
+_ALGORITHMS = (
+    "RS256",
+    "RS384",
+    "RS512",
+    "PS256",
+    "PS384",
+    "PS512",
+    "ES256",
+    "ES384",
+    "ES512",
+    "EdDSA",
+)
+
+
+@dataclass(frozen=True, kw_only=True)
+class JwtSettings:
+    """Where the keys are and what a token must say (see the module docs).
+
+    ``admin_claim`` / ``terminals_claim`` are ``(claim, value)`` pairs; ``leeway_seconds``
+    tolerates clock skew on ``exp`` / ``nbf``.
+    """
+
+    jwks_url: str
+    issuer: str
+    audience: str
+    name_claim: str = "sub"
+    admin_claim: tuple[str, str] | None = None
+    terminals_claim: tuple[str, str] | None = None
+    leeway_seconds: float = 30.0
+    refresh_seconds: float = 300.0
+    refetch_cooldown_seconds: float = 30.0
+    timeout_seconds: float = 10.0
+
+
+def _claim_has(claims: dict[str, Any], rule: tuple[str, str] | None) -> bool:
+    if rule is None:
+        return False
+    name, expected = rule
+    value = claims.get(name)
+    if isinstance(value, list):
+        return expected in [str(v) for v in value]
+    return value is not None and str(value) == expected
+
+
+def looks_like_jwt(token: str) -> bool:
+    """Three dot-separated parts: worth verifying as a JWT."""
+    return token.count(".") == 2
+
+
+class JwtVerifier:
+    """Verifies bearer tokens against a provider's JWKS (blocking: call it in a thread)."""
+
+    def __init__(self, settings: JwtSettings) -> None:
+        self.settings = settings
+        self._keys = jwt.PyJWKClient(
+            settings.jwks_url,
+            cache_keys=True,
+            cache_jwk_set=True,
+            lifespan=settings.refresh_seconds,
+            timeout=settings.timeout_seconds,
+            cooldown_duration=settings.refetch_cooldown_seconds,
+        )
+
+    def verify(self, token: str) -> Principal | None:
+        """The token's user, or ``None`` (bad signature, expired, wrong issuer / audience,
+        unknown key, the JWKS unreachable: each logged, never the token itself)."""
+        settings = self.settings
+        try:
+            key = self._keys.get_signing_key_from_jwt(token)
+            claims: dict[str, Any] = jwt.decode(
+                token,
+                key.key,
+                algorithms=list(_ALGORITHMS),
+                audience=settings.audience,
+                issuer=settings.issuer,
+                leeway=settings.leeway_seconds,
+                options={"require": ["exp", "iss", "aud"]},
+            )
+        except (jwt.PyJWKClientError, jwt.InvalidTokenError) as exc:
+            _log.info("identity.jwt_refused", reason=type(exc).__name__, detail=str(exc))
+            return None
+        name = claims.get(settings.name_claim)
+        if not isinstance(name, str) or not name:
+            _log.info("identity.jwt_refused", reason="no name", claim=settings.name_claim)
+            return None
+        return Principal(
+            name=name,
+            admin=_claim_has(claims, settings.admin_claim),
+            terminals=_claim_has(claims, settings.terminals_claim),
+        )
