@@ -189,6 +189,28 @@ class AgentSession:
         """Wait until the session ended (the CLI exited or :meth:`close` was called)."""
         await self._done.wait()
 
+    def adopt(self, session_id: str | None = None) -> None:
+        """Take the session over from a warm pool: it was started ahead of anyone asking,
+        and counts as created now, under ``session_id`` when given (its events, spans, logs
+        and debug files carry it from here on).
+
+        Only for a session nobody has subscribed to or prompted yet (a pooled one).
+        """
+        self.created_at = self.last_activity = time.monotonic()
+        if session_id is None or session_id == self.id:
+            return
+        old, self.id = self.id, session_id
+        self._hub.rename(session_id)
+        self._tracer.rename(session_id)
+        if self.config.debug_dir is not None:
+            directory = Path(self.config.debug_dir)
+            for suffix in (".protocol.jsonl", ".events.jsonl"):
+                target = directory / f"{session_id}{suffix}"
+                # The open files follow a rename; an existing file of that name is kept.
+                if not target.exists():
+                    with contextlib.suppress(OSError):
+                        (directory / f"{old}{suffix}").rename(target)
+
     def _client_options(self) -> ClaudeCodeOptions:
         cfg = self.config
         extra: dict[str, Any] = dict(cfg.client_options)
@@ -444,6 +466,11 @@ class AgentSession:
     def cli_session_id(self) -> str | None:
         """The CLI's own session id (for ``resume``), once known."""
         return self._client.session_id if self._client is not None else None
+
+    @property
+    def pid(self) -> int | None:
+        """The CLI's process id (``None`` before it started or with a transport of one's own)."""
+        return self._client.pid if self._client is not None else None
 
     @property
     def last_message_uuid(self) -> str | None:

@@ -34,7 +34,8 @@ from claudecode import UsageError
 from claudecode.internal import get_logger
 
 from ..config import SessionConfig
-from ..manager import SessionManager, TooManySessionsError
+from ..manager import PoolStatus, SessionManager, TooManySessionsError
+from ..session import AgentSession
 from ._acks import AckInbox
 from ._claims import ResumeClaims, claimed_cli_session
 from ._gate import PublishGate, timer_linger
@@ -97,6 +98,9 @@ class ClusterWorker:
         reap_orphans: start a watchdog process that stops this worker's CLIs (and what
             they started) when the worker dies without closing them, e.g. killed with
             SIGKILL (:mod:`adapter.cluster._reaper`; Linux). The ``worker`` command sets it.
+        warm: CLIs kept started with ``defaults`` (each with its CLI session id chosen in
+            advance), handed to creates whose spec asks for nothing else; see
+            :class:`~adapter.SessionManager`. They count against ``max_sessions``.
     """
 
     def __init__(
@@ -111,6 +115,7 @@ class ClusterWorker:
         labels: Mapping[str, str] | None = None,
         resume_lost: bool = True,
         reap_orphans: bool = False,
+        warm: int = 0,
     ) -> None:
         self.config = config or ClusterConfig()
         self._reaper = OrphanReaper() if reap_orphans else None
@@ -124,7 +129,11 @@ class ClusterWorker:
         self.labels = dict(labels or {})
         self.resume_lost = resume_lost
         self._manager = SessionManager(
-            self.defaults, max_sessions=max_sessions, idle_timeout=idle_timeout
+            self.defaults,
+            max_sessions=max_sessions,
+            idle_timeout=idle_timeout,
+            warm=warm,
+            warm_config=self._warm_config,
         )
         self._hosted: dict[str, Hosted] = {}
         self._gate = PublishGate(timer_linger(self.config.publish_linger), min_batch=_MIN_BATCH)
@@ -348,10 +357,13 @@ class ClusterWorker:
             raise UsageError(f"a session {session_id!r} exists already")
         if command.first_seq < 1:
             raise UsageError("first_seq must be at least 1")
-        config = config_for(self.defaults, command.spec)
-        if self._reaper is not None and self._reaper.env:
-            config = dataclasses.replace(config, env={**config.env, **self._reaper.env})
-        if config.cli_session_id is None and (config.resume is None or config.fork_session):
+        config = self._marked(config_for(self.defaults, command.spec))
+        # A warm CLI for these settings is handed out with the CLI session id it was
+        # started with (claimed below, before its CLI wrote anything).
+        warm = self._manager.take_warm(config, session_id=session_id)
+        if warm is not None:
+            config = warm.config
+        elif config.cli_session_id is None and (config.resume is None or config.fork_session):
             # Name the CLI session now (a fork too: the CLI takes --session-id with
             # --resume --fork-session), so its transcript is mirrored from the start and the
             # registry can resume it elsewhere even if this worker dies before the CLI's
@@ -362,9 +374,15 @@ class ClusterWorker:
         # by the gateway (this finds it), or is kept from before the session was lost.
         assert self._claims is not None
         claimed = claimed_cli_session(config)
-        claim = None if claimed is None else await self._claims.claim(claimed, session_id)
         try:
-            return await self._start_claimed(command, session_id, config, claimed, claim)
+            claim = None if claimed is None else await self._claims.claim(claimed, session_id)
+        except BaseException:
+            if warm is not None:
+                with anyio.CancelScope(shield=True):
+                    await self._manager.close(session_id)
+            raise
+        try:
+            return await self._start_claimed(command, session_id, config, claimed, claim, warm)
         except BaseException:
             # A claim made here goes; a resume's stays with whoever made it (the gateway
             # drops it when the create fails, the sweep when the lost session ends).
@@ -373,6 +391,21 @@ class ClusterWorker:
                     await self._claims.release(claimed, session_id)
             raise
 
+    def pool_status(self) -> PoolStatus:
+        """How the warm pool stands (``size`` 0: there is none)."""
+        return self._manager.pool_status()
+
+    def _marked(self, config: SessionConfig) -> SessionConfig:
+        """``config`` with the orphan watchdog's mark in the CLI's environment."""
+        if self._reaper is not None and self._reaper.env:
+            return dataclasses.replace(config, env={**config.env, **self._reaper.env})
+        return config
+
+    def _warm_config(self) -> SessionConfig:
+        """A pooled session's config: the defaults, marked, with a CLI session id of its
+        own (named in advance, as every fresh session here is)."""
+        return dataclasses.replace(self._marked(self.defaults), cli_session_id=str(uuid.uuid4()))
+
     async def _start_claimed(
         self,
         command: CreateSession,
@@ -380,6 +413,7 @@ class ClusterWorker:
         config: SessionConfig,
         claimed: str | None,
         claim: int | None,
+        warm: AgentSession | None,
     ) -> Reply:
         if config.resume is not None:
             # A CLI session this machine may never have run: bring its file from the mirror.
@@ -390,7 +424,10 @@ class ClusterWorker:
                 config.cwd or os.getcwd(),
                 cli_env(config),
             )
-        session = await self._manager.create(config, session_id=session_id)
+        if warm is not None:
+            session = warm
+        else:
+            session = await self._manager.create(config, session_id=session_id)
         hosted = Hosted(session, command.spec, command.first_seq, command.created_at or time.time())
         self._hosted[session_id] = hosted
         try:

@@ -353,6 +353,7 @@ async def _serve(
         state_dir=_state_dir(args),
         session_defaults=defaults,
         max_sessions=args.max_sessions,
+        warm=args.warm,
         agui_disconnect=args.on_disconnect,
         terminals=not args.no_terminals,
         terminal_input=args.terminal_input,
@@ -381,7 +382,10 @@ async def _serve(
             return 2
     else:
         backend = LocalBackend(
-            defaults, max_sessions=args.max_sessions, idle_timeout=args.idle_timeout or None
+            defaults,
+            max_sessions=args.max_sessions,
+            idle_timeout=args.idle_timeout or None,
+            warm=args.warm,
         )
     async with worker, backend:
         try:

@@ -140,7 +140,7 @@ def create_app(
 
     Args:
         backend: where sessions live; ``None`` creates and runs a :class:`LocalBackend`
-            from ``settings.session_defaults`` / ``max_sessions``.
+            from ``settings.session_defaults`` / ``max_sessions`` / ``warm``.
         settings: security and defaults (:class:`ServerSettings`).
         providers: the route providers (callables or ``module:attribute`` names); default
             :data:`BUILTIN_PROVIDERS`.
@@ -155,7 +155,9 @@ def create_app(
     AllowedHosts(settings.allowed_hosts)  # a malformed entry fails here, not at a request
     owns_backend = backend is None
     if backend is None:
-        backend = LocalBackend(settings.session_defaults, max_sessions=settings.max_sessions)
+        backend = LocalBackend(
+            settings.session_defaults, max_sessions=settings.max_sessions, warm=settings.warm
+        )
     context = ServerContext(backend=backend, settings=settings, owns_backend=owns_backend)
     routes: list[BaseRoute] = []
     for provider in (*(BUILTIN_PROVIDERS if providers is None else providers), *extra_providers):
