@@ -4,7 +4,8 @@ The warm pool (``warm=N``) keeps N sessions started and initialized ahead of any
 with the manager's defaults: starting the CLI (Node) and its ``initialize`` takes seconds,
 handing out a pooled one takes none. :meth:`SessionManager.create` hands one out when the
 config asked for equals the defaults (any other config starts cold), and a replacement starts
-in the background. Pooled sessions count against ``max_sessions`` (a cold create that finds
+in the background a second later (so that it does not take the CPU from the first turn of the
+session just handed out). Pooled sessions count against ``max_sessions`` (a cold create that finds
 the cap reached stops a pooled one to make room), are invisible to :meth:`get` and
 :meth:`sessions` until handed out (nobody owns them), are stopped and replaced when idle past
 ``idle_timeout`` (so a pooled CLI is never older than that), and are closed with the rest.
@@ -48,6 +49,9 @@ class PoolStatus:
     in_use: int
 
 
+#: Seconds a replacement waits after a hand-out: starting a CLI (Node) takes most of a core
+#: for a few hundred ms, and the session just handed out is about to run its first turn.
+_REFILL_DELAY = 1.0
 #: Pause after a pooled session failed to start or died in the pool, doubled per failure.
 _POOL_RETRY_FIRST = 1.0
 _POOL_RETRY_MAX = 60.0
@@ -104,6 +108,7 @@ class SessionManager:
         self._pool_changed = anyio.Event()
         self._pool_failures = 0
         self._pool_retry_at = 0.0
+        self._refill_at = 0.0
         self._last_status: PoolStatus | None = None
         self._closing = False
 
@@ -263,6 +268,7 @@ class SessionManager:
             self._sessions[session.id] = session
             self._from_pool.add(session)
             self._pool_failures = 0  # one that lived to be used: the CLI works
+            self._refill_at = time.monotonic() + _REFILL_DELAY
             _log.info("adapter.pool_handed_out", session_id=session.id)
             self._pool_report()
             return session
@@ -305,7 +311,7 @@ class SessionManager:
     async def _fill_pool(self) -> None:
         while True:
             self._pool_changed = anyio.Event()
-            wait = self._pool_retry_at - time.monotonic()
+            wait = max(self._pool_retry_at, self._refill_at) - time.monotonic()
             if wait <= 0:
                 while (
                     not self._closing

@@ -143,6 +143,7 @@ async def test_local_backend_hands_out_warm_sessions_to_default_specs_only(
         other = await backend.create(SessionSpec(policy="autonomous"))
         assert backend.pool_status().in_use == 1
         assert "Let me" in await first_text(backend, other.id)
+        await until_pool(backend.pool_status, lambda s: s.warm == 1)  # the replacement
         pids = cli_pids()
-        assert len(pids) >= 3  # two sessions and the pool's replacement (starting or warm)
+        assert len(pids) == 3  # two sessions and the pool's replacement
     assert [] == [pid for pid in pids if procfs.exists(pid)]
