@@ -145,14 +145,21 @@ class ServerProcess:
     added to its own environment)."""
 
     def __init__(
-        self, kind: str, cli: str, env: dict[str, str], extra_env: Mapping[str, str] = {}
+        self,
+        kind: str,
+        cli: str,
+        env: dict[str, str],
+        extra_env: Mapping[str, str] = {},
+        *,
+        root: Path = _ROOT,
     ) -> None:
+        # ``root``: the checkout whose code the server runs (another one: a baseline).
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "benchmarks.agui", "serve", kind, cli, json.dumps(env)],
             stdout=subprocess.PIPE,
             text=True,
-            cwd=_ROOT,
-            env={**os.environ, **extra_env},
+            cwd=root,
+            env={**os.environ, **extra_env, "PYTHONPATH": str(root)},
         )
         assert self.proc.stdout is not None
         line = self.proc.stdout.readline()

@@ -1,6 +1,7 @@
 """What the network front ends cost per CLI line, against the adapter in process.
 
-``python -m benchmarks.frontends [--lines 40000] [--repeats 3] [--profile DIR]``
+``python -m benchmarks.frontends [--lines 40000] [--repeats 3] [--paths ...] [--profile DIR]
+[--baseline CHECKOUT]``
 
 The corpus as one CLI turn (:func:`benchmarks.agui.one_turn_corpus`) from the emitter at
 full speed, through, alternating in one run:
@@ -18,7 +19,9 @@ lines per second, and CPU per CLI line of the process doing the front end's work
 or not counted), and each path's CPU per line as a share of the adapter's (the issue's
 "share": adapter CPU / path CPU, 1.0 = free). ``--profile DIR`` runs the server under
 cProfile (``DIR/server.prof``, the ``agui`` and ``ws`` turns of every repeat; the profiler
-slows everything, so the figures of that run are not comparable).
+slows everything, so the figures of that run are not comparable). ``--baseline CHECKOUT``
+serves the same paths from another checkout's code too (``agui@base``...), alternating with
+the others in the same run: a change measured against what it changes.
 """
 
 from __future__ import annotations
@@ -111,6 +114,8 @@ async def _ws_turn(server: ServerProcess, compression: str | None) -> dict[str, 
 
 
 KINDS = ("adapter", "agui", "ws", "ws_deflate")
+#: With ``--baseline``: the same front ends served by another checkout's code.
+BASE_KINDS = ("agui@base", "ws@base", "ws_deflate@base")
 
 
 def measure_frontends(
@@ -119,6 +124,7 @@ def measure_frontends(
     repeats: int = 3,
     profile: Path | None = None,
     kinds: tuple[str, ...] = KINDS,
+    baseline: Path | None = None,
 ) -> dict[str, Any]:
     """The figures (see the module docs)."""
     path, count = one_turn_corpus(lines)
@@ -128,19 +134,25 @@ def measure_frontends(
     if profile is not None:
         profile.mkdir(parents=True, exist_ok=True)
     server = ServerProcess("bridge", cli, env, extra)
+    base = None if baseline is None else ServerProcess("bridge", cli, env, root=baseline)
+    if base is not None:
+        kinds = (*kinds, *(k + "@base" for k in kinds if k + "@base" in BASE_KINDS))
     runs: dict[str, list[dict[str, float]]] = {kind: [] for kind in kinds}
     load = os.getloadavg()
     try:
         for i in range(repeats):
             order = list(kinds) if i % 2 == 0 else list(reversed(kinds))
             for kind in order:
-                if kind == "adapter":
+                name, _, where = kind.partition("@")
+                target = base if where else server
+                assert target is not None
+                if name == "adapter":
                     run = asyncio.run(_adapter_turn(cli, env))
-                elif kind == "agui":
-                    run = asyncio.run(_agui_turn(server))
+                elif name == "agui":
+                    run = asyncio.run(_agui_turn(target))
                 else:
-                    compression = "deflate" if kind == "ws_deflate" else None
-                    run = asyncio.run(_ws_turn(server, compression))
+                    compression = "deflate" if name == "ws_deflate" else None
+                    run = asyncio.run(_ws_turn(target, compression))
                 run["lines_per_s"] = count / run["seconds"]
                 run["cpu_us_per_line"] = run["cpu_s"] / count * 1e6
                 runs[kind].append(run)
@@ -155,6 +167,8 @@ def measure_frontends(
             )
     finally:
         server.stop()
+        if base is not None:
+            base.stop()
     result: dict[str, Any] = {
         "lines": count,
         "repeats": repeats,
@@ -162,9 +176,9 @@ def measure_frontends(
         "load_after": os.getloadavg(),
         "profiled": profile is not None,
     }
-    base = runs.get("adapter") or [{"cpu_us_per_line": float("nan"), "lines_per_s": float("nan")}]
-    base_cpu = spread([r["cpu_us_per_line"] for r in base])["median"]
-    base_rate = spread([r["lines_per_s"] for r in base])["median"]
+    floor = runs.get("adapter") or [{"cpu_us_per_line": float("nan"), "lines_per_s": float("nan")}]
+    base_cpu = spread([r["cpu_us_per_line"] for r in floor])["median"]
+    base_rate = spread([r["lines_per_s"] for r in floor])["median"]
     for kind in kinds:
         cpu = spread([r["cpu_us_per_line"] for r in runs[kind]])
         rate = spread([r["lines_per_s"] for r in runs[kind]])
@@ -186,7 +200,7 @@ def _table(result: dict[str, Any]) -> str:
         "| path | CPU µs/line (median) | lines/s (median) | CPU share | lines/s share |",
         "|---|---:|---:|---:|---:|",
     ]
-    for kind in KINDS:
+    for kind in (*KINDS, *BASE_KINDS):
         if kind not in result:
             continue
         r = result[kind]
@@ -204,6 +218,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--profile", type=Path, help="write the server's cProfile here")
     parser.add_argument("--json", type=Path, help="also write the figures here")
     parser.add_argument(
+        "--baseline",
+        type=Path,
+        help="a checkout (e.g. a git worktree of main) whose server runs the same paths too",
+    )
+    parser.add_argument(
         "--paths", default=",".join(KINDS), help=f"comma-separated among {', '.join(KINDS)}"
     )
     args = parser.parse_args(argv)
@@ -211,7 +230,11 @@ def main(argv: list[str] | None = None) -> int:
     if not set(kinds) <= set(KINDS):
         parser.error(f"--paths: among {', '.join(KINDS)}")
     result = measure_frontends(
-        lines=args.lines, repeats=args.repeats, profile=args.profile, kinds=kinds
+        lines=args.lines,
+        repeats=args.repeats,
+        profile=args.profile,
+        kinds=kinds,
+        baseline=args.baseline,
     )
     print(_table(result))
     if args.json is not None:
