@@ -11,17 +11,19 @@ full speed, through, alternating in one run:
 * ``agui``: ``POST /agui`` of a real :func:`adapter.server.create_app` server under uvicorn
   in a child process (:mod:`benchmarks.agui_server`), read by an httpx stream here;
 * ``ws``: the same server's ``/ws``, one ``websockets`` client here subscribed to the
-  session.
+  session (``ws_deflate``: with permessage-deflate);
+* ``acp``: ``claudecode-bridge acp`` as a child process, JSON-RPC over its pipes from here.
 
-Each measured turn is a session's second (the first, a one-delta reply, starts it). Figures:
-lines per second, and CPU per CLI line of the process doing the front end's work (ours for
-``adapter``, the server's for the others; the emitter and the client are other processes
-or not counted), and each path's CPU per line as a share of the adapter's (the issue's
-"share": adapter CPU / path CPU, 1.0 = free). ``--profile DIR`` runs the server under
-cProfile (``DIR/server.prof``, the ``agui`` and ``ws`` turns of every repeat; the profiler
-slows everything, so the figures of that run are not comparable). ``--baseline CHECKOUT``
-serves the same paths from another checkout's code too (``agui@base``...), alternating with
-the others in the same run: a change measured against what it changes.
+Each measured turn is a session's second (the first, a one-delta reply, starts it).
+Figures: lines per second, and CPU per CLI line of the process doing the front end's work
+(ours for ``adapter``, the server's or the agent's for the others; the emitter and the
+client are other processes or not counted), and each path's CPU per line as a share of the
+adapter's (the issue's "share": adapter CPU / path CPU, 1.0 = free). ``--profile DIR`` runs
+the server under cProfile (``DIR/server.prof``, the ``agui`` and ``ws`` turns of every
+repeat; the profiler slows everything, so the figures of that run are not comparable).
+``--baseline CHECKOUT`` serves the same paths from another checkout's code too
+(``agui@base``...), alternating with the others in the same run: a change measured against
+what it changes.
 """
 
 from __future__ import annotations
@@ -113,9 +115,72 @@ async def _ws_turn(server: ServerProcess, compression: str | None) -> dict[str, 
     return {"seconds": seconds, "cpu_s": used, "frames": frames}
 
 
-KINDS = ("adapter", "agui", "ws", "ws_deflate")
+KINDS = ("adapter", "agui", "ws", "ws_deflate", "acp")
 #: With ``--baseline``: the same front ends served by another checkout's code.
-BASE_KINDS = ("agui@base", "ws@base", "ws_deflate@base")
+BASE_KINDS = ("agui@base", "ws@base", "ws_deflate@base", "acp@base")
+
+
+async def _acp_turn(cli: str, env: dict[str, str], root: Path) -> dict[str, float]:
+    """``claudecode-bridge acp`` (``root``'s code) as a child process spoken to over its
+    pipes with JSON-RPC; the child's CPU during the second turn."""
+    import sys
+    import tempfile
+
+    from . import procfs
+
+    with tempfile.TemporaryDirectory(prefix="bench-acp-") as work:
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-m",
+            "adapter",
+            "acp",
+            "--cli",
+            cli,
+            "--policy",
+            "autonomous",
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            cwd=root,
+            env={**os.environ, **env, "PYTHONPATH": str(root)},
+            limit=1 << 26,
+        )
+        assert proc.stdin is not None and proc.stdout is not None
+        stdin, stdout = proc.stdin, proc.stdout
+        ids = iter(range(1, 1 << 30))
+
+        async def request(method: str, params: dict[str, Any]) -> Any:
+            rid = next(ids)
+            line = {"jsonrpc": "2.0", "id": rid, "method": method, "params": params}
+            stdin.write(json.dumps(line).encode() + b"\n")
+            updates = 0
+            while True:
+                message = json.loads(await stdout.readline())
+                if message.get("id") == rid and "method" not in message:
+                    return message.get("result"), updates
+                if message.get("method") == "session/update":
+                    updates += 1
+
+        def cpu() -> float:
+            return sum(procfs.cpu_times(proc.pid))
+
+        try:
+            await request("initialize", {"protocolVersion": 1, "clientCapabilities": {}})
+            new, _ = await request("session/new", {"cwd": work, "mcpServers": []})
+            prompt = {"sessionId": new["sessionId"], "prompt": [{"type": "text", "text": "go"}]}
+            await request("session/prompt", prompt)
+            used, started = cpu(), time.monotonic()
+            result, updates = await request("session/prompt", prompt)
+            seconds = time.monotonic() - started
+            used = cpu() - used
+            assert result["stopReason"] == "end_turn", result
+        finally:
+            stdin.close()
+            try:
+                await asyncio.wait_for(proc.wait(), 30)
+            except TimeoutError:
+                proc.kill()
+                await proc.wait()
+    return {"seconds": seconds, "cpu_s": used, "frames": updates}
 
 
 def measure_frontends(
@@ -148,6 +213,10 @@ def measure_frontends(
                 assert target is not None
                 if name == "adapter":
                     run = asyncio.run(_adapter_turn(cli, env))
+                elif name == "acp":
+                    root = Path(__file__).resolve().parents[1] if not where else baseline
+                    assert root is not None
+                    run = asyncio.run(_acp_turn(cli, env, root))
                 elif name == "agui":
                     run = asyncio.run(_agui_turn(target))
                 else:
