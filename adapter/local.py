@@ -361,9 +361,7 @@ class LocalBackend:
         with entry.session.subscribe(after_seq) as subscription:
             yield subscription
 
-    async def prompt(
-        self, session_id: str, text: str, *, images: PromptImages = ()
-    ) -> None:
+    async def prompt(self, session_id: str, text: str, *, images: PromptImages = ()) -> None:
         """Send a prompt to the session."""
         entry = self._live_entry(session_id)
         # The title is in place before the turn starts, so that watchers see the turn start

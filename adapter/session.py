@@ -190,26 +190,17 @@ class AgentSession:
         await self._done.wait()
 
     def adopt(self, session_id: str | None = None) -> None:
-        """Take the session over from a warm pool: it was started ahead of anyone asking,
-        and counts as created now, under ``session_id`` when given (its events, spans, logs
-        and debug files carry it from here on).
-
-        Only for a session nobody has subscribed to or prompted yet (a pooled one).
-        """
+        """Take over a session a warm pool started ahead (nobody subscribed or prompted
+        yet): it counts as created now, under ``session_id`` when given (its events, spans,
+        logs and debug files carry it from here on)."""
         self.created_at = self.last_activity = time.monotonic()
         if session_id is None or session_id == self.id:
             return
-        old, self.id = self.id, session_id
+        self.id = session_id
         self._hub.rename(session_id)
         self._tracer.rename(session_id)
-        if self.config.debug_dir is not None:
-            directory = Path(self.config.debug_dir)
-            for suffix in (".protocol.jsonl", ".events.jsonl"):
-                target = directory / f"{session_id}{suffix}"
-                # The open files follow a rename; an existing file of that name is kept.
-                if not target.exists():
-                    with contextlib.suppress(OSError):
-                        (directory / f"{old}{suffix}").rename(target)
+        if self._debug is not None:
+            self._debug.rename(session_id)
 
     def _client_options(self) -> ClaudeCodeOptions:
         cfg = self.config

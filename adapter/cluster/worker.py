@@ -19,7 +19,6 @@ never ends the worker.
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import os
 import time
 import uuid
@@ -43,7 +42,7 @@ from ._hosted import Hosted, cli_env, respond
 from ._liveness import Heartbeat, host_token
 from ._reaper import OrphanReaper
 from ._records import RecordWriter
-from ._sessions import config_for
+from ._sessions import check_deadline, config_for, marked, named
 from .config import ClusterConfig, NatsSettings, valid_token
 from .eventlog import EventPublisher, ensure_event_stream
 from .fencing import FencedError
@@ -300,7 +299,7 @@ class ClusterWorker:
             await respond(msg, Reply(error=ErrorBody("bad_request", "expected a create request")))
             return
         try:
-            self._check_deadline(command, "on receipt", command.session_id)
+            check_deadline(self.id, command, "on receipt", command.session_id)
         except CreateExpiredError as exc:
             await respond(msg, Reply(error=exc.body))
             return
@@ -326,29 +325,6 @@ class ClusterWorker:
             self._starting -= 1
         await respond(msg, reply)
 
-    def _check_deadline(self, command: CreateSession, stage: str, session_id: str | None) -> None:
-        """Raise :class:`CreateExpiredError` when the sender of ``command`` has stopped
-        waiting for the answer (``stage``: how far the create got, for the log)."""
-        if not command.deadline:
-            return  # a gateway that predates deadlines
-        late = time.time() - command.deadline
-        if late <= 0:
-            return
-        _log.info(
-            "cluster.create_expired",
-            worker=self.id,
-            session_id=session_id,
-            stage=stage,
-            late=round(late, 3),
-        )
-        raise CreateExpiredError(
-            ErrorBody(
-                "unavailable",
-                f"worker {self.id} refused to start session {session_id!r} {stage}: "
-                f"{late:.3f} s past the create's deadline",
-            )
-        )
-
     async def _start(self, command: CreateSession) -> Reply:
         session_id = command.session_id or uuid.uuid4().hex
         if not valid_token(session_id):
@@ -357,18 +333,11 @@ class ClusterWorker:
             raise UsageError(f"a session {session_id!r} exists already")
         if command.first_seq < 1:
             raise UsageError("first_seq must be at least 1")
-        config = self._marked(config_for(self.defaults, command.spec))
-        # A warm CLI for these settings is handed out with the CLI session id it was
-        # started with (claimed below, before its CLI wrote anything).
+        config = marked(config_for(self.defaults, command.spec), self._mark())
+        # A warm CLI comes with the CLI session id it was started with (claimed below,
+        # before its CLI wrote anything).
         warm = self._manager.take_warm(config, session_id=session_id)
-        if warm is not None:
-            config = warm.config
-        elif config.cli_session_id is None and (config.resume is None or config.fork_session):
-            # Name the CLI session now (a fork too: the CLI takes --session-id with
-            # --resume --fork-session), so its transcript is mirrored from the start and the
-            # registry can resume it elsewhere even if this worker dies before the CLI's
-            # first message.
-            config = dataclasses.replace(config, cli_session_id=str(uuid.uuid4()))
+        config = named(config) if warm is None else warm.config
         # Claimed (pending) before the CLI starts and before the id is anywhere to be seen:
         # a fresh session's or a fork's here, where its id is made; a resume's claim was made
         # by the gateway (this finds it), or is kept from before the session was lost.
@@ -395,16 +364,12 @@ class ClusterWorker:
         """How the warm pool stands (``size`` 0: there is none)."""
         return self._manager.pool_status()
 
-    def _marked(self, config: SessionConfig) -> SessionConfig:
-        """``config`` with the orphan watchdog's mark in the CLI's environment."""
-        if self._reaper is not None and self._reaper.env:
-            return dataclasses.replace(config, env={**config.env, **self._reaper.env})
-        return config
+    def _mark(self) -> Mapping[str, str]:
+        return self._reaper.env if self._reaper is not None else {}
 
     def _warm_config(self) -> SessionConfig:
-        """A pooled session's config: the defaults, marked, with a CLI session id of its
-        own (named in advance, as every fresh session here is)."""
-        return dataclasses.replace(self._marked(self.defaults), cli_session_id=str(uuid.uuid4()))
+        """A pooled CLI's config: the defaults, marked and named, as a fresh one's here."""
+        return named(marked(self.defaults, self._mark()))
 
     async def _start_claimed(
         self,
@@ -467,7 +432,7 @@ class ClusterWorker:
             # waits. Past the deadline nobody will learn of this session (a fresh one's id
             # may be the gateway's own; a resume's recovery has closed the session), so it
             # ends here, as any failure before the record does.
-            self._check_deadline(command, "before registering", session_id)
+            check_deadline(self.id, command, "before registering", session_id)
             if command.created_at:  # a lost session resumed here: its record exists
                 hosted.revision = await self.registry.put(record)
             else:

@@ -5,6 +5,7 @@ before it is handed out, and nothing outlives the backend."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -147,3 +148,20 @@ async def test_local_backend_hands_out_warm_sessions_to_default_specs_only(
         pids = cli_pids()
         assert len(pids) == 3  # two sessions and the pool's replacement
     assert [] == [pid for pid in pids if procfs.exists(pid)]
+
+
+async def test_a_pooled_session_handed_out_under_an_id_renames_its_debug_files(
+    tmp_path: Path,
+) -> None:
+    debug = tmp_path / "debug"
+    defaults = dataclasses.replace(demo_defaults(tmp_path), debug_dir=debug)
+    async with SessionManager(defaults, warm=1) as manager:
+        await until_pool(manager.pool_status, lambda s: s.warm == 1)
+        (pooled,) = {p.name.split(".")[0] for p in debug.iterdir()}
+        session = await manager.create(session_id="mine")
+        await manager.close(session.id)
+    names = {p.name for p in debug.iterdir()}
+    assert {"mine.protocol.jsonl", "mine.events.jsonl"} <= names
+    assert not any(name.startswith(pooled) for name in names)
+    # The files keep what was written while pooled (its first events, under the pooled id).
+    assert (debug / "mine.events.jsonl").read_text()
