@@ -255,7 +255,8 @@ def measure_frontends(
             "runs": runs[kind],
             "cpu_us_per_line": cpu,
             "lines_per_s": rate,
-            "cpu_share": base_cpu / cpu["median"],
+            # /proc counts CPU in 10 ms ticks: a tiny corpus may show none.
+            "cpu_share": base_cpu / cpu["median"] if cpu["median"] else float("nan"),
             "rate_share": rate["median"] / base_rate,
         }
     return result
