@@ -30,7 +30,6 @@ import anyio.abc
 from claudecode import (
     CanUseToolRequest,
     ClaudeCodeError,
-    ClaudeCodeOptions,
     ControlCancelRequest,
     HookMatcher,
     InboundControlRequest,
@@ -50,7 +49,7 @@ from claudecode.internal import (
 )
 
 from ._debug_files import DebugFiles
-from .config import SessionConfig
+from .config import SessionConfig, cli_options
 from .errors import UnknownPermissionError
 from .events import (
     ErrorEvent,
@@ -132,7 +131,7 @@ class AgentSession:
             self._open_debug_files(stack)
             self._tasks = TaskSet(await stack.enter_async_context(anyio.create_task_group()))
             self._client = Session(
-                self._client_options(),
+                cli_options(self.config),
                 hooks=self._hooks(),
                 mcp_servers=list(self.config.mcp_servers),
                 transport=self._transport,
@@ -194,38 +193,11 @@ class AgentSession:
         yet): it counts as created now, under ``session_id`` when given (its events, spans,
         logs and debug files carry it from here on)."""
         self.created_at = self.last_activity = time.monotonic()
-        if session_id is None or session_id == self.id:
-            return
-        self.id = session_id
-        self._hub.rename(session_id)
-        self._tracer.rename(session_id)
-        if self._debug is not None:
-            self._debug.rename(session_id)
-
-    def _client_options(self) -> ClaudeCodeOptions:
-        cfg = self.config
-        extra: dict[str, Any] = dict(cfg.client_options)
-        extra.setdefault("permission_timeout", None)
-        if cfg.cli_session_id is not None:
-            extra.setdefault("session_id", cfg.cli_session_id)
-        # Every permission request becomes an event (or a policy answer): answered here.
-        extra.setdefault("permission_prompt_tool_name", "stdio")
-        return ClaudeCodeOptions(
-            cli_path=cfg.cli_path,
-            cwd=cfg.cwd,
-            env=dict(cfg.env),
-            model=cfg.model,
-            permission_mode=cfg.permission_mode or cfg.policy.cli_permission_mode,
-            mcp_config=cfg.mcp_config,
-            system_prompt=cfg.system_prompt,
-            append_system_prompt=cfg.append_system_prompt,
-            allowed_tools=tuple(cfg.allowed_tools),
-            disallowed_tools=tuple(cfg.disallowed_tools),
-            resume=cfg.resume,
-            resume_session_at=cfg.resume_session_at,
-            fork_session=cfg.fork_session,
-            **extra,
-        )
+        if session_id is not None and session_id != self.id:
+            self.id = session_id
+            for part in (self._hub, self._tracer, self._debug):
+                if part is not None:
+                    part.rename(session_id)
 
     def _hooks(self) -> dict[str, list[HookMatcher]]:
         matchers = self.config.policy.hook_matchers
