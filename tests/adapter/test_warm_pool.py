@@ -52,8 +52,16 @@ async def until_pool(status: Callable[[], PoolStatus], want: Callable[[PoolStatu
     await eventually(lambda: want(status()))
 
 
-def cli_pids() -> set[int]:
-    return {p for p in procfs.descendants(os.getpid()) if procfs.running(p)}
+@pytest.fixture
+def cli_pids() -> Callable[[], set[int]]:
+    """Our running child processes the test started (not those of earlier tests, such as
+    a network namespace's keeper)."""
+    before = set(procfs.descendants(os.getpid()))
+
+    def now() -> set[int]:
+        return {p for p in procfs.descendants(os.getpid()) if procfs.running(p)} - before
+
+    return now
 
 
 async def first_text(backend: LocalBackend, session_id: str) -> str:
@@ -66,7 +74,9 @@ async def first_text(backend: LocalBackend, session_id: str) -> str:
     raise AssertionError("no text")
 
 
-async def test_a_default_create_gets_a_warm_cli_and_the_pool_refills(tmp_path: Path) -> None:
+async def test_a_default_create_gets_a_warm_cli_and_the_pool_refills(
+    tmp_path: Path, cli_pids: Callable[[], set[int]]
+) -> None:
     async with SessionManager(demo_defaults(tmp_path), warm=2, max_sessions=4) as manager:
         await until_pool(manager.pool_status, lambda s: s.warm == 2)
         assert [] == manager.sessions()  # pooled sessions are nobody's
@@ -106,7 +116,9 @@ async def test_the_pool_counts_against_max_sessions(tmp_path: Path) -> None:
         assert 2 == len(manager.sessions()) + manager.pool_status().warm
 
 
-async def test_an_idle_pooled_cli_is_replaced(tmp_path: Path) -> None:
+async def test_an_idle_pooled_cli_is_replaced(
+    tmp_path: Path, cli_pids: Callable[[], set[int]]
+) -> None:
     async with SessionManager(demo_defaults(tmp_path), warm=1, idle_timeout=0.3) as manager:
         await until_pool(manager.pool_status, lambda s: s.warm == 1)
         (pid,) = cli_pids()
@@ -117,7 +129,7 @@ async def test_an_idle_pooled_cli_is_replaced(tmp_path: Path) -> None:
 
 
 async def test_a_cli_that_cannot_start_leaves_the_pool_empty_and_creates_fail_cleanly(
-    tmp_path: Path,
+    tmp_path: Path, cli_pids: Callable[[], set[int]]
 ) -> None:
     broken = SessionConfig(cli_path=tmp_path / "no-such-cli", cwd=tmp_path)
     async with SessionManager(broken, warm=2) as manager:
@@ -130,7 +142,7 @@ async def test_a_cli_that_cannot_start_leaves_the_pool_empty_and_creates_fail_cl
 
 
 async def test_local_backend_hands_out_warm_sessions_to_default_specs_only(
-    tmp_path: Path,
+    tmp_path: Path, cli_pids: Callable[[], set[int]]
 ) -> None:
     defaults = demo_defaults(tmp_path)
     async with LocalBackend(defaults, warm=1) as backend:
