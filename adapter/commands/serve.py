@@ -264,6 +264,10 @@ def serve_command(args: argparse.Namespace) -> int:
     if args.worker and not args.nats:
         print("claudecode-bridge serve: --worker needs --nats URL", file=sys.stderr)
         return 2
+    if args.nats and not args.worker and args.warm:
+        # A gateway runs no CLI: the workers keep the warm ones.
+        print("claudecode-bridge serve: --warm with --nats needs --worker", file=sys.stderr)
+        return 2
     if not args.worker and (args.id or args.label or args.no_resume_lost):
         print(
             "claudecode-bridge serve: --id, --label and --no-resume-lost need --nats URL --worker",

@@ -156,3 +156,12 @@ def test_warm_pool_in_readyz_and_the_log_and_stopped_with_the_server(tmp_path: P
         log = proc.stderr.read()
         assert "adapter.pool_handed_out" in log
         assert "in_use=1" in log and "warm=2" in log
+
+
+def test_warm_on_a_gateway_without_a_worker_is_refused() -> None:
+    """A gateway runs no CLI: --warm with --nats needs --worker (a clear exit 2, nothing
+    started)."""
+    with start("--nats", "nats://127.0.0.1:9", "--warm", "2") as proc:
+        _, err = proc.communicate(timeout=60)
+        assert 2 == proc.returncode
+        assert "--warm with --nats needs --worker" in err and "Traceback" not in err
