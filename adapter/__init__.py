@@ -61,7 +61,7 @@ from .events import (
 from .fanout import EventHub, SubscriberDropped, Subscription
 from .images import Image
 from .local import LocalBackend
-from .manager import SessionManager, TooManySessionsError, UnknownSessionError
+from .manager import PoolStatus, SessionManager, TooManySessionsError, UnknownSessionError
 from .policies import PermissionDecision, PermissionPolicy
 from .session import AgentSession, UnknownPermissionError
 from .telemetry import TurnTracer
@@ -100,6 +100,7 @@ __all__ = (
     "PermissionDenied",
     "PermissionPolicy",
     "PermissionRequest",
+    "PoolStatus",
     "RateLimit",
     "Raw",
     "Reasoning",

@@ -55,6 +55,16 @@ class DebugFiles:
     def __exit__(self, *exc: object) -> None:
         self._stack.close()
 
+    def rename(self, session_id: str) -> None:
+        """Name the files after ``session_id`` (the open files follow; a file of that name
+        that exists already is kept, and these keep their names)."""
+        for suffix in (".protocol.jsonl", ".events.jsonl"):
+            target = self._directory / f"{session_id}{suffix}"
+            if not target.exists():
+                with contextlib.suppress(OSError):
+                    (self._directory / f"{self._session_id}{suffix}").rename(target)
+        self._session_id = session_id
+
     def from_cli(self, batch: Sequence[LiteInbound]) -> None:
         """Record a batch the CLI wrote (the session reads whole stream events while these
         files are open: a lite one has nothing worth writing)."""

@@ -171,9 +171,7 @@ class SessionBackend(Protocol):
         event of the turn arrives."""
         ...
 
-    async def prompt(
-        self, session_id: str, text: str, *, images: PromptImages = ()
-    ) -> None:
+    async def prompt(self, session_id: str, text: str, *, images: PromptImages = ()) -> None:
         """Send a prompt (with images as ``(media_type, bytes)`` pairs). A prompt sent while
         a turn runs is queued by the CLI and runs after it."""
         ...

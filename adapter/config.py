@@ -7,11 +7,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from claudecode import SdkMcpServer
+from claudecode import ClaudeCodeOptions, SdkMcpServer
 
 from .policies import PermissionPolicy
 
-__all__ = ("SessionConfig",)
+__all__ = ("SessionConfig", "cli_options")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -63,3 +63,29 @@ class SessionConfig:
     debug_dir: str | os.PathLike[str] | None = None
     tracer_provider: Any = None
     capture_content: bool | None = None
+
+
+def cli_options(cfg: SessionConfig) -> ClaudeCodeOptions:
+    """The client options a session of ``cfg`` starts its CLI with."""
+    extra: dict[str, Any] = dict(cfg.client_options)
+    extra.setdefault("permission_timeout", None)
+    if cfg.cli_session_id is not None:
+        extra.setdefault("session_id", cfg.cli_session_id)
+    # Every permission request becomes an event (or a policy answer): answered by the session.
+    extra.setdefault("permission_prompt_tool_name", "stdio")
+    return ClaudeCodeOptions(
+        cli_path=cfg.cli_path,
+        cwd=cfg.cwd,
+        env=dict(cfg.env),
+        model=cfg.model,
+        permission_mode=cfg.permission_mode or cfg.policy.cli_permission_mode,
+        mcp_config=cfg.mcp_config,
+        system_prompt=cfg.system_prompt,
+        append_system_prompt=cfg.append_system_prompt,
+        allowed_tools=tuple(cfg.allowed_tools),
+        disallowed_tools=tuple(cfg.disallowed_tools),
+        resume=cfg.resume,
+        resume_session_at=cfg.resume_session_at,
+        fork_session=cfg.fork_session,
+        **extra,
+    )

@@ -188,6 +188,13 @@ class EventHub:
         """How many subscribers are attached."""
         return len(self._subscribers)
 
+    def rename(self, session_id: str) -> None:
+        """Stamp ``session_id`` from now on, and on the events already recorded (a warm
+        session handed out under the id its creator asked for)."""
+        self.session_id = session_id
+        for event in self._history:
+            event.session_id = session_id
+
     def history(self, after_seq: int = 0) -> list[Event]:
         """The recorded events with ``seq > after_seq`` (as far back as the history reaches)."""
         return [e for e in self._history if e.seq > after_seq]

@@ -51,7 +51,7 @@ from .config import SessionConfig
 from .events import MessageChunk, ModeChanged, Reasoning, SessionStatus, ToolInputDelta
 from .fanout import SubscriberDropped
 from .images import PromptImages
-from .manager import SessionManager, UnknownSessionError
+from .manager import PoolStatus, SessionManager, UnknownSessionError
 from .policies import PermissionDecision, PermissionPolicy, PolicyName
 from .session import AgentSession
 
@@ -166,6 +166,11 @@ class LocalBackend:
         idle_timeout: seconds an idle session lives on (``None``: forever).
         closed_ttl: seconds a closed session is still reported and replayable.
         closed_max: closed sessions remembered at most (the oldest are forgotten first).
+        warm: sessions kept started and initialized with ``defaults``, handed out by
+            :meth:`create` to a spec that asks for nothing else (same directory, model,
+            mode, policy; no resume, MCP servers or frontend tools), and replaced in the
+            background (see :class:`~adapter.SessionManager`); they count against
+            ``max_sessions`` and are not listed until handed out.
     """
 
     def __init__(
@@ -176,12 +181,13 @@ class LocalBackend:
         idle_timeout: float | None = 900.0,
         closed_ttl: float = 600.0,
         closed_max: int = 64,
+        warm: int = 0,
     ) -> None:
         self.defaults = defaults or SessionConfig()
         self.closed_ttl = closed_ttl
         self.closed_max = closed_max
         self._manager = SessionManager(
-            self.defaults, max_sessions=max_sessions, idle_timeout=idle_timeout
+            self.defaults, max_sessions=max_sessions, idle_timeout=idle_timeout, warm=warm
         )
         self._live: dict[str, _Entry] = {}
         #: CLI session ids a create() in flight resumes: claimed before its first await.
@@ -195,6 +201,10 @@ class LocalBackend:
     def max_sessions(self) -> int:
         """Live sessions allowed at once."""
         return self._manager.max_sessions
+
+    def pool_status(self) -> PoolStatus:
+        """How the warm pool stands (``size`` 0: there is none)."""
+        return self._manager.pool_status()
 
     # -- lifecycle -------------------------------------------------------------------
 
@@ -353,9 +363,7 @@ class LocalBackend:
         with entry.session.subscribe(after_seq) as subscription:
             yield subscription
 
-    async def prompt(
-        self, session_id: str, text: str, *, images: PromptImages = ()
-    ) -> None:
+    async def prompt(self, session_id: str, text: str, *, images: PromptImages = ()) -> None:
         """Send a prompt to the session."""
         entry = self._live_entry(session_id)
         # The title is in place before the turn starts, so that watchers see the turn start

@@ -30,7 +30,6 @@ import anyio.abc
 from claudecode import (
     CanUseToolRequest,
     ClaudeCodeError,
-    ClaudeCodeOptions,
     ControlCancelRequest,
     HookMatcher,
     InboundControlRequest,
@@ -50,7 +49,7 @@ from claudecode.internal import (
 )
 
 from ._debug_files import DebugFiles
-from .config import SessionConfig
+from .config import SessionConfig, cli_options
 from .errors import UnknownPermissionError
 from .events import (
     ErrorEvent,
@@ -132,7 +131,7 @@ class AgentSession:
             self._open_debug_files(stack)
             self._tasks = TaskSet(await stack.enter_async_context(anyio.create_task_group()))
             self._client = Session(
-                self._client_options(),
+                cli_options(self.config),
                 hooks=self._hooks(),
                 mcp_servers=list(self.config.mcp_servers),
                 transport=self._transport,
@@ -189,30 +188,16 @@ class AgentSession:
         """Wait until the session ended (the CLI exited or :meth:`close` was called)."""
         await self._done.wait()
 
-    def _client_options(self) -> ClaudeCodeOptions:
-        cfg = self.config
-        extra: dict[str, Any] = dict(cfg.client_options)
-        extra.setdefault("permission_timeout", None)
-        if cfg.cli_session_id is not None:
-            extra.setdefault("session_id", cfg.cli_session_id)
-        # Every permission request becomes an event (or a policy answer): answered here.
-        extra.setdefault("permission_prompt_tool_name", "stdio")
-        return ClaudeCodeOptions(
-            cli_path=cfg.cli_path,
-            cwd=cfg.cwd,
-            env=dict(cfg.env),
-            model=cfg.model,
-            permission_mode=cfg.permission_mode or cfg.policy.cli_permission_mode,
-            mcp_config=cfg.mcp_config,
-            system_prompt=cfg.system_prompt,
-            append_system_prompt=cfg.append_system_prompt,
-            allowed_tools=tuple(cfg.allowed_tools),
-            disallowed_tools=tuple(cfg.disallowed_tools),
-            resume=cfg.resume,
-            resume_session_at=cfg.resume_session_at,
-            fork_session=cfg.fork_session,
-            **extra,
-        )
+    def adopt(self, session_id: str | None = None) -> None:
+        """Take over a session a warm pool started ahead (nobody subscribed or prompted
+        yet): it counts as created now, under ``session_id`` when given (its events, spans,
+        logs and debug files carry it from here on)."""
+        self.created_at = self.last_activity = time.monotonic()
+        if session_id is not None and session_id != self.id:
+            self.id = session_id
+            for part in (self._hub, self._tracer, self._debug):
+                if part is not None:
+                    part.rename(session_id)
 
     def _hooks(self) -> dict[str, list[HookMatcher]]:
         matchers = self.config.policy.hook_matchers
@@ -444,6 +429,11 @@ class AgentSession:
     def cli_session_id(self) -> str | None:
         """The CLI's own session id (for ``resume``), once known."""
         return self._client.session_id if self._client is not None else None
+
+    @property
+    def pid(self) -> int | None:
+        """The CLI's process id (``None`` before it started or with a transport of one's own)."""
+        return self._client.pid if self._client is not None else None
 
     @property
     def last_message_uuid(self) -> str | None:

@@ -130,6 +130,13 @@ class TurnTracer(TurnEventSpans, ContentCapture):
         """Whether content is recorded on spans."""
         return self._capture
 
+    def rename(self, session_id: str) -> None:
+        """Our id for the session is ``session_id`` from now on (the conversation id too,
+        until the CLI's own is known)."""
+        if self._conversation_id == self._session_id:
+            self._conversation_id = session_id
+        self._session_id = session_id
+
     @property
     def conversation_id(self) -> str:
         """The ``gen_ai.conversation.id`` in use: the CLI's session id once known."""

@@ -2,7 +2,8 @@
 
 ``python -m benchmarks.agui serve bridge|sdk CLI ENV`` serves on a free loopback port (printed
 first) until SIGTERM: ``bridge`` is a real :func:`adapter.server.create_app` application over
-``CLI`` (the emitter) with the session environment ``ENV`` (JSON); ``sdk`` is
+``CLI`` (the emitter) with the session environment ``ENV`` (JSON; ``$BENCH_SERVER_PROFILE``:
+under cProfile, its stats written there at exit); ``sdk`` is
 ``ag-ui-claude-sdk``'s ``ClaudeAgentAdapter`` behind its own ``add_claude_fastapi_endpoint``.
 Both run under uvicorn with the same settings (:func:`uvicorn_stack`) and the collector set
 up as ``claudecode-bridge serve`` does. :class:`ServerProcess` starts one from the
@@ -97,6 +98,15 @@ def serve_bridge(cli: str, env: dict[str, str]) -> None:
 
     if os.environ.get(STAGES_ENV):
         install_server_probes(os.environ[STAGES_ENV])
+    if os.environ.get("BENCH_SERVER_PROFILE"):
+        # The whole server under cProfile, written at exit (SIGTERM exits cleanly).
+        import atexit
+        import cProfile
+
+        profiler = cProfile.Profile()
+        atexit.register(profiler.dump_stats, os.environ["BENCH_SERVER_PROFILE"])
+        atexit.register(profiler.disable)
+        profiler.enable()
     defaults = SessionConfig(
         cli_path=cli,
         env=env,
@@ -135,14 +145,21 @@ class ServerProcess:
     added to its own environment)."""
 
     def __init__(
-        self, kind: str, cli: str, env: dict[str, str], extra_env: Mapping[str, str] = {}
+        self,
+        kind: str,
+        cli: str,
+        env: dict[str, str],
+        extra_env: Mapping[str, str] = {},
+        *,
+        root: Path = _ROOT,
     ) -> None:
+        # ``root``: the checkout whose code the server runs (another one: a baseline).
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "benchmarks.agui", "serve", kind, cli, json.dumps(env)],
             stdout=subprocess.PIPE,
             text=True,
-            cwd=_ROOT,
-            env={**os.environ, **extra_env},
+            cwd=root,
+            env={**os.environ, **extra_env, "PYTHONPATH": str(root)},
         )
         assert self.proc.stdout is not None
         line = self.proc.stdout.readline()

@@ -114,6 +114,10 @@ class ChatView:
         #: message arrives in thousands of chunks: joining the whole text at every chunk would
         #: cost time quadratic in its length, so the pieces are joined when someone looks.
         self._pieces: dict[str, list[str]] = {}
+        #: Permission entries not known closed, in the order they came: a tool result
+        #: closes its call's requests, and scanning every entry for them at every result
+        #: cost time quadratic in the length of the chat.
+        self._permissions: dict[str, None] = {}
         self._events = 0
         self._key = ""
         self.todos: tuple[TodoItem, ...] = ()
@@ -143,11 +147,12 @@ class ChatView:
     def open_permissions(self) -> list[PermissionEntry]:
         """The permission requests still open."""
         self._join_pieces()
-        return [
-            e
-            for e in self._entries.values()
-            if isinstance(e, PermissionEntry) and e.state == "open"
-        ]
+        found = []
+        for entry_id in self._permissions:
+            entry = self._entries.get(entry_id)
+            if isinstance(entry, PermissionEntry) and entry.state == "open":
+                found.append(entry)
+        return found
 
     def snapshot(self) -> ChatSnapshot:
         """The whole view as one JSON-serializable value."""
@@ -258,6 +263,7 @@ class ChatView:
 
     def _remove(self, entry_id: str) -> None:
         entry = self._entries.pop(entry_id, None)
+        self._permissions.pop(entry_id, None)
         if entry is None:
             return
         self._threads[entry.parent_id].remove(entry_id)
@@ -442,9 +448,11 @@ class ChatView:
             self.todos = _upsert(self.todos, item)
 
     def _on_permission(self, event: PermissionRequest) -> None:
+        entry_id = f"permission:{event.pending_id}"
+        self._permissions[entry_id] = None
         self._add(
             PermissionEntry(
-                id=f"permission:{event.pending_id}",
+                id=entry_id,
                 parent_id=event.parent_tool_call_id,
                 pending_id=event.pending_id,
                 tool_name=event.tool_name,
@@ -462,6 +470,7 @@ class ChatView:
         entry = self._entries.get(entry_id)
         if isinstance(entry, PermissionEntry) and entry.state == "open":
             self._set(msgspec.structs.replace(entry, state="closed"))
+        self._permissions.pop(entry_id, None)
 
     def _close_permissions_of(self, tool_id: str) -> None:
         for entry in self.open_permissions():

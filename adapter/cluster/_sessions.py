@@ -4,20 +4,66 @@ from __future__ import annotations
 
 import dataclasses
 import time
+import uuid
 from collections.abc import Mapping
 from typing import Any
 
 from claudecode import UsageError
+from claudecode.internal import get_logger
 
 from ..backend import SessionInfo, SessionSpec
 from ..config import SessionConfig
 from ..local import ui_state
 from ..policies import PermissionPolicy
 from ..session import AgentSession
+from .wire import CreateExpiredError, CreateSession, ErrorBody
 
-__all__ = ("config_for", "info_of")
+__all__ = ("check_deadline", "config_for", "info_of", "marked", "named")
+
+_log = get_logger("claudecode.adapter.cluster.worker")  # the worker logs it
 
 _POLICIES = ("autonomous", "supervised", "plan")
+
+
+def check_deadline(
+    worker_id: str, command: CreateSession, stage: str, session_id: str | None
+) -> None:
+    """Raise :class:`CreateExpiredError` when the sender of ``command`` has stopped
+    waiting for the answer (``stage``: how far the create got, for the log)."""
+    if not command.deadline:
+        return  # a gateway that predates deadlines
+    late = time.time() - command.deadline
+    if late <= 0:
+        return
+    _log.info(
+        "cluster.create_expired",
+        worker=worker_id,
+        session_id=session_id,
+        stage=stage,
+        late=round(late, 3),
+    )
+    raise CreateExpiredError(
+        ErrorBody(
+            "unavailable",
+            f"worker {worker_id} refused to start session {session_id!r} {stage}: "
+            f"{late:.3f} s past the create's deadline",
+        )
+    )
+
+
+def marked(config: SessionConfig, mark: Mapping[str, str]) -> SessionConfig:
+    """``config`` with ``mark`` (the orphan watchdog's) in the CLI's environment."""
+    return dataclasses.replace(config, env={**config.env, **mark}) if mark else config
+
+
+def named(config: SessionConfig) -> SessionConfig:
+    """``config`` with its CLI session named now when it starts one (a fork too: the CLI
+    takes --session-id with --resume --fork-session), so that its transcript is mirrored
+    from the start and the registry can resume it elsewhere even if this worker dies before
+    the CLI's first message."""
+    if config.cli_session_id is None and (config.resume is None or config.fork_session):
+        return dataclasses.replace(config, cli_session_id=str(uuid.uuid4()))
+    return config
 
 
 def config_for(defaults: SessionConfig, spec: SessionSpec) -> SessionConfig:

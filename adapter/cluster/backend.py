@@ -542,9 +542,7 @@ class ClusterBackend:
             raise_error(reply.error)
         return reply
 
-    async def prompt(
-        self, session_id: str, text: str, *, images: PromptImages = ()
-    ) -> None:
+    async def prompt(self, session_id: str, text: str, *, images: PromptImages = ()) -> None:
         """Send a prompt to the session's worker."""
         await self._command(session_id, Prompt(text=text, images=as_images(images)))
 

@@ -19,7 +19,6 @@ never ends the worker.
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import os
 import time
 import uuid
@@ -34,7 +33,8 @@ from claudecode import UsageError
 from claudecode.internal import get_logger
 
 from ..config import SessionConfig
-from ..manager import SessionManager, TooManySessionsError
+from ..manager import PoolStatus, SessionManager, TooManySessionsError
+from ..session import AgentSession
 from ._acks import AckInbox
 from ._claims import ResumeClaims, claimed_cli_session
 from ._gate import PublishGate, timer_linger
@@ -42,7 +42,7 @@ from ._hosted import Hosted, cli_env, respond
 from ._liveness import Heartbeat, host_token
 from ._reaper import OrphanReaper
 from ._records import RecordWriter
-from ._sessions import config_for
+from ._sessions import check_deadline, config_for, marked, named
 from .config import ClusterConfig, NatsSettings, valid_token
 from .eventlog import EventPublisher, ensure_event_stream
 from .fencing import FencedError
@@ -97,6 +97,9 @@ class ClusterWorker:
         reap_orphans: start a watchdog process that stops this worker's CLIs (and what
             they started) when the worker dies without closing them, e.g. killed with
             SIGKILL (:mod:`adapter.cluster._reaper`; Linux). The ``worker`` command sets it.
+        warm: CLIs kept started with ``defaults`` (each with its CLI session id chosen in
+            advance), handed to creates whose spec asks for nothing else; see
+            :class:`~adapter.SessionManager`. They count against ``max_sessions``.
     """
 
     def __init__(
@@ -111,6 +114,7 @@ class ClusterWorker:
         labels: Mapping[str, str] | None = None,
         resume_lost: bool = True,
         reap_orphans: bool = False,
+        warm: int = 0,
     ) -> None:
         self.config = config or ClusterConfig()
         self._reaper = OrphanReaper() if reap_orphans else None
@@ -124,7 +128,11 @@ class ClusterWorker:
         self.labels = dict(labels or {})
         self.resume_lost = resume_lost
         self._manager = SessionManager(
-            self.defaults, max_sessions=max_sessions, idle_timeout=idle_timeout
+            self.defaults,
+            max_sessions=max_sessions,
+            idle_timeout=idle_timeout,
+            warm=warm,
+            warm_config=self._warm_config,
         )
         self._hosted: dict[str, Hosted] = {}
         self._gate = PublishGate(timer_linger(self.config.publish_linger), min_batch=_MIN_BATCH)
@@ -291,7 +299,7 @@ class ClusterWorker:
             await respond(msg, Reply(error=ErrorBody("bad_request", "expected a create request")))
             return
         try:
-            self._check_deadline(command, "on receipt", command.session_id)
+            check_deadline(self.id, command, "on receipt", command.session_id)
         except CreateExpiredError as exc:
             await respond(msg, Reply(error=exc.body))
             return
@@ -317,29 +325,6 @@ class ClusterWorker:
             self._starting -= 1
         await respond(msg, reply)
 
-    def _check_deadline(self, command: CreateSession, stage: str, session_id: str | None) -> None:
-        """Raise :class:`CreateExpiredError` when the sender of ``command`` has stopped
-        waiting for the answer (``stage``: how far the create got, for the log)."""
-        if not command.deadline:
-            return  # a gateway that predates deadlines
-        late = time.time() - command.deadline
-        if late <= 0:
-            return
-        _log.info(
-            "cluster.create_expired",
-            worker=self.id,
-            session_id=session_id,
-            stage=stage,
-            late=round(late, 3),
-        )
-        raise CreateExpiredError(
-            ErrorBody(
-                "unavailable",
-                f"worker {self.id} refused to start session {session_id!r} {stage}: "
-                f"{late:.3f} s past the create's deadline",
-            )
-        )
-
     async def _start(self, command: CreateSession) -> Reply:
         session_id = command.session_id or uuid.uuid4().hex
         if not valid_token(session_id):
@@ -348,23 +333,25 @@ class ClusterWorker:
             raise UsageError(f"a session {session_id!r} exists already")
         if command.first_seq < 1:
             raise UsageError("first_seq must be at least 1")
-        config = config_for(self.defaults, command.spec)
-        if self._reaper is not None and self._reaper.env:
-            config = dataclasses.replace(config, env={**config.env, **self._reaper.env})
-        if config.cli_session_id is None and (config.resume is None or config.fork_session):
-            # Name the CLI session now (a fork too: the CLI takes --session-id with
-            # --resume --fork-session), so its transcript is mirrored from the start and the
-            # registry can resume it elsewhere even if this worker dies before the CLI's
-            # first message.
-            config = dataclasses.replace(config, cli_session_id=str(uuid.uuid4()))
+        config = marked(config_for(self.defaults, command.spec), self._mark())
+        # A warm CLI comes with the CLI session id it was started with (claimed below,
+        # before its CLI wrote anything).
+        warm = self._manager.take_warm(config, session_id=session_id)
+        config = named(config) if warm is None else warm.config
         # Claimed (pending) before the CLI starts and before the id is anywhere to be seen:
         # a fresh session's or a fork's here, where its id is made; a resume's claim was made
         # by the gateway (this finds it), or is kept from before the session was lost.
         assert self._claims is not None
         claimed = claimed_cli_session(config)
-        claim = None if claimed is None else await self._claims.claim(claimed, session_id)
         try:
-            return await self._start_claimed(command, session_id, config, claimed, claim)
+            claim = None if claimed is None else await self._claims.claim(claimed, session_id)
+        except BaseException:
+            if warm is not None:
+                with anyio.CancelScope(shield=True):
+                    await self._manager.close(session_id)
+            raise
+        try:
+            return await self._start_claimed(command, session_id, config, claimed, claim, warm)
         except BaseException:
             # A claim made here goes; a resume's stays with whoever made it (the gateway
             # drops it when the create fails, the sweep when the lost session ends).
@@ -373,6 +360,17 @@ class ClusterWorker:
                     await self._claims.release(claimed, session_id)
             raise
 
+    def pool_status(self) -> PoolStatus:
+        """How the warm pool stands (``size`` 0: there is none)."""
+        return self._manager.pool_status()
+
+    def _mark(self) -> Mapping[str, str]:
+        return self._reaper.env if self._reaper is not None else {}
+
+    def _warm_config(self) -> SessionConfig:
+        """A pooled CLI's config: the defaults, marked and named, as a fresh one's here."""
+        return named(marked(self.defaults, self._mark()))
+
     async def _start_claimed(
         self,
         command: CreateSession,
@@ -380,6 +378,7 @@ class ClusterWorker:
         config: SessionConfig,
         claimed: str | None,
         claim: int | None,
+        warm: AgentSession | None,
     ) -> Reply:
         if config.resume is not None:
             # A CLI session this machine may never have run: bring its file from the mirror.
@@ -390,7 +389,10 @@ class ClusterWorker:
                 config.cwd or os.getcwd(),
                 cli_env(config),
             )
-        session = await self._manager.create(config, session_id=session_id)
+        if warm is not None:
+            session = warm
+        else:
+            session = await self._manager.create(config, session_id=session_id)
         hosted = Hosted(session, command.spec, command.first_seq, command.created_at or time.time())
         self._hosted[session_id] = hosted
         try:
@@ -430,7 +432,7 @@ class ClusterWorker:
             # waits. Past the deadline nobody will learn of this session (a fresh one's id
             # may be the gateway's own; a resume's recovery has closed the session), so it
             # ends here, as any failure before the record does.
-            self._check_deadline(command, "before registering", session_id)
+            check_deadline(self.id, command, "before registering", session_id)
             if command.created_at:  # a lost session resumed here: its record exists
                 hosted.revision = await self.registry.put(record)
             else:

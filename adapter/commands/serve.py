@@ -281,6 +281,10 @@ def serve_command(args: argparse.Namespace) -> int:
     if args.worker and not args.nats:
         print("claudecode-bridge serve: --worker needs --nats URL", file=sys.stderr)
         return 2
+    if args.nats and not args.worker and args.warm:
+        # A gateway runs no CLI: the workers keep the warm ones.
+        print("claudecode-bridge serve: --warm with --nats needs --worker", file=sys.stderr)
+        return 2
     if not args.worker and (args.id or args.label or args.no_resume_lost):
         print(
             "claudecode-bridge serve: --id, --label and --no-resume-lost need --nats URL --worker",
@@ -376,6 +380,7 @@ async def _serve(
         state_dir=_state_dir(args),
         session_defaults=defaults,
         max_sessions=args.max_sessions,
+        warm=args.warm,
         agui_disconnect=args.on_disconnect,
         terminals=not args.no_terminals,
         terminal_input=args.terminal_input,
@@ -404,7 +409,10 @@ async def _serve(
             return 2
     else:
         backend = LocalBackend(
-            defaults, max_sessions=args.max_sessions, idle_timeout=args.idle_timeout or None
+            defaults,
+            max_sessions=args.max_sessions,
+            idle_timeout=args.idle_timeout or None,
+            warm=args.warm,
         )
     async with worker, backend:
         try:

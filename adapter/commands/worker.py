@@ -211,6 +211,14 @@ def add_session_arguments(parser: argparse._ActionsContainer) -> None:
         help="seconds before an idle session is closed (900; 0: never)",
     )
     parser.add_argument("--permission-mode", help="default CLI permission mode")
+    parser.add_argument(
+        "--warm",
+        type=_non_negative,
+        default=0,
+        metavar="N",
+        help="keep N CLIs started for the default settings, handed out on create and "
+        "replaced in the background (0; they count against --max-sessions)",
+    )
 
 
 def add_worker_role_arguments(parser: argparse._ActionsContainer) -> None:
@@ -262,7 +270,15 @@ def worker_from_args(args: argparse.Namespace, defaults: SessionConfig) -> Clust
         labels=labels,
         resume_lost=not args.no_resume_lost,
         reap_orphans=True,
+        warm=args.warm,
     )
+
+
+def _non_negative(text: str) -> int:
+    value = int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{text}: must be 0 or more")
+    return value
 
 
 def _labels(values: list[str]) -> dict[str, str]:

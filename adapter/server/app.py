@@ -151,7 +151,7 @@ def create_app(
 
     Args:
         backend: where sessions live; ``None`` creates and runs a :class:`LocalBackend`
-            from ``settings.session_defaults`` / ``max_sessions``.
+            from ``settings.session_defaults`` / ``max_sessions`` / ``warm``.
         settings: security and defaults (:class:`ServerSettings`).
         providers: the route providers (callables or ``module:attribute`` names); default
             :data:`BUILTIN_PROVIDERS`.
@@ -166,7 +166,9 @@ def create_app(
     AllowedHosts(settings.allowed_hosts)  # a malformed entry fails here, not at a request
     owns_backend = backend is None
     if backend is None:
-        backend = LocalBackend(settings.session_defaults, max_sessions=settings.max_sessions)
+        backend = LocalBackend(
+            settings.session_defaults, max_sessions=settings.max_sessions, warm=settings.warm
+        )
     authenticator = None
     if settings.token is not None or settings.users_file is not None or settings.jwt is not None:
         authenticator = Authenticator(

@@ -2,7 +2,7 @@
 
 =======  =========================================  ==========================================
 GET      ``/healthz``                               liveness (no token needed)
-GET      ``/readyz``                                the CLI found, sessions count (503 if not)
+GET      ``/readyz``                                CLI found, sessions, warm pool (503: no CLI)
 GET      ``/api/me``                                the caller: ``{name, admin, terminals}``
 GET      ``/api/sessions``                          every session (:class:`SessionInfo`)
 POST     ``/api/sessions``                          create from a :class:`SessionSpec` body
@@ -19,6 +19,7 @@ A permission answer is ``{"behavior": "allow" | "allow_always" | "deny", "messag
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any, Literal
 
 import msgspec
@@ -79,13 +80,18 @@ def core_routes(ctx: ServerContext) -> list[BaseRoute]:
         sessions = await backend.list()
         live = sum(1 for s in sessions if s.state not in ("closed", "errored"))
         ready = cli is not None
-        body = {
+        body: dict[str, Any] = {
             "ready": ready,
             "cli": cli,
             "demo": ctx.settings.demo,
             "sessions": live,
             "max_sessions": ctx.settings.max_sessions,
         }
+        pool = getattr(backend, "pool_status", None)
+        if pool is not None:
+            # The warm pool: CLIs started ahead (warm), on their way (starting), handed out
+            # and still open (in_use), out of size wanted.
+            body["pool"] = dataclasses.asdict(pool())
         return json_response(body, 200 if ready else 503)
 
     async def me(request: Request) -> Response:

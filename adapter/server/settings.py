@@ -32,7 +32,8 @@ class ServerSettings:
     Every session and terminal belongs to the user who started it (:mod:`adapter.owners`);
     ``audit_log`` is the JSON-lines file (created 0600) the audit records also go to.
 
-    Sessions: ``session_defaults`` and ``max_sessions`` configure the in-process backend the
+    Sessions: ``session_defaults``, ``max_sessions`` and ``warm`` (CLIs kept started for
+    the defaults, see :class:`~adapter.LocalBackend`) configure the in-process backend the
     app creates when none is given; ``demo`` says the sessions run the built-in scripted
     stand-in (reported by ``/readyz``). ``state_dir`` is where front ends keep what must
     survive a restart (created private, 0700).
@@ -57,6 +58,7 @@ class ServerSettings:
     state_dir: str | os.PathLike[str] | None = None
     session_defaults: SessionConfig = field(default_factory=SessionConfig)
     max_sessions: int = 32
+    warm: int = 0
     keepalive_seconds: float = 15.0
     agui_disconnect: Literal["interrupt", "keep"] = "interrupt"
     agui_max_threads: int = 10_000

@@ -44,7 +44,12 @@ from adapter.events import (
 )
 from adapter.server.agui.events import AguiEvent, encode_event
 from adapter.server.agui.results import result_text
-from adapter.server.agui.translate import APPROVAL_TOOL, RunTranslator, ThreadMemory
+from adapter.server.agui.translate import (
+    APPROVAL_TOOL,
+    RunTranslator,
+    ThreadMemory,
+    _is_json_object,
+)
 from adapter.server.agui.verify import verify_events
 from adapter.translate import Translator
 from normalize import ManageTodos, ShellExec, ShellOutput, TodoItem, normalize_tool_use
@@ -393,3 +398,31 @@ def test_json_round_trip_of_every_event_type() -> None:
     )
     for obj in out:
         assert obj == json.loads(msgspec.json.encode(obj))
+
+
+def _stdlib_is_object(text: str) -> bool:
+    if not text:
+        return False
+    try:
+        return isinstance(json.loads(text), dict)
+    except ValueError:
+        return False
+
+
+_JSONISH = st.one_of(
+    st.text(max_size=60),
+    st.recursive(
+        st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=10),
+        lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=5), inner),
+        max_leaves=10,
+    ).map(lambda value: json.dumps(value)),  # NaN, Infinity included: the stdlib writes them
+    st.sampled_from(['{"a": 1e400}', ' {"a": 1}', '{"a": 1, "a": 2}', '{"a": "\\ud800"}', "{"]),
+)
+
+
+@settings(max_examples=500, deadline=None)
+@given(_JSONISH)
+def test_streamed_tool_input_is_taken_as_an_object_exactly_as_the_stdlib_would(text: str) -> None:
+    """Whether a tool call's streamed input is used as its arguments (a JSON object): the
+    fast check decides as the standard library's ``json.loads`` did, on any text."""
+    assert _is_json_object(text) == _stdlib_is_object(text)

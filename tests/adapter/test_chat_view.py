@@ -406,6 +406,25 @@ def test_fold_equals_apply_in_any_split(
     assert view.entries == whole.entries
 
 
+@settings(max_examples=300, deadline=None)
+@given(
+    events=st.lists(_EVENTS, max_size=40),
+    cuts=st.lists(st.integers(min_value=0, max_value=40), max_size=8),
+)
+def test_open_permissions_are_the_open_permission_entries(
+    events: list[Event], cuts: list[int]
+) -> None:
+    """The view keeps the permission requests it may still have to close apart (a tool result
+    closes its call's): after any batch, they are exactly the open permission entries, in
+    display order."""
+    view = ChatView()
+    bounds = [0, *sorted({c for c in cuts if c <= len(events)}), len(events)]
+    for start, end in itertools.pairwise(bounds):
+        view.apply(events[start:end])
+        scanned = [e for e in view.entries if isinstance(e, PermissionEntry) and e.state == "open"]
+        assert view.open_permissions() == scanned
+
+
 def test_a_long_streamed_message_is_joined_when_read() -> None:
     """Thousands of chunks folded one at a time (a follower's small batches): the text is
     exact when read, and the pieces an open entry keeps stay bounded."""

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import uuid
 
-from adapter.config import SessionConfig
-from adapter.session import AgentSession
+from adapter.config import SessionConfig, cli_options
 
 
 def test_cli_session_id_becomes_session_id_flag() -> None:
@@ -14,11 +13,11 @@ def test_cli_session_id_becomes_session_id_flag() -> None:
     config = SessionConfig(
         cli_session_id=sid, client_options={"extra_args": ("--strict-mcp-config",)}
     )
-    argv = AgentSession(config)._client_options().to_argv("claude")
+    argv = cli_options(config).to_argv("claude")
     assert f"--session-id={sid}" in argv or sid == argv[argv.index("--session-id") + 1]
     assert "--strict-mcp-config" in argv
 
 
 def test_no_session_id_flag_by_default() -> None:
-    argv = AgentSession(SessionConfig())._client_options().to_argv("claude")
+    argv = cli_options(SessionConfig()).to_argv("claude")
     assert "--session-id" not in argv

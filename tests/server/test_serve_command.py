@@ -189,3 +189,48 @@ def test_an_exposed_bind_with_a_users_file_needs_no_single_token(tmp_path: Path)
         _, err = proc.communicate(timeout=60)
     assert 2 == proc.returncode
     assert "token_sha256" in err
+
+
+def test_warm_pool_in_readyz_and_the_log_and_stopped_with_the_server(tmp_path: Path) -> None:
+    """--warm 2 --demo: /readyz says how many CLIs are warm, starting and in use; a create
+    takes a warm one (in use 1, the pool refilled), the log says so, and SIGTERM stops the
+    pooled CLIs with the rest, none left behind."""
+    with start("--demo", "--warm", "2", "-v", "--state-dir", str(tmp_path / "state")) as proc:
+        assert proc.stdout is not None
+        base = proc.stdout.readline().split(" on ")[1].split()[0]
+
+        def pool(http: httpx.Client) -> dict[str, int]:
+            body = http.get("/readyz").json()
+            assert body["ready"]
+            return dict(body["pool"])
+
+        with httpx.Client(base_url=base, timeout=30) as http:
+            deadline = time.monotonic() + 60
+            while pool(http) != {"size": 2, "warm": 2, "starting": 0, "in_use": 0}:
+                assert time.monotonic() < deadline, pool(http)
+                time.sleep(0.05)
+            warm = set(procfs.descendants(proc.pid))
+            sid = http.post("/api/sessions", json={}).json()["id"]
+            assert pool(http)["in_use"] == 1
+            while pool(http) != {"size": 2, "warm": 2, "starting": 0, "in_use": 1}:
+                assert time.monotonic() < deadline, pool(http)
+                time.sleep(0.05)
+            assert [sid] == [s["id"] for s in http.get("/api/sessions").json()]
+        clis = procfs.descendants(proc.pid)
+        assert len(set(clis) - warm) >= 1  # the replacement
+        proc.send_signal(signal.SIGTERM)
+        assert 0 == proc.wait(timeout=60)
+        assert [] == [pid for pid in clis if procfs.running(pid)]
+        assert proc.stderr is not None
+        log = proc.stderr.read()
+        assert "adapter.pool_handed_out" in log
+        assert "in_use=1" in log and "warm=2" in log
+
+
+def test_warm_on_a_gateway_without_a_worker_is_refused() -> None:
+    """A gateway runs no CLI: --warm with --nats needs --worker (a clear exit 2, nothing
+    started)."""
+    with start("--nats", "nats://127.0.0.1:9", "--warm", "2") as proc:
+        _, err = proc.communicate(timeout=60)
+        assert 2 == proc.returncode
+        assert "--warm with --nats needs --worker" in err and "Traceback" not in err
