@@ -23,10 +23,10 @@ from typing import Any
 
 import anyio
 import pytest
-from cluster._processes import child
 
 from adapter.cluster import ClusterBackend, ClusterConfig, LocalNatsServer, NatsSettings
 from claudecode.testing import fake_cli_command, script, text_turn
+from tests.cluster._processes import child
 
 from .driver import finish, start, text_of
 

@@ -12,7 +12,11 @@ from typing import Any
 
 import anyio
 import pytest
-from staged_cli import (
+
+from adapter.events import Complete, Event, MessageChunk
+from adapter.manager import SessionManager
+from adapter.session import AgentSession
+from tests.adapter.staged_cli import (
     Gates,
     background_stages,
     init_line,
@@ -20,10 +24,6 @@ from staged_cli import (
     staged_config,
     text_line,
 )
-
-from adapter.events import Complete, Event, MessageChunk
-from adapter.manager import SessionManager
-from adapter.session import AgentSession
 
 pytestmark = pytest.mark.anyio
 

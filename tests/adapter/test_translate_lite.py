@@ -19,7 +19,6 @@ import anyio
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from test_translate_properties import RAW_LINES, mutated_line
 
 from adapter.config import SessionConfig
 from adapter.events import Complete, Event, MessageChunk, ToolCall, ToolUpdate, encode_event
@@ -30,6 +29,7 @@ from claudecode import ClaudeCodeProtocol
 from claudecode._stream_lite import StreamEventLite, decode_line_lite, decode_small_line_lite
 from claudecode.messages import StreamEvent
 from claudecode.testing import fake_cli_command, script, tool_turn
+from tests.adapter.translate_strategies import RAW_LINES, mutated_line
 
 _real: st.SearchStrategy[bytes] = st.sampled_from(RAW_LINES).map(lambda o: json.dumps(o).encode())
 

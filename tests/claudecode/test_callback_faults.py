@@ -14,13 +14,13 @@ from typing import Any
 
 import anyio
 import pytest
-from _scripted_cli import result_line, scripted_options
 from structlog.testing import capture_logs
 
 from claudecode.callbacks import HookMatcher
 from claudecode.mcp import SdkMcpServer
 from claudecode.messages import InboundControlRequest, ResultMessage
 from claudecode.session import Session
+from tests.claudecode._scripted_cli import result_line, scripted_options
 
 pytestmark = pytest.mark.anyio
 

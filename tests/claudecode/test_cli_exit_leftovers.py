@@ -15,13 +15,13 @@ from typing import Any
 
 import anyio
 import pytest
-from _scripted_cli import result_line, scripted_options
 
 from benchmarks import procfs
 from claudecode import CLIExitedError
 from claudecode.messages import AssistantMessage, ResultMessage
 from claudecode.session import Session
 from claudecode.transport import SubprocessTransport
+from tests.claudecode._scripted_cli import result_line, scripted_options
 
 pytestmark = pytest.mark.anyio
 

@@ -14,12 +14,12 @@ from typing import Any
 
 import anyio
 import pytest
-from _scripted_cli import scripted_options
 
 from claudecode import CLIExitedError, ControlTimeoutError
 from claudecode.control import McpStatus, RawControl
 from claudecode.messages import InboundControlRequest
 from claudecode.session import Session
+from tests.claudecode._scripted_cli import scripted_options
 
 pytestmark = pytest.mark.anyio
 

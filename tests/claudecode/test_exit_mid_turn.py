@@ -6,11 +6,11 @@ from pathlib import Path
 
 import anyio
 import pytest
-from _scripted_cli import result_line, scripted_options
 
 from claudecode import CLIExitedError
 from claudecode.messages import AssistantMessage, ResultMessage
 from claudecode.session import Session
+from tests.claudecode._scripted_cli import result_line, scripted_options
 
 pytestmark = pytest.mark.anyio
 

@@ -14,7 +14,6 @@ from typing import Any
 import anyio
 import msgspec
 import pytest
-from _scripted_cli import result_line, scripted_options
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -35,6 +34,7 @@ from claudecode.messages import (
 from claudecode.protocol import ClaudeCodeProtocol
 from claudecode.session import Session
 from claudecode.stream_events import ContentBlockStart
+from tests.claudecode._scripted_cli import result_line, scripted_options
 
 TRANSCRIPTS = Path(__file__).resolve().parent.parent / "fixtures" / "transcripts"
 

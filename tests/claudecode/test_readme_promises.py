@@ -15,7 +15,6 @@ from typing import Any
 
 import anyio
 import pytest
-from _scripted_cli import result_line, scripted_options
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -25,6 +24,7 @@ from claudecode.control import Interrupt
 from claudecode.messages import InboundMessage, MalformedLine, ResultMessage, UnknownMessage
 from claudecode.protocol import ClaudeCodeProtocol
 from claudecode.session import Session
+from tests.claudecode._scripted_cli import result_line, scripted_options
 
 _ASK = {
     "type": "control_request",

@@ -22,10 +22,10 @@ from pathlib import Path
 
 import anyio
 import pytest
-from acp_agent.driver import drive, finish, start, text_of
 
 from adapter.cluster import ClusterBackend, ClusterConfig, LocalNatsServer, NatsSettings
 from adapter.cluster.transcripts import find_transcript, mirrored_size
+from tests.acp_agent.driver import drive, finish, start, text_of
 
 from .cli import CLIEnv
 from .fake_api import FakeAnthropicAPI

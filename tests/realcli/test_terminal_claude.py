@@ -15,10 +15,10 @@ import json
 
 import anyio
 import pytest
-from terminal_sessions._helpers import TIMEOUT, wait_for_text, wait_until
 
 from adapter.terminals import AGENTS, TerminalManager
 from benchmarks import procfs
+from tests.terminal_sessions._helpers import TIMEOUT, wait_for_text, wait_until
 
 from .cli import CLIEnv
 from .fake_api import FakeAnthropicAPI

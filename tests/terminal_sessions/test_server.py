@@ -16,11 +16,11 @@ import websockets.exceptions
 import websockets.sync.client as ws_client
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from server._running import running
 
 from adapter.server import ServerSettings, create_app
 from adapter.server.terminal_routes import make_terminal_routes
 from adapter.terminals import AGENTS, Agent, TerminalManager
+from tests.server._running import running
 
 from ._helpers import TIMEOUT, foreground_job, fragile_agent, shell_env
 

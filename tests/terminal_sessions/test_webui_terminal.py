@@ -12,11 +12,11 @@ from typing import Any
 
 import httpx
 import pytest
-from server._running import running
 
 from adapter.server import BUILTIN_PROVIDERS, ServerSettings, create_app
 from adapter.server.terminal_routes import make_terminal_routes
 from adapter.terminals import AGENTS, Agent, TerminalManager
+from tests.server._running import running
 
 from ._helpers import shell_env
 

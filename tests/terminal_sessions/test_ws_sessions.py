@@ -11,11 +11,11 @@ from typing import Any
 
 import pytest
 import websockets.sync.client as ws_client
-from server._running import running
 
 from adapter.server import ServerSettings, create_app
 from adapter.server.terminal_routes import make_terminal_routes
 from adapter.terminals import TerminalManager
+from tests.server._running import running
 
 from ._helpers import TIMEOUT, shell_env
 

@@ -20,13 +20,13 @@ import websockets.exceptions
 import websockets.sync.client as ws_client
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from server._running import running
 
 from adapter import PermissionPolicy, SessionConfig
 from adapter.server import ServerSettings, create_app
 from adapter.server.ws import CLOSE_FRAME_TOO_LARGE, CLOSE_SLOW_CONSUMER
 from adapter.server.ws.endpoint import ws_routes
 from claudecode.testing import fake_cli_command, script, text_turn, tool_turn
+from tests.server._running import running
 
 pytestmark = pytest.mark.server
 
