@@ -26,7 +26,7 @@ import pytest
 
 from adapter.cluster import ClusterBackend, ClusterConfig, LocalNatsServer, NatsSettings
 from claudecode.testing import fake_cli_command, script, text_turn
-from tests.cluster._processes import child
+from tests.support.processes import child
 
 from .driver import finish, start, text_of
 

@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 
 from adapter.events import Event, MessageChunk, UserMessage
 from adapter.history import load_events
-from tests.realcli.chat_recording import live_events, shown
+from tests.support.chat import live_events, shown
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "local_commands"
 PROTOCOL = FIXTURES / "local_commands.protocol.jsonl"

@@ -113,7 +113,7 @@ def test_the_websocket_front_end_lists_the_history_the_backend_says(
     history when it has one, else the CLI's own directory (the sessions' environment)."""
     import websockets.sync.client as ws_client
 
-    from tests.server._running import running
+    from tests.support.servers import running
 
     work = tmp_path / "work"
     work.mkdir()

@@ -122,8 +122,8 @@ async def test_a_sigkilled_workers_clis_go_too(
     # watchdog it started (adapter.cluster._reaper).
     from adapter.backend import SessionSpec
     from adapter.cluster import ClusterBackend, NatsSettings
+    from tests.support.processes import child
 
-    from ._processes import child
     from ._waits import eventually
 
     args = ["worker", "--nats", nats_server.url, "--nats-prefix", cluster_config.prefix]

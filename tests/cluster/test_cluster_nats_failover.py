@@ -26,8 +26,8 @@ from adapter.cluster.transcripts import ensure_transcript_stream
 from adapter.events import Event, MessageChunk
 from adapter.fanout import EventHub
 from claudecode.testing import fake_cli_command, script
+from tests.support.processes import worker_child
 
-from ._processes import worker_child
 from ._waits import eventually
 
 pytestmark = [pytest.mark.anyio, pytest.mark.nats, pytest.mark.slow]

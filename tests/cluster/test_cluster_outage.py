@@ -23,8 +23,7 @@ from websockets.asyncio.client import ClientConnection, connect
 
 from adapter.cluster import LocalNatsServer
 from claudecode.testing import fake_cli_command, script, text_turn
-
-from ._processes import child, send
+from tests.support.processes import child, send
 
 pytestmark = [pytest.mark.anyio, pytest.mark.nats, pytest.mark.slow, pytest.mark.server]
 

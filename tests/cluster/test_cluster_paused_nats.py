@@ -24,8 +24,8 @@ from websockets.asyncio.client import connect
 from adapter.backend import SessionSpec
 from adapter.cluster import ClusterBackend, ClusterConfig, ClusterUnavailableError, LocalNatsServer
 from claudecode.testing import fake_cli_command, script, text_turn
+from tests.support.processes import child, send, worker_child
 
-from ._processes import child, send, worker_child
 from .test_cluster_backend import HANG_GUARD, fast_config, running, worker_defaults
 from .test_cluster_claim_failures import paused
 from .test_cluster_websocket import gateway_url, recv_reply

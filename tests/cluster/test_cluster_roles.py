@@ -16,8 +16,7 @@ from websockets.asyncio.client import ClientConnection, connect
 
 from adapter.cluster import LocalNatsServer
 from claudecode.testing import fake_cli_command, script, tool_turn
-
-from ._processes import child, follow_frame, send
+from tests.support.processes import child, follow_frame, send
 
 pytestmark = [pytest.mark.anyio, pytest.mark.nats, pytest.mark.slow, pytest.mark.server]
 

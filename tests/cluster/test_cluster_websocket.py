@@ -18,8 +18,7 @@ from websockets.asyncio.client import ClientConnection, connect
 
 from adapter.cluster import ClusterConfig, LocalNatsServer
 from claudecode.testing import fake_cli_command, script, text_turn, tool_turn
-
-from ._processes import child, follow_frame, send, worker_child
+from tests.support.processes import child, follow_frame, send, worker_child
 
 pytestmark = [pytest.mark.anyio, pytest.mark.nats, pytest.mark.slow, pytest.mark.server]
 

@@ -18,7 +18,7 @@ from adapter import PermissionPolicy, SessionConfig
 from adapter.server import ServerSettings, create_app
 from adapter.server.agui import APPROVAL_TOOL, verify_events
 from tests.agui_clients.driver import drive, runs_of, text_of
-from tests.server._running import running
+from tests.support.servers import running
 
 from .cli import CLIEnv
 from .fake_api import FakeAnthropicAPI

@@ -28,7 +28,7 @@ WAIT = 90_000  # ms; a hang guard for a loaded machine, not a timing assertion
 
 @pytest.fixture
 def server(cli_command: str, cli_env: Any) -> Iterator[str]:
-    from tests.server._running import running
+    from tests.support.servers import running
 
     (cli_env.cwd / "notes.txt").write_text("alpha\nbeta\n")
     defaults = SessionConfig(

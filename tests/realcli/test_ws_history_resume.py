@@ -46,7 +46,7 @@ class Client:
 
 @pytest.fixture
 def url(cli_command: str, cli_env: Any) -> Iterator[str]:
-    from tests.server._running import running
+    from tests.support.servers import running
 
     defaults = SessionConfig(
         cli_path=cli_command,

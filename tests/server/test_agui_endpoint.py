@@ -19,8 +19,8 @@ from adapter import PermissionPolicy, SessionConfig
 from adapter.server import ServerSettings, create_app
 from adapter.server.agui import APPROVAL_TOOL, verify_events
 from claudecode.testing import fake_cli_command, script, text_turn, tool_turn, turn
+from tests.support.servers import running
 
-from ._running import running
 from ._sse import parse, post_stream, run_input, user
 
 pytestmark = pytest.mark.server

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from claudecode.testing import script, text_turn
+from tests.support.servers import running
 
-from ._running import running
 from ._sse import parse, run_input, user
 from .test_agui_endpoint import app_for, client, valid
 

@@ -13,8 +13,8 @@ import pytest
 
 from adapter.server.agui import APPROVAL_TOOL
 from claudecode.testing import script, text_turn, tool_turn
+from tests.support.servers import running
 
-from ._running import running
 from ._sse import post_stream, run_input, user
 from .test_agui_endpoint import app_for, client, text_of, valid
 

@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from adapter.server import ServerSettings, create_app
 from adapter.server.terminal_routes import make_terminal_routes
 from adapter.terminals import AGENTS, Agent, TerminalManager
-from tests.server._running import running
+from tests.support.servers import running
 
 from ._helpers import TIMEOUT, foreground_job, fragile_agent, shell_env
 

@@ -16,7 +16,7 @@ import pytest
 from adapter.server import BUILTIN_PROVIDERS, ServerSettings, create_app
 from adapter.server.terminal_routes import make_terminal_routes
 from adapter.terminals import AGENTS, Agent, TerminalManager
-from tests.server._running import running
+from tests.support.servers import running
 
 from ._helpers import shell_env
 

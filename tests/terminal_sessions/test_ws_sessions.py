@@ -15,7 +15,7 @@ import websockets.sync.client as ws_client
 from adapter.server import ServerSettings, create_app
 from adapter.server.terminal_routes import make_terminal_routes
 from adapter.terminals import TerminalManager
-from tests.server._running import running
+from tests.support.servers import running
 
 from ._helpers import TIMEOUT, shell_env
 

@@ -19,7 +19,7 @@ import websockets.sync.client as ws_client
 from adapter import PermissionPolicy, SessionConfig
 from adapter.server import ServerSettings, create_app
 from claudecode.testing import fake_cli_command, replay_script, script, text_turn, tool_turn
-from tests.server._running import running
+from tests.support.servers import running
 
 pytestmark = [pytest.mark.browser, pytest.mark.server]
 

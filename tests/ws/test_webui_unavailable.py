@@ -14,7 +14,7 @@ import pytest
 from adapter import LocalBackend, PermissionPolicy, SessionConfig
 from adapter.server import BUILTIN_PROVIDERS, ServerContext, ServerSettings, create_app
 from claudecode.testing import fake_cli_command, script, text_turn
-from tests.server._running import running
+from tests.support.servers import running
 
 from ._flaky import Flaky
 from .test_webui_page import ARTIFACTS, Remote, open_page, until

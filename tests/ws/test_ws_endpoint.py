@@ -26,7 +26,7 @@ from adapter.server import ServerSettings, create_app
 from adapter.server.ws import CLOSE_FRAME_TOO_LARGE, CLOSE_SLOW_CONSUMER
 from adapter.server.ws.endpoint import ws_routes
 from claudecode.testing import fake_cli_command, script, text_turn, tool_turn
-from tests.server._running import running
+from tests.support.servers import running
 
 pytestmark = pytest.mark.server
 
