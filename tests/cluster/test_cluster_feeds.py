@@ -18,12 +18,11 @@ from adapter.cluster import (
 from adapter.cluster._feeds import SessionFeed, open_stream
 from adapter.events import Event, MessageChunk
 from adapter.fanout import EventHub, SubscriberDropped
-
-from ._waits import eventually
+from tests.support.timeouts import HANG_GUARD
+from tests.support.waits import eventually
 
 pytestmark = [pytest.mark.anyio, pytest.mark.nats]
 
-HANG_GUARD = 60
 
 
 def chunks(n: int) -> list[Event]:

@@ -27,8 +27,8 @@ from adapter.events import Event, MessageChunk
 from adapter.fanout import EventHub
 from claudecode.testing import fake_cli_command, script
 from tests.support.processes import worker_child
-
-from ._waits import eventually
+from tests.support.timeouts import RESTART_GUARD
+from tests.support.waits import eventually
 
 pytestmark = [pytest.mark.anyio, pytest.mark.nats, pytest.mark.slow]
 
@@ -106,10 +106,10 @@ async def test_a_gateway_reports_a_nats_outage_and_recovers(tmp_path: Path) -> N
                 await stream.start(backend._js, config)
                 assert (await backend.readiness())["ready"]
                 server.kill()
-                await eventually(lambda: not backend.ready, 120)
+                await eventually(lambda: not backend.ready, RESTART_GUARD)
                 assert "disconnected" == (await backend.readiness())["nats"]
                 server.start()
-                await eventually(lambda: backend.ready, 120)
+                await eventually(lambda: backend.ready, RESTART_GUARD)
                 async with anyio.create_task_group() as tg:
                     tg.start_soon(publisher.run, hub)
                     hub.publish(chunks(4))
@@ -153,7 +153,9 @@ async def test_a_worker_given_three_replicas_keeps_three_copies(
         nats_args = ("--nats-prefix", config.prefix, "--nats-replicas", "3")
         log = tmp_path / "w1.log"
         with worker_child(log, ",".join(nats_cluster.urls), nats_args, "w1", cli):
-            await eventually(lambda: "worker w1 ready" in log.read_text(errors="replace"), 120)
+            await eventually(
+                lambda: "worker w1 ready" in log.read_text(errors="replace"), RESTART_GUARD
+            )
             streams = (
                 config.event_stream,
                 config.transcript_stream,

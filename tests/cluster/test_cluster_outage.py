@@ -24,10 +24,10 @@ from websockets.asyncio.client import ClientConnection, connect
 from adapter.cluster import LocalNatsServer
 from claudecode.testing import fake_cli_command, script, text_turn
 from tests.support.processes import child, send
+from tests.support.timeouts import PROCESSES_GUARD
 
 pytestmark = [pytest.mark.anyio, pytest.mark.nats, pytest.mark.slow, pytest.mark.server]
 
-WAIT = 180
 
 
 async def frame_of(ws: ClientConnection) -> dict[str, Any]:
@@ -65,9 +65,9 @@ async def test_a_gateway_tells_its_clients_about_a_nats_outage(tmp_path: Path) -
             line = gateway.stdout.readline().decode()
             assert "serving on http://127.0.0.1:" in line, (tmp_path / "g.log").read_text()
             base = line.split("serving on ", 1)[1].split()[0]
-            with anyio.fail_after(WAIT):
+            with anyio.fail_after(PROCESSES_GUARD):
                 async with (
-                    httpx.AsyncClient(base_url=base, timeout=WAIT) as http,
+                    httpx.AsyncClient(base_url=base, timeout=PROCESSES_GUARD) as http,
                     connect(base.replace("http://", "ws://") + "/ws", max_size=None) as ws,
                 ):
                     await wait_ready(http, True)

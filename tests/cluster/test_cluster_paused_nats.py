@@ -25,10 +25,16 @@ from adapter.backend import SessionSpec
 from adapter.cluster import ClusterBackend, ClusterConfig, ClusterUnavailableError, LocalNatsServer
 from claudecode.testing import fake_cli_command, script, text_turn
 from tests.support.processes import child, send, worker_child
+from tests.support.timeouts import HANG_GUARD
 
-from .test_cluster_backend import HANG_GUARD, fast_config, running, worker_defaults
-from .test_cluster_claim_failures import paused
-from .test_cluster_websocket import gateway_url, recv_reply
+from ._support import (
+    fast_config,
+    gateway_url,
+    paused,
+    recv_reply,
+    running,
+    worker_defaults,
+)
 
 pytestmark = [pytest.mark.anyio, pytest.mark.nats]
 

@@ -19,6 +19,10 @@ NODE_GUARD = 2 * HANG_GUARD
 #: The same bound in the milliseconds Playwright counts in.
 NODE_GUARD_MS = int(NODE_GUARD * 1000)
 
+#: Waits that span nats-servers (re)starting, a JetStream leader election or a TLS handshake
+#: with a fresh server.
+RESTART_GUARD = 2 * HANG_GUARD
+
 #: Waits that span several Python processes each starting a server, worker or agent (every
 #: one imports the whole adapter first) and the real CLI inside them.
 PROCESSES_GUARD = 3 * HANG_GUARD

@@ -26,8 +26,8 @@ POLL = 0.02
 
 async def eventually(
     check: Callable[[], object | Awaitable[object]],
-    *,
     guard: float = HANG_GUARD,
+    *,
     poll: float = POLL,
     what: str = "",
 ) -> Any:
@@ -48,8 +48,8 @@ async def eventually(
 
 def wait_until(
     check: Callable[[], T],
-    *,
     guard: float = HANG_GUARD,
+    *,
     poll: float = POLL,
     what: str = "",
 ) -> T:
