@@ -13,8 +13,8 @@ import pytest
 from claudecode.testing import script, text_turn
 from tests.support.servers import running
 
+from ._agui import app_for, valid
 from ._sse import post_stream, run_input, user
-from .test_agui_endpoint import app_for, valid
 
 pytestmark = pytest.mark.server
 
