@@ -47,7 +47,7 @@ from adapter.server.agui.verify import verify_events
 from adapter.translate import Translator
 from normalize import ManageTodos, ShellExec, ShellOutput, TodoItem, normalize_tool_use
 from tests.adapter.translate_strategies import PROCESSES, sequences
-from tests.adapter.translate_support import step
+from tests.support.transcripts import step
 
 OFFICIAL = TypeAdapter(OfficialEvent)
 

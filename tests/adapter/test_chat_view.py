@@ -43,7 +43,7 @@ from adapter.events import (
     UserMessage,
 )
 from normalize import normalize_tool_result, normalize_tool_use
-from tests.adapter.translate_support import NAMES, processes, replay
+from tests.support.transcripts import NAMES, processes, replay
 
 
 def replica_apply(entries: list[ChatEntry], delta: ChatDelta) -> list[ChatEntry]:

@@ -25,7 +25,7 @@ from adapter.events import (
 from adapter.translate import Translator
 from claudecode.messages import ResultMessage
 from normalize import ModifyFile, ReadFile, ShellExec, SubagentTask
-from tests.adapter.translate_support import (
+from tests.support.transcripts import (
     NAMES,
     assistant_texts,
     check_round_trip,

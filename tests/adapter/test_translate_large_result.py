@@ -9,7 +9,7 @@ from adapter.translate import Translator
 from claudecode import LargeText
 from claudecode.content import LARGE_TEXT_BYTES
 from normalize import DEFAULT_MAX_OUTPUT_BYTES, ShellExec, truncate_text
-from tests.adapter.translate_support import assistant, feed, init, line, tool_result, tool_use
+from tests.support.transcripts import assistant, feed, init, line, tool_result, tool_use
 
 
 def test_a_huge_result_is_shown_by_its_head() -> None:

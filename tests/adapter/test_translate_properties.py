@@ -24,7 +24,7 @@ from adapter.events import ContextWindow, ErrorEvent, Event, MessageChunk
 from adapter.translate import Translator
 from claudecode.messages import InboundMessage, ResultMessage
 from tests.adapter.translate_strategies import PROCESSES, Step, noise, sequences
-from tests.adapter.translate_support import (
+from tests.support.transcripts import (
     Process,
     check_round_trip,
     check_tool_lifecycle,

@@ -20,7 +20,7 @@ from adapter.events import (
     ToolUpdate,
 )
 from adapter.translate import Translator
-from tests.adapter.translate_support import (
+from tests.support.transcripts import (
     assistant,
     can_use_tool,
     check_round_trip,

@@ -38,7 +38,7 @@ from claudecode.messages import (
 )
 from claudecode.stream_events import ApiMessage
 from normalize import Generic, ShellExec
-from tests.adapter.translate_support import (
+from tests.support.transcripts import (
     assistant,
     can_use_tool,
     feed,

@@ -27,7 +27,7 @@ from adapter.events import (
 )
 from adapter.translate import Translator
 from claudecode._codec import decode_line
-from tests.adapter.translate_support import (
+from tests.support.transcripts import (
     assistant,
     can_use_tool,
     feed,

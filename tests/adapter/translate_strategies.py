@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from claudecode._codec import decode_line
 from claudecode.messages import InboundMessage, StreamEvent, UnknownMessage
-from tests.adapter.translate_support import NAMES, Process, processes
+from tests.support.transcripts import NAMES, Process, processes
 
 PROCESSES: list[Process] = [p for name in NAMES for p in processes(name)]
 #: Lines to mutate (not the CLI's huge initialize answer: keeps failure reports readable).
