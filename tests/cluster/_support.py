@@ -16,7 +16,7 @@ from typing import Any
 
 from websockets.asyncio.client import ClientConnection
 
-from adapter.backend import SessionBackend, SessionInfo
+from adapter.backend import SessionInfo
 from adapter.cluster import (
     ClusterBackend,
     ClusterConfig,
@@ -28,7 +28,7 @@ from adapter.cluster import (
 from adapter.cluster._claims import ResumeClaims, claim_key
 from adapter.config import SessionConfig
 from claudecode.testing import fake_cli_command
-from tests.support.timeouts import HANG_GUARD, PROCESSES_GUARD
+from tests.support.timeouts import PROCESSES_GUARD
 from tests.support.waits import eventually, wait_until
 
 
@@ -262,15 +262,3 @@ async def recv_reply(ws: ClientConnection, request_id: int) -> dict[str, Any]:
             return frame
 
 
-async def until_moved(
-    backend: SessionBackend, session_id: str, owner: str, guard: float = HANG_GUARD
-) -> SessionInfo:
-    """The session's info once it runs on ``owner`` again after being lost (a hang guard of
-    ``guard`` seconds, not a timing)."""
-
-    async def moved() -> SessionInfo | None:
-        now = await backend.info(session_id)
-        return now if now.owner == owner and now.status != "lost" else None
-
-    info: SessionInfo = await eventually(moved, guard=guard, poll=0.05, what=f"moved to {owner}")
-    return info

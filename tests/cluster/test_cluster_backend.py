@@ -25,10 +25,11 @@ from adapter.policies import PermissionDecision
 from adapter.session import UnknownPermissionError
 from claudecode import ControlRequestError, UsageError
 from claudecode.testing import script, text_turn, tool_turn
+from tests.support.cluster import until_moved
 from tests.support.timeouts import HANG_GUARD
 from tests.support.waits import eventually, until_complete
 
-from ._support import fast_config, running, until_moved, wait_state, worker_defaults
+from ._support import fast_config, running, wait_state, worker_defaults
 
 pytestmark = [pytest.mark.anyio, pytest.mark.nats]
 

@@ -32,10 +32,9 @@ from adapter.config import SessionConfig
 from adapter.events import Complete, ErrorEvent, Event, MessageChunk
 from adapter.history.transcripts import project_slug
 from claudecode.testing import fake_cli_command, script, text_turn
+from tests.support.cluster import until_moved
 from tests.support.timeouts import RESTART_GUARD
 from tests.support.waits import eventually
-
-from ._support import until_moved
 
 pytestmark = [pytest.mark.anyio, pytest.mark.nats, pytest.mark.slow]
 

@@ -37,6 +37,7 @@ from adapter.cluster.registry import Registry, open_buckets
 from adapter.cluster.wire import WorkerInfo, encode
 from adapter.events import Complete, ErrorEvent, Event, MessageChunk
 from claudecode.testing import fake_cli_command, script, text_turn
+from tests.support.cluster import until_moved
 from tests.support.timeouts import HANG_GUARD
 from tests.support.waits import eventually, until_complete, until_event
 
@@ -47,7 +48,6 @@ from ._support import (
     running,
     second_gateway,
     start_worker,
-    until_moved,
     wait_state,
     worker_defaults,
 )

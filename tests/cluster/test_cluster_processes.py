@@ -36,9 +36,10 @@ from adapter.events import (
     ToolUpdate,
 )
 from claudecode.testing import fake_cli_command, script, text_turn, tool_turn
+from tests.support.cluster import until_moved
 from tests.support.timeouts import PROCESSES_GUARD
 
-from ._support import processes, second_gateway, start_gateway, start_worker, until_moved
+from ._support import processes, second_gateway, start_gateway, start_worker
 
 pytestmark = [pytest.mark.anyio, pytest.mark.nats, pytest.mark.slow, pytest.mark.server]
 
