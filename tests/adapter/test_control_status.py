@@ -14,10 +14,12 @@ import anyio
 import pytest
 
 from adapter.config import SessionConfig
-from adapter.events import Complete, ErrorEvent, Event
+from adapter.events import Complete, ErrorEvent
 from adapter.policies import PermissionPolicy
 from adapter.session import AgentSession
-from claudecode.testing import fake_cli_command, script, text_turn
+from claudecode.testing import script, text_turn
+from tests.support.configs import fake_session_config
+from tests.support.waits import until_complete
 
 pytestmark = pytest.mark.anyio
 
@@ -32,19 +34,7 @@ CONTROLS: dict[str, Control] = {
 
 
 def config(tmp_path: Path, *turns: Any) -> SessionConfig:
-    cli = fake_cli_command(script(*turns), tmp_path / "fake")
-    work = tmp_path / "work"
-    work.mkdir(exist_ok=True)
-    return SessionConfig(cli_path=cli, cwd=work, policy=PermissionPolicy("supervised"))
-
-
-async def until_complete(events: Any) -> list[Event]:
-    seen: list[Event] = []
-    async for event in events:
-        seen.append(event)
-        if isinstance(event, Complete):
-            return seen
-    raise AssertionError(f"the stream ended first: {seen!r}")
+    return fake_session_config(tmp_path, script(*turns), policy=PermissionPolicy("supervised"))
 
 
 @pytest.mark.parametrize("control", sorted(CONTROLS))

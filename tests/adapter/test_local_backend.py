@@ -11,8 +11,6 @@ import pytest
 
 from adapter import (
     CliSessionInUseError,
-    Complete,
-    Event,
     LocalBackend,
     MessageChunk,
     PermissionDecision,
@@ -26,26 +24,16 @@ from adapter import (
     UnknownSessionError,
 )
 from claudecode import UsageError
-from claudecode.testing import fake_cli_command, script, text_turn, tool_turn
+from claudecode.testing import script, text_turn, tool_turn
+from tests.support.configs import fake_session_config
+from tests.support.waits import until_complete
 
 pytestmark = pytest.mark.anyio
 
 
 def defaults(tmp_path: Path, body: Any, **kwargs: Any) -> SessionConfig:
-    cli = fake_cli_command(body, tmp_path / "fake")
-    work = tmp_path / "work"
-    work.mkdir(exist_ok=True)
     kwargs.setdefault("policy", PermissionPolicy("supervised"))
-    return SessionConfig(cli_path=cli, cwd=work, **kwargs)
-
-
-async def until_complete(events: AsyncIterator[Event]) -> list[Event]:
-    seen: list[Event] = []
-    async for event in events:
-        seen.append(event)
-        if isinstance(event, Complete):
-            break
-    return seen
+    return fake_session_config(tmp_path, body, **kwargs)
 
 
 async def next_state(changes: AsyncIterator[SessionInfo], state: str) -> SessionInfo:

@@ -12,21 +12,15 @@ from adapter.config import SessionConfig
 from adapter.events import Complete, Event, PermissionCancelled, PermissionRequest
 from adapter.policies import PermissionDecision, PermissionPolicy
 from adapter.session import AgentSession
-from claudecode.testing import fake_cli_command, script, tool_turn
+from claudecode.testing import script, tool_turn
+from tests.support.configs import fake_session_config
 
 pytestmark = pytest.mark.anyio
 
 
 def _config(tmp_path: Path, policy: PermissionPolicy, timeout: float) -> SessionConfig:
     body = script(tool_turn("Bash", {"command": "touch hung.txt"}, permission=True))
-    work = tmp_path / "work"
-    work.mkdir()
-    return SessionConfig(
-        cli_path=fake_cli_command(body, tmp_path / "fake"),
-        cwd=work,
-        policy=policy,
-        permission_timeout=timeout,
-    )
+    return fake_session_config(tmp_path, body, policy=policy, permission_timeout=timeout)
 
 
 async def _turn(session: AgentSession) -> list[Event]:

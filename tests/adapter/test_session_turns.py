@@ -13,7 +13,7 @@ from typing import Any
 import anyio
 import pytest
 
-from adapter.events import Complete, Event, MessageChunk
+from adapter.events import Complete, MessageChunk
 from adapter.manager import SessionManager
 from adapter.session import AgentSession
 from tests.adapter.staged_cli import (
@@ -24,17 +24,9 @@ from tests.adapter.staged_cli import (
     staged_config,
     text_line,
 )
+from tests.support.waits import until
 
 pytestmark = pytest.mark.anyio
-
-
-async def until(events: Any, predicate: Any) -> list[Event]:
-    seen: list[Event] = []
-    async for event in events:
-        seen.append(event)
-        if predicate(event):
-            return seen
-    raise AssertionError(f"the stream ended first: {seen!r}")
 
 
 async def test_a_turn_the_cli_starts_by_itself_makes_the_session_active(tmp_path: Path) -> None:
