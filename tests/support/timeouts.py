@@ -23,6 +23,6 @@ NODE_GUARD_MS = int(NODE_GUARD * 1000)
 #: with a fresh server.
 RESTART_GUARD = 2 * HANG_GUARD
 
-#: Waits that span several Python processes each starting a server, worker or agent (every
-#: one imports the whole adapter first) and the real CLI inside them.
+#: Waits that span several processes started and reaped: servers, workers or agents (every
+#: one imports the whole adapter first), the CLIs inside them and the children they leave.
 PROCESSES_GUARD = 3 * HANG_GUARD
