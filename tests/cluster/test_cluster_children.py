@@ -19,6 +19,7 @@ import pytest
 from adapter.cluster import ClusterConfig, LocalNatsServer
 from benchmarks import procfs
 from tests.support.timeouts import PROCESSES_GUARD
+from tests.support.waits import eventually, wait_until
 
 pytestmark = [
     pytest.mark.nats,
@@ -61,11 +62,12 @@ def wait_gone(pids: list[int]) -> list[int]:
 
 
 def wait_for(path: Path, text: str, proc: subprocess.Popen[str]) -> None:
-    deadline = time.monotonic() + PROCESSES_GUARD
-    while not (path.exists() and text in path.read_text(errors="replace")):
+
+    def written() -> bool:
         assert proc.poll() is None, "the parent died early"
-        assert time.monotonic() < deadline, path.read_text(errors="replace")
-        time.sleep(0.1)
+        return path.exists() and text in path.read_text(errors="replace")
+
+    wait_until(written, PROCESSES_GUARD, poll=0.1, what=f"{text!r} in {path}")
 
 
 def test_nats_server_and_worker_die_with_a_sigtermed_parent(tmp_path: Path) -> None:
@@ -124,7 +126,6 @@ async def test_a_sigkilled_workers_clis_go_too(
     from adapter.cluster import ClusterBackend, NatsSettings
     from tests.support.processes import child
 
-    from ._waits import eventually
 
     args = ["worker", "--nats", nats_server.url, "--nats-prefix", cluster_config.prefix]
     with child(tmp_path / "worker.log", *args, "--demo", "--idle-timeout", "0") as worker:

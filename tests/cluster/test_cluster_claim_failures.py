@@ -54,12 +54,13 @@ async def until_claimed(claims: ResumeClaims, cli_session_id: str) -> bytes:
     read NATS answers too late (busy with what it got while paused) is read again."""
     from nats.errors import TimeoutError as NatsTimeoutError
 
-    with anyio.fail_after(HANG_GUARD):
-        while True:
-            with contextlib.suppress(NatsTimeoutError):
-                if (value := await claim_of(claims, cli_session_id)) is not None:
-                    return value
-            await anyio.sleep(0.05)
+    async def claimed() -> bytes | None:
+        with contextlib.suppress(NatsTimeoutError):
+            return await claim_of(claims, cli_session_id)
+        return None
+
+    value: bytes = await eventually(claimed, poll=0.05, what=f"{cli_session_id} claimed")
+    return value
 
 
 def _runs(pid: int, marker: bytes) -> bool:

@@ -24,7 +24,6 @@ from tests.support.waits import eventually
 pytestmark = [pytest.mark.anyio, pytest.mark.nats]
 
 
-
 def chunks(n: int) -> list[Event]:
     return [MessageChunk(message_id="m", text=f"t{i}") for i in range(n)]
 
@@ -32,14 +31,6 @@ def chunks(n: int) -> list[Event]:
 async def consumers(js: Any, config: ClusterConfig) -> int:
     info = await js.stream_info(config.event_stream)
     return int(info.state.consumer_count)
-
-
-async def until(check: Any) -> None:
-    with anyio.fail_after(HANG_GUARD):
-        while True:
-            if await check():
-                return
-            await anyio.sleep(0.02)
 
 
 async def drain(stream: ClusterEventStream) -> list[int]:
@@ -99,7 +90,7 @@ async def test_subscribers_share_one_consumer_each_from_its_own_seq(
     async def no_consumers() -> bool:
         return await consumers(js, cluster_config) == 0
 
-    await until(no_consumers)
+    await eventually(no_consumers)
 
 
 async def test_who_the_feed_cannot_serve_gets_a_consumer_of_its_own(

@@ -197,11 +197,11 @@ async def test_a_worker_cut_off_from_nats_is_fenced_when_it_returns(tmp_path: Pa
                 project.mkdir(parents=True)
                 transcript = project / f"{cli_id}.jsonl"
                 transcript.write_bytes(b'{"type":"user","n":1}\n')
-                with anyio.fail_after(RESTART_GUARD):
-                    while True:
-                        if await mirrored_size(gateway._js, config, cli_id) == 22:
-                            break
-                        await anyio.sleep(0.05)
+
+                async def mirrored() -> bool:
+                    return 22 == await mirrored_size(gateway._js, config, cli_id)
+
+                await eventually(mirrored, RESTART_GUARD, poll=0.05, what="22 bytes mirrored")
 
                 seen: list[Event] = []
                 with capture_logs() as logs:
@@ -220,12 +220,7 @@ async def test_a_worker_cut_off_from_nats_is_fenced_when_it_returns(tmp_path: Pa
                         # A's CLIs write on while A is cut off.
                         with transcript.open("ab") as file:
                             file.write(b'{"type":"assistant","stale":true}\n')
-                        with anyio.fail_after(RESTART_GUARD):
-                            while True:
-                                moved = await gateway.info(idle.id)
-                                if moved.owner == "wb" and moved.status != "lost":
-                                    break
-                                await anyio.sleep(0.05)
+                        await until_moved(gateway, idle.id, "wb", RESTART_GUARD)
                         (project / f"{idle.cli_session_id}.jsonl").write_bytes(
                             b'{"type":"user","stale":true}\n'
                         )

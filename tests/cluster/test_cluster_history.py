@@ -22,6 +22,7 @@ from adapter.cluster.transcripts import (
 )
 from adapter.cluster.wire import MSG_ID_HEADER
 from adapter.history.transcripts import HistoryIndex
+from tests.support.timeouts import HANG_GUARD
 from tests.support.waits import eventually
 
 pytestmark = [pytest.mark.anyio, pytest.mark.nats]
@@ -136,8 +137,8 @@ async def test_the_mirror_looks_when_nudged(
             with source.open("ab") as file:
                 file.write(line("user", text))
             size = source.stat().st_size
-            with anyio.fail_after(60):
-                while await mirrored() != size:
+            with anyio.fail_after(HANG_GUARD):
+                while await mirrored() != size:  # nudges the mirror each round
                     mirror.nudge()
                     await anyio.sleep(0.05)
         tg.cancel_scope.cancel()

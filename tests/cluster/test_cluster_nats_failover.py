@@ -139,7 +139,7 @@ async def test_a_worker_given_three_replicas_keeps_three_copies(
     nc = await nats.connect(nats_cluster.urls, reconnect_time_wait=0.2)
     try:
         js = nc.jetstream(timeout=5)
-        with anyio.fail_after(120):  # the JetStream meta group elects a leader first
+        with anyio.fail_after(RESTART_GUARD):  # the JetStream meta group elects a leader first
             while True:
                 try:
                     await js.account_info()

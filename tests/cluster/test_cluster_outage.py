@@ -25,6 +25,7 @@ from adapter.cluster import LocalNatsServer
 from claudecode.testing import fake_cli_command, script, text_turn
 from tests.support.processes import child, send
 from tests.support.timeouts import PROCESSES_GUARD
+from tests.support.waits import eventually
 
 pytestmark = [pytest.mark.anyio, pytest.mark.nats, pytest.mark.slow, pytest.mark.server]
 
@@ -36,11 +37,12 @@ async def frame_of(ws: ClientConnection) -> dict[str, Any]:
 
 
 async def wait_ready(http: httpx.AsyncClient, ready: bool) -> None:
-    while True:
+
+    async def reached() -> bool:
         response = await http.get("/readyz")
-        if (response.status_code == 200) == ready:
-            return
-        await anyio.sleep(0.1)
+        return (response.status_code == 200) == ready
+
+    await eventually(reached, PROCESSES_GUARD, poll=0.1, what=f"ready is {ready}")
 
 
 async def test_a_gateway_tells_its_clients_about_a_nats_outage(tmp_path: Path) -> None:
