@@ -19,6 +19,7 @@ from adapter.policies import PermissionPolicy
 from adapter.session import AgentSession
 from claudecode.testing import script, text_turn
 from tests.support.configs import fake_session_config
+from tests.support.timeouts import HANG_GUARD
 from tests.support.waits import until_complete
 
 pytestmark = pytest.mark.anyio
@@ -41,7 +42,7 @@ def config(tmp_path: Path, *turns: Any) -> SessionConfig:
 async def test_a_control_request_before_any_turn_leaves_the_session_connected(
     tmp_path: Path, control: str
 ) -> None:
-    with anyio.fail_after(30):
+    with anyio.fail_after(HANG_GUARD):
         async with AgentSession(config(tmp_path)) as session:
             with session.subscribe(after_seq=0) as events:
                 await CONTROLS[control](session)
@@ -57,7 +58,7 @@ async def test_a_control_request_before_any_turn_leaves_the_session_connected(
 async def test_a_control_request_between_turns_leaves_the_session_idle(
     tmp_path: Path, control: str
 ) -> None:
-    with anyio.fail_after(30):
+    with anyio.fail_after(HANG_GUARD):
         async with AgentSession(config(tmp_path, text_turn("one"), text_turn("two"))) as session:
             with session.subscribe() as events:
                 await session.prompt("first")

@@ -14,6 +14,7 @@ from adapter.policies import PermissionDecision, PermissionPolicy
 from adapter.session import AgentSession
 from claudecode.testing import script, tool_turn
 from tests.support.configs import fake_session_config
+from tests.support.timeouts import HANG_GUARD
 
 pytestmark = pytest.mark.anyio
 
@@ -43,7 +44,7 @@ async def test_a_policy_that_never_returns_is_denied_after_the_timeout(tmp_path:
         raise AssertionError("unreachable")
 
     cfg = _config(tmp_path, PermissionPolicy("custom", never), timeout=0.3)
-    with capture_logs() as logs, anyio.fail_after(30):
+    with capture_logs() as logs, anyio.fail_after(HANG_GUARD):
         async with AgentSession(cfg) as session:
             seen = await _turn(session)
             assert [] == session.pending_permissions
@@ -67,7 +68,7 @@ async def test_a_slow_policy_that_defers_shares_the_timeout_with_the_person(
         return None
 
     cfg = _config(tmp_path, PermissionPolicy("custom", defer), timeout=0.5)
-    with anyio.fail_after(30):
+    with anyio.fail_after(HANG_GUARD):
         async with AgentSession(cfg) as session:
             seen = await _turn(session)
     [request] = [e for e in seen if isinstance(e, PermissionRequest)]

@@ -37,7 +37,7 @@ async def _ready(js: Any, config: ClusterConfig) -> None:
     # The JetStream meta group elects a leader after the routes are up, then the stream its
     # own: a consumer asked for before that waits for it, beyond a request's timeout on a
     # busy machine. Ready once the stream has a leader and both other copies are current.
-    with anyio.fail_after(120):
+    with anyio.fail_after(RESTART_GUARD):
         while True:
             try:
                 await ensure_event_stream(js, config)
@@ -77,7 +77,7 @@ async def test_one_node_stopped_mid_stream_loses_nothing(nats_cluster: LocalNats
                     nats_cluster.servers[0].kill()
                 await anyio.sleep(0.01)
             hub.close()
-        with anyio.fail_after(120):
+        with anyio.fail_after(RESTART_GUARD):
             got = [e.seq async for e in stream]
         assert list(range(1, total + 1)) == got
         await stream.close()
@@ -114,7 +114,7 @@ async def test_a_gateway_reports_a_nats_outage_and_recovers(tmp_path: Path) -> N
                     tg.start_soon(publisher.run, hub)
                     hub.publish(chunks(4))
                     hub.close()
-                with anyio.fail_after(120):
+                with anyio.fail_after(RESTART_GUARD):
                     got = [e.seq async for e in stream]
                 assert list(range(1, 8)) == got
                 await stream.close()
