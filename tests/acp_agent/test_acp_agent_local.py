@@ -36,9 +36,8 @@ from claudecode.testing import (
     tool_use_block,
     turn,
 )
+from tests.support.acp_schema import WireChecker
 from tests.support.timeouts import HANG_GUARD
-
-from .schema import WireChecker
 
 
 class Client:

@@ -25,12 +25,11 @@ import pytest
 
 from adapter.cluster import ClusterConfig, LocalNatsServer
 from claudecode.testing import fake_cli_command, script, text_turn
+from tests.support.acp_client import finish, start, text_of
 from tests.support.cluster import until_a_worker_is_known
 from tests.support.processes import child
 from tests.support.timeouts import PROCESSES_GUARD
 from tests.support.waits import wait_until
-
-from .driver import finish, start, text_of
 
 pytestmark = [pytest.mark.node, pytest.mark.nats, pytest.mark.slow]
 

@@ -30,9 +30,8 @@ from adapter.acp.jsonrpc import (
 from adapter.backend import SessionInfo, SessionSpec
 from adapter.manager import UnknownSessionError
 from adapter.policies import PermissionDecision
+from tests.support.acp_schema import WireChecker
 from tests.support.timeouts import HANG_GUARD
-
-from .schema import WireChecker
 
 # ------------------------------------------------------------------------ framing
 

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from tests.acp_agent.driver import drive, text_of, updates_of
+from tests.support.acp_client import drive, text_of, updates_of
 
 from .cli import CLIEnv
 from .fake_api import FakeAnthropicAPI

@@ -23,7 +23,7 @@ import anyio
 import pytest
 
 from adapter.cluster import ClusterBackend, ClusterConfig, LocalNatsServer, NatsSettings
-from tests.acp_agent.driver import drive, finish, start, text_of
+from tests.support.acp_client import drive, finish, start, text_of
 from tests.support.cluster import until_a_worker_is_known, until_mirrored
 from tests.support.timeouts import PROCESSES_GUARD
 from tests.support.waits import wait_until

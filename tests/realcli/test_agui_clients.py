@@ -17,7 +17,7 @@ import pytest
 from adapter import PermissionPolicy, SessionConfig
 from adapter.server import ServerSettings, create_app
 from adapter.server.agui import APPROVAL_TOOL, verify_events
-from tests.agui_clients.driver import drive, runs_of, text_of
+from tests.support.agui_clients import drive, runs_of, text_of
 from tests.support.servers import running
 
 from .cli import CLIEnv
