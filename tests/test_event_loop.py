@@ -8,7 +8,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import httpx
@@ -17,6 +16,8 @@ import uvloop
 
 from adapter.commands._event_loop import LOOP_ENV_VAR, loop_factory, run
 from benchmarks import procfs
+from tests.support.timeouts import PROCESSES_GUARD
+from tests.support.waits import wait_until
 
 
 @pytest.fixture(autouse=True)
@@ -85,10 +86,12 @@ def test_serve_runs_a_session_on_the_loop_it_was_given(choice: str, tmp_path: Pa
             with httpx.Client(base_url=base, timeout=30) as http:
                 sid = http.post("/api/sessions", json={}).json()["id"]
                 http.post(f"/api/sessions/{sid}/prompt", json={"text": "tour"})
-                deadline = time.monotonic() + 120
-                while http.get(f"/api/sessions/{sid}").json()["state"] != "waiting":
-                    assert time.monotonic() < deadline
-                    time.sleep(0.05)
+                wait_until(
+                    lambda: http.get(f"/api/sessions/{sid}").json()["state"] == "waiting",
+                    PROCESSES_GUARD,
+                    poll=0.05,
+                    what="the demo waiting",
+                )
             # uvloop is a compiled extension: loaded into the process only on its loop.
             assert _loaded(proc.pid, "uvloop") == (choice == "uvloop")
             clis = procfs.descendants(proc.pid)

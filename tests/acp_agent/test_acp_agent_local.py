@@ -36,8 +36,8 @@ from claudecode.testing import (
     tool_use_block,
     turn,
 )
-
-from .schema import WireChecker
+from tests.support.acp_schema import WireChecker
+from tests.support.timeouts import HANG_GUARD
 
 
 class Client:
@@ -118,7 +118,7 @@ async def _run(
     work.mkdir(exist_ok=True)
     client = Client()
     defaults = SessionConfig(cli_path=cli, cwd=work, policy=PermissionPolicy(policy), **config)
-    with anyio.fail_after(60):
+    with anyio.fail_after(HANG_GUARD):
         async with LocalBackend(defaults, idle_timeout=None) as backend:
             agent = AcpAgent(backend, client.agent_sends, AgentOptions(policy=policy))
             async with anyio.create_task_group() as tg:
@@ -388,7 +388,7 @@ async def test_a_failure_relaying_one_session_ends_that_session_only(tmp_path: P
     (work / "bad").mkdir()
     new = {"cwd": str(work), "mcpServers": []}
     prompt = [{"type": "text", "text": "go"}]
-    with anyio.fail_after(60), structlog.testing.capture_logs() as logs:
+    with anyio.fail_after(HANG_GUARD), structlog.testing.capture_logs() as logs:
         async with LocalBackend(defaults, idle_timeout=None) as backend:
             relay_bug = _RelayBug(backend)
             agent = AcpAgent(relay_bug, client.agent_sends)  # type: ignore[arg-type]
@@ -474,7 +474,7 @@ async def test_two_agents_on_one_backend_list_its_history_and_load_it_once(
     defaults = SessionConfig(cli_path=cli, cwd=work, policy=PermissionPolicy("autonomous"))
     load = {"sessionId": STORED, "cwd": str(work), "mcpServers": []}
     first, second = Client(), Client()
-    with anyio.fail_after(60):
+    with anyio.fail_after(HANG_GUARD):
         async with (
             _KeepsHistory(history, defaults, idle_timeout=None) as backend,
             anyio.create_task_group() as tg,
@@ -535,7 +535,7 @@ async def test_a_backend_without_a_history_lists_the_clis_own(tmp_path: Path, ra
     options = AgentOptions(policy="autonomous", env={"CLAUDE_CONFIG_DIR": str(own)})
     defaults = SessionConfig(cli_path=cli, cwd=work, policy=PermissionPolicy("autonomous"))
     client = Client()
-    with anyio.fail_after(60):
+    with anyio.fail_after(HANG_GUARD):
         async with (
             _NoHistory(raises, defaults, idle_timeout=None) as backend,
             anyio.create_task_group() as tg,
@@ -562,7 +562,7 @@ async def test_two_agents_loading_one_stored_session_at_once_open_it_once(
     defaults = SessionConfig(cli_path=cli, cwd=work, policy=PermissionPolicy("autonomous"))
     load = {"sessionId": STORED, "cwd": str(work), "mcpServers": []}
     clients = (Client(), Client())
-    with anyio.fail_after(60):
+    with anyio.fail_after(HANG_GUARD):
         async with (
             LocalBackend(defaults, idle_timeout=None) as backend,
             anyio.create_task_group() as tg,

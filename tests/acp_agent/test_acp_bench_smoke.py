@@ -13,8 +13,7 @@ from benchmarks._common import emitter_path
 from benchmarks.acp import client_available, measure_acp
 from benchmarks.corpus import load_corpus
 from benchmarks.report import markdown
-
-from .driver import node_client
+from tests.support.acp_client import node_client
 
 pytestmark = [pytest.mark.node, pytest.mark.slow]
 

@@ -16,34 +16,25 @@ from __future__ import annotations
 import json
 import os
 import sys
-import time
 import uuid
 from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
-from cluster._processes import child
 
-from adapter.cluster import ClusterBackend, ClusterConfig, LocalNatsServer, NatsSettings
+from adapter.cluster import ClusterConfig, LocalNatsServer
 from claudecode.testing import fake_cli_command, script, text_turn
-
-from .driver import finish, start, text_of
+from tests.support.acp_client import finish, start, text_of
+from tests.support.cluster import until_a_worker_is_known
+from tests.support.processes import child
+from tests.support.timeouts import PROCESSES_GUARD
+from tests.support.waits import wait_until
 
 pytestmark = [pytest.mark.node, pytest.mark.nats, pytest.mark.slow]
 
-#: Hang guard only.
-WAIT = 180.0
 GATEWAY = Path(__file__).parent / "cluster_gateway.py"
 ROOT = Path(__file__).resolve().parents[2]
-
-
-async def _until_a_worker_is_known(url: str, prefix: str) -> None:
-    nats = NatsSettings(servers=[url], name="test-probe")
-    async with ClusterBackend(nats, ClusterConfig(prefix=prefix), history=False) as probe:
-        with anyio.fail_after(WAIT):
-            while (await probe.readiness())["workers"] < 1:  # noqa: ASYNC110 (polls NATS)
-                await anyio.sleep(0.1)
 
 
 def _wire(work: Path) -> list[dict[str, Any]]:
@@ -53,10 +44,7 @@ def _wire(work: Path) -> list[dict[str, Any]]:
 
 
 def _until(work: Path, what: str, predicate: Any) -> None:
-    deadline = time.monotonic() + WAIT  # a hang guard only
-    while not predicate(_wire(work)):
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.05)
+    wait_until(lambda: predicate(_wire(work)), PROCESSES_GUARD, poll=0.05, what=what)
 
 
 def _errors(wire: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -87,7 +75,7 @@ def test_the_prompt_answers_unavailable_and_the_session_goes_on(tmp_path: Path) 
             tmp_path / "w.log", "worker", *nats, "--id", "w1", "--cli", str(cli),
             "--cwd", str(work), "--idle-timeout", "0", "-v",
         ):  # fmt: skip
-            anyio.run(_until_a_worker_is_known, server.url, prefix)
+            anyio.run(until_a_worker_is_known, server.url, ClusterConfig(prefix=prefix))
             agent = [sys.executable, str(GATEWAY), server.url, prefix]
             env = {"PATH": os.environ.get("PATH", os.defpath), "PYTHONPATH": str(ROOT)}
             client = start(agent, steps, tmp_path / "acp", env=env, cwd=work)

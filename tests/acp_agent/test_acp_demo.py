@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from .driver import drive, text_of, updates_of
+from tests.support.acp_client import drive, text_of, updates_of
 
 pytestmark = [pytest.mark.node, pytest.mark.slow]
 

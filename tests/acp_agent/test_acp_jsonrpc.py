@@ -30,8 +30,8 @@ from adapter.acp.jsonrpc import (
 from adapter.backend import SessionInfo, SessionSpec
 from adapter.manager import UnknownSessionError
 from adapter.policies import PermissionDecision
-
-from .schema import WireChecker
+from tests.support.acp_schema import WireChecker
+from tests.support.timeouts import HANG_GUARD
 
 # ------------------------------------------------------------------------ framing
 
@@ -219,7 +219,7 @@ async def _serve(lines: list[bytes]) -> list[dict[str, Any]]:
     # No stored sessions to list: a HOME of its own.
     options = AgentOptions(env={"HOME": "/nonexistent/acp-test-home"})
     agent = AcpAgent(_IdleBackend(), send, options)  # type: ignore[arg-type]
-    with anyio.fail_after(30):
+    with anyio.fail_after(HANG_GUARD):
         await agent.serve(chunks())
     return [json.loads(line) for data in sent for line in data.splitlines() if line.strip()]
 
@@ -327,7 +327,7 @@ async def test_requests_in_flight_are_bounded_and_all_answered() -> None:
         backend.release.set()
 
     agent = AcpAgent(backend, send)  # type: ignore[arg-type]
-    with anyio.fail_after(60):
+    with anyio.fail_after(HANG_GUARD):
         async with anyio.create_task_group() as tg:
             tg.start_soon(release_when_full)
             await agent.serve(chunks())

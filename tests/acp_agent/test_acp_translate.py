@@ -33,8 +33,7 @@ from adapter.events import (
     UserMessage,
 )
 from normalize import normalize_tool_result, normalize_tool_use
-
-from .schema import errors_of
+from tests.support.acp_schema import errors_of
 
 
 def call(tool_id: str, name: str, **tool_input: Any) -> ToolCall:

@@ -25,31 +25,22 @@ from adapter.fanout import SubscriberDropped
 from adapter.manager import SessionManager, TooManySessionsError, UnknownSessionError
 from adapter.policies import PermissionDecision, PermissionPolicy
 from adapter.session import AgentSession, UnknownPermissionError
-from claudecode.testing import fake_cli_command, script, text_turn, tool_turn
+from claudecode.testing import script, text_turn, tool_turn
+from tests.support.configs import fake_session_config
+from tests.support.timeouts import HANG_GUARD
+from tests.support.waits import until_complete
 
 pytestmark = pytest.mark.anyio
 
 
 def config(tmp_path: Path, body: Any, **kwargs: Any) -> SessionConfig:
-    cli = fake_cli_command(body, tmp_path / "fake")
-    work = tmp_path / "work"
-    work.mkdir(exist_ok=True)
     kwargs.setdefault("policy", PermissionPolicy("supervised"))
-    return SessionConfig(cli_path=cli, cwd=work, **kwargs)
-
-
-async def until_complete(events: Any) -> list[Event]:
-    seen: list[Event] = []
-    async for event in events:
-        seen.append(event)
-        if isinstance(event, Complete):
-            break
-    return seen
+    return fake_session_config(tmp_path, body, **kwargs)
 
 
 async def test_turn_events_and_status_lifecycle(tmp_path: Path) -> None:
     """connected -> active -> idle -> terminated; the turn's events arrive in order."""
-    with anyio.fail_after(20):
+    with anyio.fail_after(HANG_GUARD):
         async with AgentSession(config(tmp_path, script(text_turn("Hi!")))) as session:
             assert "connected" == session.status
             with session.subscribe(after_seq=0) as events:
@@ -74,7 +65,7 @@ async def test_supervised_permission_request_answered(tmp_path: Path) -> None:
     """A permission_request event is answered through the session; the tool runs."""
     body = script(tool_turn("Bash", {"command": "touch ok.txt"}, permission=True))
     cfg = config(tmp_path, body)
-    with anyio.fail_after(20):
+    with anyio.fail_after(HANG_GUARD):
         async with AgentSession(cfg) as session:
             with session.subscribe() as events:
                 await session.prompt("go")
@@ -102,7 +93,7 @@ async def test_autonomous_policy_never_asks(tmp_path: Path) -> None:
     """autonomous: no permission_request events; the tool runs."""
     body = script(tool_turn("Bash", {"command": "touch auto.txt"}, permission=True))
     cfg = config(tmp_path, body, policy=PermissionPolicy("autonomous"))
-    with anyio.fail_after(20):
+    with anyio.fail_after(HANG_GUARD):
         async with AgentSession(cfg) as session:
             with session.subscribe() as events:
                 await session.prompt("go")
@@ -121,7 +112,7 @@ async def test_custom_policy_decides(tmp_path: Path) -> None:
 
     body = script(tool_turn("Bash", {"command": "touch no.txt"}, permission=True))
     cfg = config(tmp_path, body, policy=PermissionPolicy("custom", decide))
-    with anyio.fail_after(20):
+    with anyio.fail_after(HANG_GUARD):
         async with AgentSession(cfg) as session:
             with session.subscribe() as events:
                 await session.prompt("go")
@@ -137,7 +128,7 @@ async def test_unanswered_permission_times_out(tmp_path: Path) -> None:
     """No answer within permission_timeout: permission_cancelled, then a denial."""
     body = script(tool_turn("Bash", {"command": "touch late.txt"}, permission=True))
     cfg = config(tmp_path, body, permission_timeout=0.3)
-    with anyio.fail_after(20):
+    with anyio.fail_after(HANG_GUARD):
         async with AgentSession(cfg) as session:
             with session.subscribe() as events:
                 await session.prompt("go")
@@ -151,7 +142,7 @@ async def test_closing_with_a_pending_request_cancels_it(tmp_path: Path) -> None
     """Closing the session denies what is pending and says so."""
     body = script(tool_turn("Bash", {"command": "touch never.txt"}, permission=True))
     cfg = config(tmp_path, body)
-    with anyio.fail_after(20):
+    with anyio.fail_after(HANG_GUARD):
         async with AgentSession(cfg) as session:
             events = session.subscribe(after_seq=0)
             await session.prompt("go")
@@ -168,7 +159,7 @@ async def test_closing_with_a_pending_request_cancels_it(tmp_path: Path) -> None
 async def test_slow_subscriber_is_dropped_and_can_catch_up(tmp_path: Path) -> None:
     """A subscriber with a tiny buffer is dropped; resubscribing from its seq catches up."""
     body = script(text_turn("word " * 300, chunk=3))
-    with anyio.fail_after(20):
+    with anyio.fail_after(HANG_GUARD):
         async with AgentSession(config(tmp_path, body)) as session:
             slow = session.subscribe(max_pending=5)
             fast = session.subscribe()
@@ -194,7 +185,7 @@ async def test_cli_crash_ends_the_stream_with_an_error(tmp_path: Path) -> None:
         crash_after_type="can_use_tool",
         crash_exit_code=9,
     )
-    with anyio.fail_after(20):
+    with anyio.fail_after(HANG_GUARD):
         async with AgentSession(config(tmp_path, body)) as session:
             with session.subscribe() as events:
                 await session.prompt("go")
@@ -208,7 +199,7 @@ async def test_cli_crash_ends_the_stream_with_an_error(tmp_path: Path) -> None:
 
 async def test_manager_runs_sessions_with_a_cap(tmp_path: Path) -> None:
     """Sessions are kept by id, capped, and closed individually or all at exit."""
-    with anyio.fail_after(30):
+    with anyio.fail_after(HANG_GUARD):
         async with SessionManager(config(tmp_path, script("one")), max_sessions=2) as manager:
             a = await manager.create()
             b = await manager.create(session_id="bee")
@@ -226,10 +217,10 @@ async def test_manager_runs_sessions_with_a_cap(tmp_path: Path) -> None:
 
 async def test_manager_reaps_idle_sessions(tmp_path: Path) -> None:
     """A session idle past idle_timeout is closed."""
-    with anyio.fail_after(30):
+    with anyio.fail_after(HANG_GUARD):
         async with SessionManager(config(tmp_path, script()), idle_timeout=0.2) as manager:
             session = await manager.create()
-            with anyio.fail_after(10):
+            with anyio.fail_after(HANG_GUARD):
                 await session.wait_closed()
             assert [] == manager.sessions()
 
@@ -247,7 +238,7 @@ async def test_allow_always_stops_asking_for_that_tool(tmp_path: Path) -> None:
     )
     cfg = config(tmp_path, body)
     asked: list[str] = []
-    with anyio.fail_after(20):
+    with anyio.fail_after(HANG_GUARD):
         async with AgentSession(cfg) as session:
             with session.subscribe() as events:
                 await session.prompt("go")
@@ -285,7 +276,7 @@ async def test_exit_plan_mode_without_a_result_completes_after_the_grace(tmp_pat
     )
     body = script(handler=f"{handler}:handle")
     cfg = config(tmp_path, body, policy=PermissionPolicy("plan"), plan_exit_grace=0.2)
-    with anyio.fail_after(20):
+    with anyio.fail_after(HANG_GUARD):
         async with AgentSession(cfg) as session:
             with session.subscribe() as events:
                 await session.prompt("plan it")
@@ -313,7 +304,7 @@ async def test_manager_survives_a_session_that_cannot_start(tmp_path: Path) -> N
     broken = tmp_path / "broken-claude"
     broken.write_text("#!/bin/sh\necho 'no credentials' >&2\nexit 3\n")
     broken.chmod(0o755)
-    with anyio.fail_after(30):
+    with anyio.fail_after(HANG_GUARD):
         async with SessionManager(config(tmp_path, script("fine"))) as manager:
             with pytest.raises(CLIExitedError):
                 await manager.create(cli_path=str(broken))
@@ -340,7 +331,7 @@ async def test_traces_of_a_session_turn(tmp_path: Path, capture: bool) -> None:
         tracer_provider=provider,
         capture_content=capture,
     )
-    with anyio.fail_after(20):
+    with anyio.fail_after(HANG_GUARD):
         async with AgentSession(cfg) as session:
             with session.subscribe() as events:
                 await session.prompt("a secret prompt")
@@ -374,7 +365,7 @@ async def test_supervised_hook_answers_are_traced(tmp_path: Path) -> None:
     provider.add_span_processor(SimpleSpanProcessor(exporter))
     body = script(tool_turn("Bash", {"command": "true"}, permission=True))
     cfg = config(tmp_path, body, tracer_provider=provider)
-    with anyio.fail_after(20):
+    with anyio.fail_after(HANG_GUARD):
         async with AgentSession(cfg) as session:
             with session.subscribe() as events:
                 await session.prompt("go")

@@ -17,6 +17,7 @@ from adapter.server.agui.events import decode_run_input
 from adapter.server.agui.runs import AguiService
 from adapter.server.agui.threads import ThreadRecord, ThreadStore
 from benchmarks._common import emitter_path
+from tests.support.timeouts import HANG_GUARD, PROCESSES_GUARD
 
 #: Seconds between the saver's rounds (adapter.server.agui.runs._SAVE_INTERVAL).
 SAVE_INTERVAL = 0.5
@@ -55,7 +56,7 @@ async def test_streaming_threads_are_saved_once_per_round(tmp_path: Path) -> Non
     shutdown = anyio.Event()
     threads = [f"thread-{i}" for i in range(8)]
     frames: dict[str, list[bytes]] = {t: [] for t in threads}
-    with anyio.fail_after(120):  # a hang guard
+    with anyio.fail_after(PROCESSES_GUARD):  # a hang guard
         async with LocalBackend(config) as backend:
             service = AguiService(backend, store, shutting_down=lambda: shutdown)
             async with service.running():
@@ -90,6 +91,6 @@ async def test_streaming_threads_are_saved_once_per_round(tmp_path: Path) -> Non
         # save at the end of the run; each one after the first has the streamed reply.
         assert 1 <= len(saves) <= elapsed / SAVE_INTERVAL + 2, (len(saves), elapsed)
         assert 2 == saves[-1]  # the prompt and the reply
-    with anyio.fail_after(30):
+    with anyio.fail_after(HANG_GUARD):
         record = await ThreadStore(tmp_path / "threads.sqlite3").load(threads[0])
     assert record is not None and record.messages[-1]["role"] == "assistant"

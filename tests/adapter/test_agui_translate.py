@@ -20,8 +20,6 @@ from ag_ui.core import Event as OfficialEvent
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pydantic import TypeAdapter
-from test_translate_properties import PROCESSES, _sequences
-from test_translate_support import step
 
 from adapter.events import (
     ApiRetry,
@@ -53,6 +51,8 @@ from adapter.server.agui.translate import (
 from adapter.server.agui.verify import verify_events
 from adapter.translate import Translator
 from normalize import ManageTodos, ShellExec, ShellOutput, TodoItem, normalize_tool_use
+from tests.adapter.translate_strategies import PROCESSES, sequences
+from tests.support.transcripts import step
 
 OFFICIAL = TypeAdapter(OfficialEvent)
 
@@ -140,7 +140,7 @@ def cut(events: list[Event], points: list[int]) -> list[list[Event]]:
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
-    case=_sequences(),
+    case=sequences(),
     points=st.lists(st.integers(0, 400), max_size=3),
     stops=st.sets(st.integers(0, 200), max_size=2),
 )

@@ -21,6 +21,7 @@ from adapter.server.agui.events import (
 from adapter.server.agui.handle import KEEPALIVE, RunHandle
 from adapter.server.agui.inputs import decision_from_answer, prompt_from_message
 from adapter.server.agui.snapshot import MessageLog
+from tests.support.timeouts import HANG_GUARD
 
 
 @pytest.mark.parametrize(
@@ -102,7 +103,7 @@ async def test_a_run_handle_keeps_idle_listeners_alive_with_its_timer() -> None:
     handle = RunHandle("t", "r", b"[]")
     # The listener's own timeout is far away: the comments can only come from the timer.
     frames = handle.listen(keepalive=3600)
-    with anyio.fail_after(60):  # a hang guard, not a timing assertion
+    with anyio.fail_after(HANG_GUARD):  # a hang guard, not a timing assertion
         async with anyio.create_task_group() as tg:
             tg.start_soon(handle.keep_alive, 0.01)
             assert await anext(frames) == KEEPALIVE
@@ -120,7 +121,7 @@ async def test_a_run_handle_keeps_idle_listeners_alive_with_its_timer() -> None:
 async def test_a_run_handle_without_a_timer_uses_the_listener_timeout() -> None:
     handle = RunHandle("t", "r", b"[]")
     frames = handle.listen(keepalive=0.01)
-    with anyio.fail_after(60):
+    with anyio.fail_after(HANG_GUARD):
         assert await anext(frames) == KEEPALIVE
         handle.push([b"data: x\n\n"])
         handle.close()

@@ -14,11 +14,11 @@ from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from realcli.chat_recording import live_events, shown
 
 from adapter.chat import ChatView, CommandEntry, NoticeEntry, UserEntry
 from adapter.events import CompactBoundary, Event, MessageChunk, UserMessage
 from adapter.history import load_events
+from tests.support.chat import live_events, shown
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "compact"
 PROTOCOL = FIXTURES / "compact.protocol.jsonl"

@@ -18,10 +18,10 @@ from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from realcli.chat_recording import live_events, shown
 
 from adapter.events import Event, MessageChunk, UserMessage
 from adapter.history import load_events
+from tests.support.chat import live_events, shown
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "local_commands"
 PROTOCOL = FIXTURES / "local_commands.protocol.jsonl"

@@ -9,7 +9,6 @@ import msgspec
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from test_translate_support import NAMES, processes, replay
 
 from adapter.chat import (
     AssistantText,
@@ -44,6 +43,7 @@ from adapter.events import (
     UserMessage,
 )
 from normalize import normalize_tool_result, normalize_tool_use
+from tests.support.transcripts import NAMES, processes, replay
 
 
 def replica_apply(entries: list[ChatEntry], delta: ChatDelta) -> list[ChatEntry]:

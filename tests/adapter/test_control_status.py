@@ -14,10 +14,13 @@ import anyio
 import pytest
 
 from adapter.config import SessionConfig
-from adapter.events import Complete, ErrorEvent, Event
+from adapter.events import Complete, ErrorEvent
 from adapter.policies import PermissionPolicy
 from adapter.session import AgentSession
-from claudecode.testing import fake_cli_command, script, text_turn
+from claudecode.testing import script, text_turn
+from tests.support.configs import fake_session_config
+from tests.support.timeouts import HANG_GUARD
+from tests.support.waits import until_complete
 
 pytestmark = pytest.mark.anyio
 
@@ -32,26 +35,14 @@ CONTROLS: dict[str, Control] = {
 
 
 def config(tmp_path: Path, *turns: Any) -> SessionConfig:
-    cli = fake_cli_command(script(*turns), tmp_path / "fake")
-    work = tmp_path / "work"
-    work.mkdir(exist_ok=True)
-    return SessionConfig(cli_path=cli, cwd=work, policy=PermissionPolicy("supervised"))
-
-
-async def until_complete(events: Any) -> list[Event]:
-    seen: list[Event] = []
-    async for event in events:
-        seen.append(event)
-        if isinstance(event, Complete):
-            return seen
-    raise AssertionError(f"the stream ended first: {seen!r}")
+    return fake_session_config(tmp_path, script(*turns), policy=PermissionPolicy("supervised"))
 
 
 @pytest.mark.parametrize("control", sorted(CONTROLS))
 async def test_a_control_request_before_any_turn_leaves_the_session_connected(
     tmp_path: Path, control: str
 ) -> None:
-    with anyio.fail_after(30):
+    with anyio.fail_after(HANG_GUARD):
         async with AgentSession(config(tmp_path)) as session:
             with session.subscribe(after_seq=0) as events:
                 await CONTROLS[control](session)
@@ -67,7 +58,7 @@ async def test_a_control_request_before_any_turn_leaves_the_session_connected(
 async def test_a_control_request_between_turns_leaves_the_session_idle(
     tmp_path: Path, control: str
 ) -> None:
-    with anyio.fail_after(30):
+    with anyio.fail_after(HANG_GUARD):
         async with AgentSession(config(tmp_path, text_turn("one"), text_turn("two"))) as session:
             with session.subscribe() as events:
                 await session.prompt("first")

@@ -15,6 +15,7 @@ from adapter.events import Complete
 from adapter.policies import PermissionPolicy
 from adapter.session import AgentSession
 from claudecode.testing import fake_cli_command, script, text_turn
+from tests.support.timeouts import HANG_GUARD
 
 pytestmark = pytest.mark.anyio
 
@@ -40,7 +41,7 @@ async def _one_turn(tmp_path: Path, debug_dir: Path, session_id: str) -> None:
     cfg = SessionConfig(
         cli_path=cli, cwd=work, policy=PermissionPolicy("autonomous"), debug_dir=debug_dir
     )
-    with anyio.fail_after(20):
+    with anyio.fail_after(HANG_GUARD):
         async with AgentSession(cfg, session_id=session_id) as session:
             with session.subscribe() as events:
                 await session.prompt("a secret prompt")

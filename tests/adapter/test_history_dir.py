@@ -112,7 +112,8 @@ def test_the_websocket_front_end_lists_the_history_the_backend_says(
     """The ``/ws`` routes are made on any backend; ``list_history`` reads the backend's
     history when it has one, else the CLI's own directory (the sessions' environment)."""
     import websockets.sync.client as ws_client
-    from server._running import running
+
+    from tests.support.servers import running
 
     work = tmp_path / "work"
     work.mkdir()

@@ -11,8 +11,6 @@ import pytest
 
 from adapter import (
     CliSessionInUseError,
-    Complete,
-    Event,
     LocalBackend,
     MessageChunk,
     PermissionDecision,
@@ -26,26 +24,17 @@ from adapter import (
     UnknownSessionError,
 )
 from claudecode import UsageError
-from claudecode.testing import fake_cli_command, script, text_turn, tool_turn
+from claudecode.testing import script, text_turn, tool_turn
+from tests.support.configs import fake_session_config
+from tests.support.timeouts import HANG_GUARD
+from tests.support.waits import until_complete
 
 pytestmark = pytest.mark.anyio
 
 
 def defaults(tmp_path: Path, body: Any, **kwargs: Any) -> SessionConfig:
-    cli = fake_cli_command(body, tmp_path / "fake")
-    work = tmp_path / "work"
-    work.mkdir(exist_ok=True)
     kwargs.setdefault("policy", PermissionPolicy("supervised"))
-    return SessionConfig(cli_path=cli, cwd=work, **kwargs)
-
-
-async def until_complete(events: AsyncIterator[Event]) -> list[Event]:
-    seen: list[Event] = []
-    async for event in events:
-        seen.append(event)
-        if isinstance(event, Complete):
-            break
-    return seen
+    return fake_session_config(tmp_path, body, **kwargs)
 
 
 async def next_state(changes: AsyncIterator[SessionInfo], state: str) -> SessionInfo:
@@ -91,7 +80,7 @@ def test_spec_overrides_the_defaults(tmp_path: Path) -> None:
 async def test_lifecycle_states_watch_and_closed_replay(tmp_path: Path) -> None:
     """idle -> busy -> idle -> closed, reported by watch(); a closed session still answers
     info() and replays its history."""
-    with anyio.fail_after(30):
+    with anyio.fail_after(HANG_GUARD):
         async with LocalBackend(defaults(tmp_path, script(text_turn("Hi there!")))) as backend:
             async with backend.watch() as changes:
                 info = await backend.create(SessionSpec(model="opus"))
@@ -128,7 +117,7 @@ async def test_waiting_while_a_permission_is_open(tmp_path: Path) -> None:
     """An open permission request shows as `waiting`; answering it runs the tool."""
     body = script(tool_turn("Bash", {"command": "touch ok.txt"}, permission=True))
     cfg = defaults(tmp_path, body)
-    with anyio.fail_after(30):
+    with anyio.fail_after(HANG_GUARD):
         async with LocalBackend(cfg) as backend:
             info = await backend.create(SessionSpec())
             async with backend.watch() as changes, backend.subscribe(info.id) as events:
@@ -153,7 +142,7 @@ async def test_waiting_while_a_permission_is_open(tmp_path: Path) -> None:
 
 async def test_errors_unknown_ids_and_the_cap(tmp_path: Path) -> None:
     """Unknown ids, a bad policy name and the session cap are typed errors."""
-    with anyio.fail_after(30):
+    with anyio.fail_after(HANG_GUARD):
         async with LocalBackend(defaults(tmp_path, script()), max_sessions=1) as backend:
             for call in (
                 backend.info("nope"),
@@ -176,7 +165,7 @@ async def test_errors_unknown_ids_and_the_cap(tmp_path: Path) -> None:
 
 async def test_a_slow_watcher_holds_one_snapshot_per_session(tmp_path: Path) -> None:
     """A watcher that does not read keeps only the newest snapshot of each session."""
-    with anyio.fail_after(30):
+    with anyio.fail_after(HANG_GUARD):
         async with LocalBackend(defaults(tmp_path, script(text_turn("a"), text_turn("b")))) as b:
             async with b.watch() as changes:
                 ids = [(await b.create(SessionSpec())).id for _ in range(2)]
@@ -196,7 +185,7 @@ async def test_a_slow_watcher_holds_one_snapshot_per_session(tmp_path: Path) -> 
 
 async def test_backend_exit_closes_sessions_and_ends_watchers(tmp_path: Path) -> None:
     """Leaving the backend closes every session (the CLI is reaped) and ends the watch."""
-    with anyio.fail_after(30):
+    with anyio.fail_after(HANG_GUARD):
         backend = LocalBackend(defaults(tmp_path, script()))
         async with backend:
             info = await backend.create(SessionSpec())
@@ -212,7 +201,7 @@ async def test_backend_exit_closes_sessions_and_ends_watchers(tmp_path: Path) ->
 async def test_a_turn_starts_with_one_change(tmp_path: Path) -> None:
     """Watchers see a turn start as busy with its title at once (every connection of a server
     gets each change: busy and then the title would be two frames to each)."""
-    with anyio.fail_after(30):
+    with anyio.fail_after(HANG_GUARD):
         async with LocalBackend(defaults(tmp_path, script(text_turn("Hi there!")))) as backend:
             info = await backend.create(SessionSpec())
             async with backend.watch() as changes:
@@ -243,7 +232,7 @@ async def test_the_cli_session_id_a_spec_names_is_listed_from_the_start(tmp_path
     listed under the id it resumes, a session told its id under that one; a fork gets a new
     id, unknown until the CLI reports it."""
     stored, chosen = "8e0ef7c0-2997-4c14-89ba-3bc6b8f3c1d7", "0b1c2d3e-4f50-4617-8293-a4b5c6d7e8f9"
-    with anyio.fail_after(30):
+    with anyio.fail_after(HANG_GUARD):
         async with LocalBackend(defaults(tmp_path, script())) as backend:
             resumed = await backend.create(SessionSpec(resume=stored))
             named = await backend.create(SessionSpec(cli_session_id=chosen))
@@ -259,7 +248,7 @@ async def test_a_cli_session_is_resumed_by_one_session_at_a_time(tmp_path: Path)
     """Of two creates resuming one CLI session at once, one wins; while it is open a resume
     is refused and a fork is not; once closed, it resumes again."""
     stored = "8e0ef7c0-2997-4c14-89ba-3bc6b8f3c1d7"
-    with anyio.fail_after(60):
+    with anyio.fail_after(HANG_GUARD):
         async with LocalBackend(defaults(tmp_path, script())) as backend:
             results: list[SessionInfo | BaseException] = []
 

@@ -12,21 +12,16 @@ from adapter.config import SessionConfig
 from adapter.events import Complete, Event, PermissionCancelled, PermissionRequest
 from adapter.policies import PermissionDecision, PermissionPolicy
 from adapter.session import AgentSession
-from claudecode.testing import fake_cli_command, script, tool_turn
+from claudecode.testing import script, tool_turn
+from tests.support.configs import fake_session_config
+from tests.support.timeouts import HANG_GUARD
 
 pytestmark = pytest.mark.anyio
 
 
 def _config(tmp_path: Path, policy: PermissionPolicy, timeout: float) -> SessionConfig:
     body = script(tool_turn("Bash", {"command": "touch hung.txt"}, permission=True))
-    work = tmp_path / "work"
-    work.mkdir()
-    return SessionConfig(
-        cli_path=fake_cli_command(body, tmp_path / "fake"),
-        cwd=work,
-        policy=policy,
-        permission_timeout=timeout,
-    )
+    return fake_session_config(tmp_path, body, policy=policy, permission_timeout=timeout)
 
 
 async def _turn(session: AgentSession) -> list[Event]:
@@ -49,7 +44,7 @@ async def test_a_policy_that_never_returns_is_denied_after_the_timeout(tmp_path:
         raise AssertionError("unreachable")
 
     cfg = _config(tmp_path, PermissionPolicy("custom", never), timeout=0.3)
-    with capture_logs() as logs, anyio.fail_after(30):
+    with capture_logs() as logs, anyio.fail_after(HANG_GUARD):
         async with AgentSession(cfg) as session:
             seen = await _turn(session)
             assert [] == session.pending_permissions
@@ -73,7 +68,7 @@ async def test_a_slow_policy_that_defers_shares_the_timeout_with_the_person(
         return None
 
     cfg = _config(tmp_path, PermissionPolicy("custom", defer), timeout=0.5)
-    with anyio.fail_after(30):
+    with anyio.fail_after(HANG_GUARD):
         async with AgentSession(cfg) as session:
             seen = await _turn(session)
     [request] = [e for e in seen if isinstance(e, PermissionRequest)]

@@ -11,9 +11,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from staged_cli import Gates, background_stages, init_line, staged_cli, text_line
-
 from claudecode.testing import fake_cli_command, script, tool_use_block, turn
+from tests.adapter.staged_cli import Gates, background_stages, init_line, staged_cli, text_line
 
 
 def start(cli: str, cwd: Path, *args: str) -> subprocess.Popen[bytes]:

@@ -12,7 +12,11 @@ from typing import Any
 
 import anyio
 import pytest
-from staged_cli import (
+
+from adapter.events import Complete, MessageChunk
+from adapter.manager import SessionManager
+from adapter.session import AgentSession
+from tests.adapter.staged_cli import (
     Gates,
     background_stages,
     init_line,
@@ -20,27 +24,16 @@ from staged_cli import (
     staged_config,
     text_line,
 )
-
-from adapter.events import Complete, Event, MessageChunk
-from adapter.manager import SessionManager
-from adapter.session import AgentSession
+from tests.support.timeouts import HANG_GUARD
+from tests.support.waits import until
 
 pytestmark = pytest.mark.anyio
-
-
-async def until(events: Any, predicate: Any) -> list[Event]:
-    seen: list[Event] = []
-    async for event in events:
-        seen.append(event)
-        if predicate(event):
-            return seen
-    raise AssertionError(f"the stream ended first: {seen!r}")
 
 
 async def test_a_turn_the_cli_starts_by_itself_makes_the_session_active(tmp_path: Path) -> None:
     gates = Gates(tmp_path)
     cfg = staged_config(tmp_path, background_stages(gates))
-    with anyio.fail_after(30):
+    with anyio.fail_after(HANG_GUARD):
         async with AgentSession(cfg) as session:
             with session.subscribe() as events:
                 await session.prompt("use a background agent")
@@ -71,7 +64,7 @@ async def test_a_queued_prompt_keeps_the_session_active_until_its_ownresult_line
         (gates.path("first"), [result_line("one")]),
         (gates.path("second"), [init_line(), text_line("m2", "two"), result_line("two")]),
     ]
-    with anyio.fail_after(30):
+    with anyio.fail_after(HANG_GUARD):
         async with AgentSession(staged_config(tmp_path, stages)) as session:
             with session.subscribe() as events:
                 await session.prompt("first")
@@ -94,7 +87,7 @@ async def test_the_idle_reaper_never_closes_a_session_with_background_work(
     the task reported and its turn ended, the session is reaped."""
     gates = Gates(tmp_path)
     cfg = staged_config(tmp_path, background_stages(gates))
-    with anyio.fail_after(60):
+    with anyio.fail_after(HANG_GUARD):
         async with SessionManager(cfg, idle_timeout=0.05) as manager:
             session = await manager.create()
             with session.subscribe() as events:

@@ -5,19 +5,6 @@ from __future__ import annotations
 import json
 
 import pytest
-from test_translate_support import (
-    NAMES,
-    assistant_texts,
-    check_round_trip,
-    check_tool_lifecycle,
-    emitted_texts,
-    main_text,
-    of_type,
-    processes,
-    replay,
-    replay_all,
-    turns,
-)
 
 from adapter.events import (
     AvailableCommands,
@@ -38,6 +25,19 @@ from adapter.events import (
 from adapter.translate import Translator
 from claudecode.messages import ResultMessage
 from normalize import ModifyFile, ReadFile, ShellExec, SubagentTask
+from tests.support.transcripts import (
+    NAMES,
+    assistant_texts,
+    check_round_trip,
+    check_tool_lifecycle,
+    emitted_texts,
+    main_text,
+    of_type,
+    processes,
+    replay,
+    replay_all,
+    turns,
+)
 
 # ------------------------------------------------------------------ every transcript
 

@@ -4,13 +4,12 @@ into a ``str``."""
 
 from __future__ import annotations
 
-from test_translate_support import assistant, feed, init, line, tool_result, tool_use
-
 from adapter.events import ToolUpdate
 from adapter.translate import Translator
 from claudecode import LargeText
 from claudecode.content import LARGE_TEXT_BYTES
 from normalize import DEFAULT_MAX_OUTPUT_BYTES, ShellExec, truncate_text
+from tests.support.transcripts import assistant, feed, init, line, tool_result, tool_use
 
 
 def test_a_huge_result_is_shown_by_its_head() -> None:

@@ -19,7 +19,6 @@ import anyio
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from test_translate_properties import RAW_LINES, mutated_line
 
 from adapter.config import SessionConfig
 from adapter.events import Complete, Event, MessageChunk, ToolCall, ToolUpdate, encode_event
@@ -30,6 +29,8 @@ from claudecode import ClaudeCodeProtocol
 from claudecode._stream_lite import StreamEventLite, decode_line_lite, decode_small_line_lite
 from claudecode.messages import StreamEvent
 from claudecode.testing import fake_cli_command, script, tool_turn
+from tests.adapter.translate_strategies import RAW_LINES, mutated_line
+from tests.support.timeouts import HANG_GUARD
 
 _real: st.SearchStrategy[bytes] = st.sampled_from(RAW_LINES).map(lambda o: json.dumps(o).encode())
 
@@ -140,7 +141,7 @@ async def test_the_session_reads_lite_stream_events_unless_it_writes_a_protocol_
     tmp_path: Path,
 ) -> None:
     """Same turn, with the fast path and without it (a protocol file): the same events."""
-    with anyio.fail_after(60):
+    with anyio.fail_after(HANG_GUARD):
         fast, fast_lite = await _turn(tmp_path, "fast", debug=False)
         plain, plain_lite = await _turn(tmp_path, "plain", debug=True)
     assert fast_lite and not plain_lite

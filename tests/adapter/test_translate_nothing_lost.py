@@ -13,8 +13,7 @@ from hypothesis import strategies as st
 from adapter.events import MessageChunk, Raw
 from adapter.translate import Translator
 from claudecode._codec import decode_line
-
-from test_translate_support import assistant, feed, init, result, text  # isort: skip
+from tests.support.transcripts import assistant, feed, init, result, text
 
 json_values = st.recursive(
     st.none()

@@ -7,7 +7,20 @@ approval that gets no result.
 
 from __future__ import annotations
 
-from test_translate_support import (
+from adapter.events import (
+    ApiRetry,
+    Complete,
+    ContextWindow,
+    ErrorEvent,
+    Event,
+    PermissionCancelled,
+    Raw,
+    TaskEvent,
+    ToolCall,
+    ToolUpdate,
+)
+from adapter.translate import Translator
+from tests.support.transcripts import (
     assistant,
     can_use_tool,
     check_round_trip,
@@ -25,20 +38,6 @@ from test_translate_support import (
     tool_use,
     turns,
 )
-
-from adapter.events import (
-    ApiRetry,
-    Complete,
-    ContextWindow,
-    ErrorEvent,
-    Event,
-    PermissionCancelled,
-    Raw,
-    TaskEvent,
-    ToolCall,
-    ToolUpdate,
-)
-from adapter.translate import Translator
 
 
 def _user_text(t: str, **kw: object) -> dict[str, object]:

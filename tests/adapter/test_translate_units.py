@@ -5,21 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from test_translate_support import (
-    assistant,
-    can_use_tool,
-    feed,
-    init,
-    line,
-    of_type,
-    result,
-    start,
-    stream,
-    text,
-    text_delta,
-    tool_result,
-    tool_use,
-)
 
 from adapter.events import (
     ApiRetry,
@@ -53,6 +38,21 @@ from claudecode.messages import (
 )
 from claudecode.stream_events import ApiMessage
 from normalize import Generic, ShellExec
+from tests.support.transcripts import (
+    assistant,
+    can_use_tool,
+    feed,
+    init,
+    line,
+    of_type,
+    result,
+    start,
+    stream,
+    text,
+    text_delta,
+    tool_result,
+    tool_use,
+)
 
 # --------------------------------------------------------------------- session facts
 

@@ -14,17 +14,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_translate_support import (
-    assistant,
-    can_use_tool,
-    feed,
-    init,
-    line,
-    result,
-    text,
-    tool_result,
-    tool_use,
-)
 
 from adapter.events import (
     Complete,
@@ -38,6 +27,17 @@ from adapter.events import (
 )
 from adapter.translate import Translator
 from claudecode._codec import decode_line
+from tests.support.transcripts import (
+    assistant,
+    can_use_tool,
+    feed,
+    init,
+    line,
+    result,
+    text,
+    tool_result,
+    tool_use,
+)
 
 FIXTURE = Path(__file__).parent.parent / "fixtures" / "adapter" / "background_and_queued.jsonl"
 

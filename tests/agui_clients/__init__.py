@@ -1,1 +1,2 @@
-"""The real AG-UI / CopilotKit npm clients (package.json, drive.mjs) and their Python driver."""
+"""The real AG-UI / CopilotKit npm clients (package.json, drive.mjs); their Python driver is
+tests.support.agui_clients."""

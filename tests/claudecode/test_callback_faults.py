@@ -14,13 +14,14 @@ from typing import Any
 
 import anyio
 import pytest
-from _scripted_cli import result_line, scripted_options
 from structlog.testing import capture_logs
 
 from claudecode.callbacks import HookMatcher
 from claudecode.mcp import SdkMcpServer
 from claudecode.messages import InboundControlRequest, ResultMessage
 from claudecode.session import Session
+from tests.claudecode._scripted_cli import result_line, scripted_options
+from tests.support.timeouts import HANG_GUARD
 
 pytestmark = pytest.mark.anyio
 
@@ -69,7 +70,7 @@ async def test_permission_callback_fault_denies(tmp_path: Path, fault: str) -> N
 
     request = {"subtype": "can_use_tool", "tool_name": "Bash", "input": {"command": "ls"}}
     opts = scripted_options(tmp_path, _plan(request), permission_timeout=_SHORT)
-    with capture_logs() as logs, anyio.fail_after(60):
+    with capture_logs() as logs, anyio.fail_after(HANG_GUARD):
         async with Session(opts, can_use_tool=can_use_tool) as session:
             answer, second = await _answer_and_second_turn(session)
     assert answer["subtype"] == "success" and answer["request_id"] == "cli-req"
@@ -89,7 +90,7 @@ async def test_hook_callback_fault_is_a_hook_error(tmp_path: Path, fault: str) -
     request = {"subtype": "hook_callback", "callback_id": "hook_0", "input": {}}
     opts = scripted_options(tmp_path, _plan(request))
     hooks = {"PreToolUse": [HookMatcher("Bash", [hook], timeout=_SHORT)]}
-    with capture_logs() as logs, anyio.fail_after(60):
+    with capture_logs() as logs, anyio.fail_after(HANG_GUARD):
         async with Session(opts, hooks=hooks) as session:
             answer, second = await _answer_and_second_turn(session)
     assert answer["subtype"] == "error" and answer["request_id"] == "cli-req"
@@ -109,7 +110,7 @@ async def test_mcp_tool_fault_is_a_tool_error(tmp_path: Path, fault: str) -> Non
     call = {"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "t"}}
     request = {"subtype": "mcp_message", "server_name": "fe", "message": call}
     opts = scripted_options(tmp_path, _plan(request))
-    with capture_logs() as logs, anyio.fail_after(60):
+    with capture_logs() as logs, anyio.fail_after(HANG_GUARD):
         async with Session(opts, mcp_servers=[server]) as session:
             answer, second = await _answer_and_second_turn(session)
     assert answer["subtype"] == "success" and answer["request_id"] == "cli-req"
@@ -133,7 +134,7 @@ async def test_hook_without_a_timeout_is_bounded_by_the_default(
 
     request = {"subtype": "hook_callback", "callback_id": "hook_0", "input": {}}
     opts = scripted_options(tmp_path, _plan(request))
-    with anyio.fail_after(60):
+    with anyio.fail_after(HANG_GUARD):
         async with Session(opts, hooks={"Stop": [HookMatcher(None, [hook])]}) as session:
             answer, _ = await _answer_and_second_turn(session)
     assert answer["subtype"] == "error" and "did not answer" in answer["error"]

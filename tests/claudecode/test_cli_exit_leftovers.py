@@ -15,18 +15,17 @@ from typing import Any
 
 import anyio
 import pytest
-from _scripted_cli import result_line, scripted_options
 
 from benchmarks import procfs
 from claudecode import CLIExitedError
 from claudecode.messages import AssistantMessage, ResultMessage
 from claudecode.session import Session
 from claudecode.transport import SubprocessTransport
+from tests.claudecode._scripted_cli import result_line, scripted_options
+from tests.support.timeouts import PROCESSES_GUARD
 
 pytestmark = pytest.mark.anyio
 
-#: A hang guard only (the leftover sleeps far longer); generous for a loaded machine.
-_GUARD = 90
 _TEXT = {
     "type": "assistant",
     "message": {"role": "assistant", "content": [{"type": "text", "text": "partial"}]},
@@ -49,7 +48,7 @@ async def _assert_no_leftover(tmp_path: Path, cli_pid: int | None) -> None:
     leftover = int((tmp_path / "leftover.pid").read_text())
     # SIGKILL is delivered at once, but the kernel may take a moment to tear the process
     # down on a loaded machine: a hang guard, not a timing assertion.
-    with anyio.fail_after(_GUARD):
+    with anyio.fail_after(PROCESSES_GUARD):
         # Polled: a process that is not our child raises no event to wait for.
         while procfs.running(leftover) or procfs.group_members(cli_pid):  # noqa: ASYNC110
             await anyio.sleep(0.05)
@@ -61,7 +60,7 @@ async def test_a_crash_leaving_a_child_ends_with_the_crash_error(
 ) -> None:
     options = scripted_options(tmp_path, _plan(tmp_path, [_TEXT], 3, quiet=quiet))
     got = []
-    with anyio.fail_after(_GUARD):
+    with anyio.fail_after(PROCESSES_GUARD):
         async with Session(options) as session:
             assert isinstance(session.transport, SubprocessTransport)
             pid = session.transport.pid
@@ -83,7 +82,7 @@ async def test_an_exit_0_after_the_result_leaving_a_child_ends_quietly(
     tmp_path: Path, quiet: bool
 ) -> None:
     options = scripted_options(tmp_path, _plan(tmp_path, [_TEXT, result_line()], 0, quiet=quiet))
-    with anyio.fail_after(_GUARD):
+    with anyio.fail_after(PROCESSES_GUARD):
         async with Session(options) as session:
             assert isinstance(session.transport, SubprocessTransport)
             pid = session.transport.pid
@@ -110,7 +109,7 @@ async def test_aclose_after_the_exit_kills_what_the_cli_left(tmp_path: Path) -> 
     transport = SubprocessTransport([sys.executable, "-c", code], close_grace=5, kill_after=5)
     async with anyio.create_task_group() as tg:
         await transport.start(tg)
-        with anyio.fail_after(_GUARD):
+        with anyio.fail_after(PROCESSES_GUARD):
             output = b""
             while chunk := await transport.receive():
                 output += chunk
@@ -139,7 +138,7 @@ async def test_a_child_outside_the_group_holding_stdout_does_not_hang_the_output
     try:
         async with anyio.create_task_group() as tg:
             await transport.start(tg)
-            with anyio.fail_after(_GUARD):
+            with anyio.fail_after(PROCESSES_GUARD):
                 output = b""
                 while chunk := await transport.receive():
                     output += chunk

@@ -14,12 +14,13 @@ from typing import Any
 
 import anyio
 import pytest
-from _scripted_cli import scripted_options
 
 from claudecode import CLIExitedError, ControlTimeoutError
 from claudecode.control import McpStatus, RawControl
 from claudecode.messages import InboundControlRequest
 from claudecode.session import Session
+from tests.claudecode._scripted_cli import scripted_options
+from tests.support.timeouts import HANG_GUARD
 
 pytestmark = pytest.mark.anyio
 
@@ -53,7 +54,7 @@ async def test_close_with_a_permission_request_open_denies_it(
         await anyio.sleep(3600)
 
     callback = never_answers if with_callback else None
-    with anyio.fail_after(30):
+    with anyio.fail_after(HANG_GUARD):
         async with Session(opts, can_use_tool=callback) as session:
             await session.send("go")
             if with_callback:
@@ -83,7 +84,7 @@ async def test_interrupt_behind_a_write_that_cannot_finish_times_out(tmp_path: P
     plan = {"user": [[_ASK], [{"type": "result", "subtype": "success", "result": "big"}]]}
     # No initialize: a 1 s control timeout is for the stuck writes, not the CLI's start-up.
     opts = scripted_options(tmp_path, plan, control_timeout=1.0, initialize=False)
-    with anyio.fail_after(60):
+    with anyio.fail_after(HANG_GUARD):
         async with Session(opts) as session:
             await session.send("first")
             async for message in session.messages():
@@ -112,7 +113,7 @@ async def test_control_request_cut_off_mid_write_ends_the_session(tmp_path: Path
     """A request whose own bytes the CLI does not take in time: ControlTimeoutError for the
     caller; the CLI's input may hold half a line, so the session ends with the reason."""
     opts = scripted_options(tmp_path, {}, control_timeout=1.0, initialize=False)
-    with anyio.fail_after(60):
+    with anyio.fail_after(HANG_GUARD):
         async with Session(opts) as session:
             _signal(session.pid, signal.SIGSTOP)
             try:

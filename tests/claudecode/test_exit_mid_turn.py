@@ -6,11 +6,12 @@ from pathlib import Path
 
 import anyio
 import pytest
-from _scripted_cli import result_line, scripted_options
 
 from claudecode import CLIExitedError
 from claudecode.messages import AssistantMessage, ResultMessage
 from claudecode.session import Session
+from tests.claudecode._scripted_cli import result_line, scripted_options
+from tests.support.timeouts import HANG_GUARD
 
 pytestmark = pytest.mark.anyio
 
@@ -23,7 +24,7 @@ _TEXT = {
 async def test_exit_0_after_the_prompt_before_the_result_raises(tmp_path: Path) -> None:
     plan = {"user": [[_TEXT]], "exit_after_user": 1, "exit_code": 0}
     got = []
-    with anyio.fail_after(30):
+    with anyio.fail_after(HANG_GUARD):
         async with Session(scripted_options(tmp_path, plan)) as session:
             await session.send("go")
 
@@ -40,7 +41,7 @@ async def test_exit_0_after_the_prompt_before_the_result_raises(tmp_path: Path) 
 
 async def test_exit_0_after_the_result_ends_quietly(tmp_path: Path) -> None:
     plan = {"user": [[_TEXT, result_line()]], "exit_after_user": 1, "exit_code": 0}
-    with anyio.fail_after(30):
+    with anyio.fail_after(HANG_GUARD):
         async with Session(scripted_options(tmp_path, plan)) as session:
             await session.send("go")
             turn = [m async for m in session.receive_response()]

@@ -24,6 +24,8 @@ from claudecode.testing import (
     tool_use_block,
     turn,
 )
+from tests.support.timeouts import HANG_GUARD
+from tests.support.waits import wait_until
 
 Json = dict[str, Any]
 
@@ -39,7 +41,6 @@ BASE_ARGV = [
     "stdio",
     "--include-partial-messages",
 ]
-TIMEOUT = 10.0
 
 
 class Driver:
@@ -85,17 +86,17 @@ class Driver:
         response = {"subtype": "success", "request_id": request_id, "response": body}
         self.send({"type": "control_response", "response": response})
 
-    def raw(self, timeout: float = TIMEOUT) -> bytes | None:
+    def raw(self, timeout: float = HANG_GUARD) -> bytes | None:
         """The next stdout line (``None`` at EOF)."""
         return self._lines.get(timeout=timeout)
 
-    def recv(self, timeout: float = TIMEOUT) -> Json:
+    def recv(self, timeout: float = HANG_GUARD) -> Json:
         line = self.raw(timeout)
         assert line is not None, f"stdout closed; stderr: {self.stderr()!r}"
         msg: Json = json.loads(line)
         return msg
 
-    def until(self, pred: Callable[[Json], bool], timeout: float = TIMEOUT) -> list[Json]:
+    def until(self, pred: Callable[[Json], bool], timeout: float = HANG_GUARD) -> list[Json]:
         """Messages up to and including the first one matching ``pred``."""
         seen = []
         deadline = time.monotonic() + timeout
@@ -109,7 +110,7 @@ class Driver:
         self.control("req_init", "initialize", **fields)
         return self.until(is_response("req_init"))[-1]
 
-    def close(self, timeout: float = TIMEOUT) -> int:
+    def close(self, timeout: float = HANG_GUARD) -> int:
         assert self.proc.stdin is not None
         self.proc.stdin.close()
         return self.proc.wait(timeout)
@@ -159,7 +160,7 @@ def fake(tmp_path: Path) -> Iterator[Callable[..., Driver]]:
     for driver in drivers:
         if driver.proc.poll() is None:
             driver.proc.kill()
-        driver.proc.wait(TIMEOUT)
+        driver.proc.wait(HANG_GUARD)
         for pipe in (driver.proc.stdin, driver.proc.stdout, driver.proc.stderr):
             if pipe is not None:
                 pipe.close()
@@ -202,10 +203,12 @@ def test_wrapper_bakes_in_the_script(tmp_path: Path) -> None:
 def test_version_flag_and_missing_verbose(tmp_path: Path) -> None:
     """--version prints the fake version; stream-json under -p without --verbose exits 1."""
     command = str(fake_cli_command(script(version="9.9.9"), tmp_path))
-    out = subprocess.run([command, "--version"], capture_output=True, timeout=TIMEOUT, check=False)
+    out = subprocess.run(
+        [command, "--version"], capture_output=True, timeout=HANG_GUARD, check=False
+    )
     assert (out.returncode, out.stdout) == (0, b"9.9.9 (Claude Code)\n")
     argv = [command, "-p", "--input-format", "stream-json", "--output-format", "stream-json"]
-    out = subprocess.run(argv, capture_output=True, timeout=TIMEOUT, check=False)
+    out = subprocess.run(argv, capture_output=True, timeout=HANG_GUARD, check=False)
     assert out.returncode == 1
     assert b"requires --verbose" in out.stderr
 
@@ -221,7 +224,9 @@ def test_version_flag_and_missing_verbose(tmp_path: Path) -> None:
 def test_a_bad_script_is_an_error(tmp_path: Path, body: Json, needle: bytes) -> None:
     """A typo or malformed turn in the script fails loudly (exit 2) instead of being ignored."""
     command = str(fake_cli_command(body, tmp_path))
-    out = subprocess.run([command, *BASE_ARGV], capture_output=True, timeout=TIMEOUT, check=False)
+    out = subprocess.run(
+        [command, *BASE_ARGV], capture_output=True, timeout=HANG_GUARD, check=False
+    )
     assert out.returncode == 2
     assert needle in out.stderr
 
@@ -580,7 +585,7 @@ def test_crash_while_a_permission_request_is_pending(fake: Callable[..., Driver]
     cli.user("go")
     cli.until(is_type("control_request", "can_use_tool"))
     assert cli.raw() is None
-    assert cli.proc.wait(TIMEOUT) == 3
+    assert cli.proc.wait(HANG_GUARD) == 3
 
 
 def test_crash_after_lines(fake: Callable[..., Driver]) -> None:
@@ -591,7 +596,7 @@ def test_crash_after_lines(fake: Callable[..., Driver]) -> None:
     lines = [cli.raw() for _ in range(3)]
     assert all(lines)
     assert cli.raw() is None
-    assert cli.proc.wait(TIMEOUT) == 9
+    assert cli.proc.wait(HANG_GUARD) == 9
 
 
 def test_garbage_lines_appear_verbatim(fake: Callable[..., Driver]) -> None:
@@ -632,7 +637,7 @@ def test_hang_writes_nothing_and_ignores_eof(fake: Callable[..., Driver]) -> Non
         cli.raw(timeout=0.3)
     assert cli.proc.poll() is None
     cli.proc.terminate()
-    assert cli.proc.wait(TIMEOUT) == -signal.SIGTERM
+    assert cli.proc.wait(HANG_GUARD) == -signal.SIGTERM
 
 
 def test_hang_before_init_and_ignore_sigterm(fake: Callable[..., Driver]) -> None:
@@ -642,20 +647,20 @@ def test_hang_before_init_and_ignore_sigterm(fake: Callable[..., Driver]) -> Non
     with pytest.raises(queue.Empty):
         cli.raw(timeout=0.3)
     # On a busy machine the fake may still be starting: wait until SIGTERM is ignored.
-    deadline = time.monotonic() + TIMEOUT
-    while time.monotonic() < deadline:
+
+    def ignores_sigterm() -> bool:
         status = Path(f"/proc/{cli.proc.pid}/status").read_text()
         ignored = int(
             next(ln for ln in status.splitlines() if ln.startswith("SigIgn:")).split()[1], 16
         )
-        if ignored & (1 << (signal.SIGTERM - 1)):
-            break
-        time.sleep(0.01)
+        return bool(ignored & (1 << (signal.SIGTERM - 1)))
+
+    wait_until(ignores_sigterm, poll=0.01, what="SIGTERM ignored")
     cli.proc.terminate()
     with pytest.raises(subprocess.TimeoutExpired):
         cli.proc.wait(0.3)
     cli.proc.kill()
-    assert cli.proc.wait(TIMEOUT) == -signal.SIGKILL
+    assert cli.proc.wait(HANG_GUARD) == -signal.SIGKILL
 
 
 def test_public_names() -> None:

@@ -14,7 +14,6 @@ from typing import Any
 import anyio
 import msgspec
 import pytest
-from _scripted_cli import result_line, scripted_options
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -35,6 +34,8 @@ from claudecode.messages import (
 from claudecode.protocol import ClaudeCodeProtocol
 from claudecode.session import Session
 from claudecode.stream_events import ContentBlockStart
+from tests.claudecode._scripted_cli import result_line, scripted_options
+from tests.support.timeouts import HANG_GUARD
 
 TRANSCRIPTS = Path(__file__).resolve().parent.parent / "fixtures" / "transcripts"
 
@@ -342,7 +343,7 @@ async def test_initialize_answer_with_agents_as_strings_connects(tmp_path: Path)
         "initialize": {"agents": ["claude", "Explore"], "commands": [], "pid": "1234"},
         "user": [[result_line()]],
     }
-    with anyio.fail_after(30):
+    with anyio.fail_after(HANG_GUARD):
         async with Session(scripted_options(tmp_path, plan)) as session:
             assert session.initialize_result is not None
             assert session.initialize_result.agents == []
@@ -377,7 +378,7 @@ async def test_turn_of_bent_lines_keeps_tool_call_cost_and_ends(tmp_path: Path) 
             [result_line(result="second")],
         ]
     }
-    with anyio.fail_after(30):
+    with anyio.fail_after(HANG_GUARD):
         async with Session(scripted_options(tmp_path, plan)) as session:
             await session.send("go")
             got = await _turn(session)
@@ -408,7 +409,7 @@ async def test_unreadable_result_line_still_ends_the_turn(tmp_path: Path) -> Non
             [result_line(result="next")],
         ]
     }
-    with anyio.fail_after(30):
+    with anyio.fail_after(HANG_GUARD):
         async with Session(scripted_options(tmp_path, plan)) as session:
             await session.send("go")
             got = await _turn(session)
@@ -440,7 +441,7 @@ async def test_malformed_can_use_tool_request_gets_an_error_answer(tmp_path: Pat
         allowed.append(req)
         return req.allow()
 
-    with anyio.fail_after(30):
+    with anyio.fail_after(HANG_GUARD):
         async with Session(scripted_options(tmp_path, plan), can_use_tool=can_use_tool) as s:
             await s.send("go")
             got = await _turn(s)

@@ -16,6 +16,7 @@ from claudecode.mcp import SdkMcpServer
 from claudecode.options import ClaudeCodeOptions
 from claudecode.session import Session
 from claudecode.testing import fake_cli_command, script
+from tests.support.timeouts import HANG_GUARD
 
 TOKEN = "sekret-token-4711"
 MCP = {"mcpServers": {"remote": {"type": "http", "url": "https://x", "headers": {"A": TOKEN}}}}
@@ -63,7 +64,7 @@ async def test_mcp_config_and_settings_go_through_private_files(
         settings=json.dumps({"env": {"SERVICE_TOKEN": TOKEN}}),
     )
     servers = [SdkMcpServer("fe")] if with_sdk_server else []
-    with capture_logs() as logs, anyio.fail_after(30):
+    with capture_logs() as logs, anyio.fail_after(HANG_GUARD):
         async with Session(opts, mcp_servers=servers) as session:
             cmdline, argv, files = _while_running(session.pid, record, with_sdk_server)
     assert TOKEN.encode() not in cmdline

@@ -17,11 +17,11 @@ from pathlib import Path
 import pytest
 
 from claudecode._proc_environ import pids_with_env
+from tests.support.timeouts import HANG_GUARD
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="/proc is Linux")
 
 #: Hang guard only (a busy machine may take long to start Python).
-GUARD = float(os.environ.get("CLAUDECODE_BRIDGE_TEST_TIMEOUT", "60"))
 NAME = "CLAUDECODE_BRIDGE_TEST_MARK"
 
 # Prints its pid once it runs, then sleeps until killed.
@@ -66,7 +66,7 @@ def spawn() -> Iterator[Callable[..., int]]:
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGKILL)
     for proc in procs:
-        proc.wait(GUARD)
+        proc.wait(HANG_GUARD)
         assert proc.stdout is not None
         proc.stdout.close()
 
@@ -98,7 +98,7 @@ def test_a_process_that_exited_is_not_found() -> None:
         assert pids_with_env(NAME, value) == [proc.pid]
     finally:
         proc.kill()
-        proc.wait(GUARD)  # reaped: /proc forgets it
+        proc.wait(HANG_GUARD)  # reaped: /proc forgets it
         assert proc.stdout is not None
         proc.stdout.close()
     assert pids_with_env(NAME, value) == []
@@ -118,7 +118,7 @@ def test_never_the_scanning_process(spawn: Callable[..., int]) -> None:
         env={**os.environ, NAME: value, "PYTHONPATH": root},
         capture_output=True,
         check=True,
-        timeout=GUARD,
+        timeout=HANG_GUARD,
     ).stdout
     own, listed = json.loads(out)
     assert listed == [sibling]  # itself carries the mark too, and is not listed

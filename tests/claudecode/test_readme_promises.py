@@ -15,7 +15,6 @@ from typing import Any
 
 import anyio
 import pytest
-from _scripted_cli import result_line, scripted_options
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -25,6 +24,8 @@ from claudecode.control import Interrupt
 from claudecode.messages import InboundMessage, MalformedLine, ResultMessage, UnknownMessage
 from claudecode.protocol import ClaudeCodeProtocol
 from claudecode.session import Session
+from tests.claudecode._scripted_cli import result_line, scripted_options
+from tests.support.timeouts import HANG_GUARD
 
 _ASK = {
     "type": "control_request",
@@ -68,7 +69,7 @@ async def test_permission_timeout_denies_an_unanswered_request(tmp_path: Path) -
     opts = scripted_options(
         tmp_path, plan, permission_timeout=0.5, script_options={"record_path": str(record)}
     )
-    with anyio.fail_after(30):
+    with anyio.fail_after(HANG_GUARD):
         async with Session(opts) as session:
             await session.send("go")
             turn = [m async for m in session.receive_response()]  # nobody answers
@@ -83,7 +84,7 @@ async def test_permission_timeout_denies_an_unanswered_request(tmp_path: Path) -
 async def test_control_timeout_bounds_an_unanswered_request(tmp_path: Path) -> None:
     plan = {"control_request": [], "user": [[result_line(result="after")]]}  # never answers
     opts = scripted_options(tmp_path, plan, initialize=False, control_timeout=20)
-    with anyio.fail_after(60):
+    with anyio.fail_after(HANG_GUARD):
         async with Session(opts) as session:
             with pytest.raises(ControlTimeoutError):
                 await session.request(Interrupt(), timeout=0.5)
@@ -95,7 +96,7 @@ async def test_control_timeout_bounds_an_unanswered_request(tmp_path: Path) -> N
 @pytest.mark.anyio
 async def test_nothing_is_lost_between_the_cli_and_the_consumer(tmp_path: Path) -> None:
     plan = {"user": [MIXED_LINES]}
-    with anyio.fail_after(30):
+    with anyio.fail_after(HANG_GUARD):
         async with Session(scripted_options(tmp_path, plan)) as session:
             await session.send("go")
             got = [m async for m in session.receive_response()]

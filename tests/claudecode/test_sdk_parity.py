@@ -20,6 +20,7 @@ import pytest
 
 from benchmarks import procfs
 from claudecode.testing import fake_cli_command, script, text_turn, tool_turn
+from tests.support.timeouts import HANG_GUARD
 
 pytestmark = pytest.mark.anyio
 
@@ -73,7 +74,7 @@ class Fake:
 
 
 async def _collect(messages: AsyncIterator[Any]) -> list[Any]:
-    with anyio.fail_after(60):
+    with anyio.fail_after(HANG_GUARD):
         return [message async for message in messages]
 
 
@@ -213,7 +214,7 @@ async def test_interrupt(sdk: ModuleType, tmp_path: Path) -> None:
     async with sdk.ClaudeSDKClient(fake.options(sdk, include_partial_messages=True)) as client:
         await client.query("long")
         first: list[Any] = []
-        with anyio.fail_after(60):
+        with anyio.fail_after(HANG_GUARD):
             async for message in client.receive_response():
                 first.append(message)
                 if isinstance(message, sdk.StreamEvent) and len(first) == 8:
@@ -356,7 +357,7 @@ async def test_error_result_raises_result_error(sdk: ModuleType, tmp_path: Path)
         async for message in sdk.query(prompt="hi", options=fake.options(sdk)):
             messages.append(message)
 
-    with anyio.fail_after(60), pytest.raises(sdk.ResultError) as info:
+    with anyio.fail_after(HANG_GUARD), pytest.raises(sdk.ResultError) as info:
         await run_it()
     result = messages[-1]
     assert isinstance(result, sdk.ResultMessage) and result.is_error
@@ -378,7 +379,7 @@ async def test_closing_query_early_ends_the_cli(tmp_path: Path) -> None:
 
     fake = Fake(tmp_path, script(text_turn("long answer " * 50, delay=0.01, chunk=4)))
     first = None
-    with anyio.fail_after(60):
+    with anyio.fail_after(HANG_GUARD):
         async with contextlib.aclosing(
             sdk.query(prompt="hi", options=fake.options(sdk, include_partial_messages=True))
         ) as messages:
@@ -398,7 +399,7 @@ async def test_blocking_hook_needs_a_cli_that_honours_it(sdk: ModuleType, tmp_pa
         return {}
 
     hooks = {"PreToolUse": [sdk.HookMatcher(matcher="Bash", hooks=[hook], on_failure="block")]}
-    with anyio.fail_after(60), pytest.raises(sdk.CLIConnectionError, match="on_failure"):
+    with anyio.fail_after(HANG_GUARD), pytest.raises(sdk.CLIConnectionError, match="on_failure"):
         await _collect(sdk.query(prompt="hi", options=fake.options(sdk, hooks=hooks)))
 
 

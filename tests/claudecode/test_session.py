@@ -34,6 +34,7 @@ from claudecode.messages import (
 from claudecode.options import ClaudeCodeOptions
 from claudecode.session import Session
 from claudecode.testing import fake_cli_command, script, text_turn, tool_turn
+from tests.support.timeouts import HANG_GUARD
 
 pytestmark = pytest.mark.anyio
 
@@ -58,7 +59,7 @@ async def turn_messages(session: Session) -> list[Any]:
 
 async def test_prompt_streams_deltas_assistant_and_result(tmp_path: Path) -> None:
     """A text turn: stream events, one assistant line per block, then the result."""
-    with anyio.fail_after(20):
+    with anyio.fail_after(HANG_GUARD):
         async with Session(options(tmp_path, script(text_turn("Hello there!")))) as session:
             assert session.initialize_result is not None
             assert "fake" == session.initialize_result.claude_code_version
@@ -85,7 +86,7 @@ async def test_can_use_tool_allow_runs_the_command(tmp_path: Path) -> None:
 
     body = script(tool_turn("Bash", {"command": "touch made.txt"}, permission=True))
     opts = options(tmp_path, body)
-    with anyio.fail_after(20):
+    with anyio.fail_after(HANG_GUARD):
         async with Session(opts, can_use_tool=approve) as session:
             await session.send("make a file")
             got = await turn_messages(session)
@@ -102,7 +103,7 @@ async def test_can_use_tool_modified_input_runs_instead(tmp_path: Path) -> None:
 
     body = script(tool_turn("Bash", {"command": "touch original.txt"}, permission=True))
     opts = options(tmp_path, body)
-    with anyio.fail_after(20):
+    with anyio.fail_after(HANG_GUARD):
         async with Session(opts, can_use_tool=rewrite) as session:
             await session.send("go")
             await turn_messages(session)
@@ -117,7 +118,7 @@ async def test_nobody_answering_permission_prompts_cannot_hang(tmp_path: Path) -
     body = script(tool_turn("Bash", {"command": "touch nope.txt"}, permission=True), "next")
     opts = options(tmp_path, body)
     seen: list[Any] = []
-    with anyio.fail_after(20):
+    with anyio.fail_after(HANG_GUARD):
         async with Session(opts) as session:
             assert "--permission-prompt-tool" not in session.transport.argv  # type: ignore[attr-defined]
             await session.send("go")
@@ -140,7 +141,7 @@ async def test_a_callback_turns_on_stdio_prompts(tmp_path: Path) -> None:
         asked.append(req.request.tool_name)  # type: ignore[union-attr]
         return req.allow()
 
-    with anyio.fail_after(20):
+    with anyio.fail_after(HANG_GUARD):
         async with Session(opts, can_use_tool=approve) as session:
             argv = session.transport.argv  # type: ignore[attr-defined]
             assert "stdio" == argv[argv.index("--permission-prompt-tool") + 1]
@@ -157,7 +158,7 @@ async def test_user_option_runs_the_cli_as_that_user(tmp_path: Path) -> None:
     import pwd
 
     me = pwd.getpwuid(os.getuid()).pw_name
-    with anyio.fail_after(20):
+    with anyio.fail_after(HANG_GUARD):
         async with Session(options(tmp_path, script(text_turn("hi")), user=me)) as session:
             await session.send("go")
             messages = [m async for m in session.receive_response()]
@@ -170,7 +171,7 @@ async def test_stderr_callback_gets_each_line(tmp_path: Path) -> None:
     """options.stderr is called with every stderr line; the error tail keeps them too."""
     lines: list[str] = []
     body = script(text_turn("fine"), stderr_lines=["warming up", "ready"])
-    with anyio.fail_after(20):
+    with anyio.fail_after(HANG_GUARD):
         async with Session(options(tmp_path, body, stderr=lines.append)) as session:
             await session.send("go")
             [m async for m in session.receive_response()]
@@ -182,7 +183,7 @@ async def test_permission_request_without_callback_is_a_message(tmp_path: Path) 
     answers it; deny is reported."""
     body = script(tool_turn("Bash", {"command": "touch nope.txt"}, permission=True))
     opts = options(tmp_path, body, permission_prompt_tool_name="stdio")
-    with anyio.fail_after(20):
+    with anyio.fail_after(HANG_GUARD):
         async with Session(opts) as session:
             await session.send("go")
             async for message in session.receive_response():
@@ -202,7 +203,7 @@ async def test_callback_failure_denies(tmp_path: Path) -> None:
 
     body = script(tool_turn("Bash", {"command": "touch x.txt"}, permission=True))
     opts = options(tmp_path, body)
-    with anyio.fail_after(20):
+    with anyio.fail_after(HANG_GUARD):
         async with Session(opts, can_use_tool=broken) as session:
             await session.send("go")
             got = await turn_messages(session)
@@ -221,7 +222,7 @@ async def test_pre_tool_use_hook_decides(tmp_path: Path) -> None:
     body = script(tool_turn("Bash", {"command": "touch hooked.txt"}, permission=True))
     opts = options(tmp_path, body)
     hooks = {"PreToolUse": [HookMatcher("Bash", [hook])]}
-    with anyio.fail_after(20):
+    with anyio.fail_after(HANG_GUARD):
         async with Session(opts, hooks=hooks) as session:
             await session.send("go")
             got = await turn_messages(session)
@@ -246,7 +247,7 @@ async def test_interrupt_while_permission_open_cancels_the_callback(tmp_path: Pa
 
     body = script(tool_turn("Bash", {"command": "touch late.txt"}, permission=True), "next")
     opts = options(tmp_path, body)
-    with anyio.fail_after(20):
+    with anyio.fail_after(HANG_GUARD):
         async with Session(opts, can_use_tool=slow) as session:
             await session.send("go")
             await started.wait()
@@ -265,7 +266,7 @@ async def test_interrupt_mid_stream_then_next_turn_works(tmp_path: Path) -> None
     """An interrupted turn ends with an error result; the next prompt works."""
     long_text = "word " * 400
     body = script(text_turn(long_text, delay=0.01, chunk=4), text_turn("second"))
-    with anyio.fail_after(20):
+    with anyio.fail_after(HANG_GUARD):
         async with Session(options(tmp_path, body)) as session:
             await session.send("first")
             async for message in session.messages():
@@ -281,7 +282,7 @@ async def test_interrupt_mid_stream_then_next_turn_works(tmp_path: Path) -> None
 
 async def test_control_requests_and_typed_errors(tmp_path: Path) -> None:
     """set_model works; a bad mode and an unknown subtype raise ControlRequestError."""
-    with anyio.fail_after(20):
+    with anyio.fail_after(HANG_GUARD):
         async with Session(options(tmp_path, script())) as session:
             await session.set_model("claude-haiku-4-5")
             await session.set_permission_mode("acceptEdits")
@@ -297,7 +298,7 @@ async def test_control_requests_and_typed_errors(tmp_path: Path) -> None:
 async def test_garbage_lines_become_malformed_and_the_stream_goes_on(tmp_path: Path) -> None:
     """Lines that are not JSON arrive as MalformedLine; the turn still completes."""
     body = script(text_turn("fine"), garbage_lines=["not json", "[1,2]", '{"type": 5}'])
-    with anyio.fail_after(20):
+    with anyio.fail_after(HANG_GUARD):
         async with Session(options(tmp_path, body)) as session:
             await session.send("hi")
             got = await turn_messages(session)
@@ -315,7 +316,7 @@ async def test_crash_mid_turn_fails_pending_requests(tmp_path: Path) -> None:
         crash_exit_code=3,
     )
     opts = options(tmp_path, body, permission_prompt_tool_name="stdio")
-    with anyio.fail_after(20):
+    with anyio.fail_after(HANG_GUARD):
         async with Session(opts) as session:
             await session.send("go")
             with pytest.raises(CLIExitedError) as info:
@@ -334,7 +335,7 @@ async def test_cli_that_exits_at_once_fails_initialize(tmp_path: Path) -> None:
     exe = tmp_path / "claude"
     exe.write_text("#!/bin/sh\necho 'cannot start: no credentials' >&2\nexit 7\n")
     exe.chmod(0o755)
-    with anyio.fail_after(20), pytest.raises(CLIExitedError) as info:
+    with anyio.fail_after(HANG_GUARD), pytest.raises(CLIExitedError) as info:
         async with Session(ClaudeCodeOptions(cli_path=exe)):
             pass
     assert 7 == info.value.exit_code
@@ -356,7 +357,7 @@ async def test_watchdog_ends_a_silent_cli(tmp_path: Path) -> None:
         stderr=lambda line: started.set() if "starting up" in line else None,
     )
     session = Session(opts)
-    with anyio.fail_after(60):
+    with anyio.fail_after(HANG_GUARD):
         async with session:
             await started.wait()
             with pytest.raises(CLIStartError) as info:
@@ -376,7 +377,7 @@ async def test_huge_line_end_to_end(tmp_path: Path) -> None:
     """A 100 MiB tool result line arrives whole as one UserMessage."""
     size = 100 * 1024 * 1024
     body = script(text_turn("after"), big_line_bytes=size)
-    with anyio.fail_after(60):
+    with anyio.fail_after(HANG_GUARD):
         async with Session(options(tmp_path, body, max_line_bytes=128 * 1024 * 1024)) as session:
             await session.send("go")
             got = await turn_messages(session)
@@ -389,7 +390,7 @@ async def test_huge_line_end_to_end(tmp_path: Path) -> None:
 async def test_huge_line_over_the_limit_is_skipped(tmp_path: Path) -> None:
     """Past max_line_bytes the line is reported as too long and the turn goes on."""
     body = script(text_turn("after"), big_line_bytes=2 * 1024 * 1024)
-    with anyio.fail_after(30):
+    with anyio.fail_after(HANG_GUARD):
         async with Session(options(tmp_path, body, max_line_bytes=1024 * 1024)) as session:
             await session.send("go")
             got = await turn_messages(session)
@@ -402,7 +403,7 @@ async def test_close_escalates_to_sigkill(tmp_path: Path) -> None:
     """A CLI that ignores SIGTERM and never exits is killed; the child is reaped."""
     body = script(ignore_sigterm=True, hang=True)
     opts = options(tmp_path, body, initialize=False, close_grace=0.2, kill_after=0.2)
-    with anyio.fail_after(20):
+    with anyio.fail_after(HANG_GUARD):
         async with Session(opts) as session:
             pid = session.pid
     assert reaped(pid)
@@ -421,7 +422,7 @@ async def test_cancelling_the_caller_kills_and_reaps(tmp_path: Path, when: str) 
         await anyio.sleep_forever()
         raise AssertionError("unreachable")
 
-    with anyio.fail_after(20):
+    with anyio.fail_after(HANG_GUARD):
         with anyio.CancelScope() as scope:
             async with Session(options(tmp_path, body), can_use_tool=forever) as session:
                 pid.append(session.pid)
@@ -453,7 +454,7 @@ async def test_send_after_close_is_a_usage_error(tmp_path: Path) -> None:
 async def test_kill_from_outside_is_reported_with_signal(tmp_path: Path) -> None:
     """SIGKILL from outside mid-turn ends iteration with CLIExitedError(-9)."""
     body = script(text_turn("y" * 4000, delay=0.01, chunk=2))
-    with anyio.fail_after(20):
+    with anyio.fail_after(HANG_GUARD):
         async with Session(options(tmp_path, body)) as session:
             await session.send("go")
 
@@ -496,7 +497,7 @@ async def test_child_environment_drops_claudecode_and_carries_trace_context(
 
 async def test_close_inside_the_block_does_not_cancel_the_caller(tmp_path: Path) -> None:
     """close() stops the session's own tasks only; the caller's code goes on."""
-    with anyio.fail_after(20):
+    with anyio.fail_after(HANG_GUARD):
         async with Session(options(tmp_path, script(text_turn("bye")))) as session:
             await session.send("hello")
             await turn_messages(session)
@@ -521,7 +522,7 @@ async def test_fake_cli_driven_by_a_handler_function(tmp_path: Path) -> None:
         "            'is_error': False, 'result': text.upper(), 'session_id': 'h1'}]\n"
     )
     body = script(handler=f"{handler}:handle")
-    with anyio.fail_after(20):
+    with anyio.fail_after(HANG_GUARD):
         async with Session(options(tmp_path, body)) as session:
             await session.send("shout")
             got = await turn_messages(session)
@@ -541,7 +542,7 @@ async def test_on_messages_receives_batches_in_the_reader(tmp_path: Path) -> Non
             done.set()
 
     body = script(text_turn("callback"))
-    with anyio.fail_after(20):
+    with anyio.fail_after(HANG_GUARD):
         async with Session(options(tmp_path, body), on_messages=sink) as session:
             await session.send("hi")
             await done.wait()
@@ -555,7 +556,7 @@ async def test_mcp_control_requests_and_raw_messages_reach_the_cli(tmp_path: Pat
     import json
 
     record = tmp_path / "record.jsonl"
-    with anyio.fail_after(20):
+    with anyio.fail_after(HANG_GUARD):
         async with Session(options(tmp_path, script(record_path=str(record)))) as session:
             for call in (
                 session.mcp_reconnect("fe"),

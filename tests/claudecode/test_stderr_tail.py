@@ -18,11 +18,11 @@ from claudecode import CLIExitedError, CLIStartError
 from claudecode.options import ClaudeCodeOptions
 from claudecode.session import Session
 from claudecode.transport import SubprocessTransport
+from tests.support.timeouts import HANG_GUARD
 
 pytestmark = pytest.mark.anyio
 
 #: Hang guard only (a loaded machine may be slow); nothing here is timed.
-TIMEOUT = 60
 
 #: 120 stderr lines in one write and the last words without a newline (more than the tail
 #: keeps, in one pipe buffer), then the marker file that tells the test they are written.
@@ -45,7 +45,7 @@ def _cli(tmp_path: Path, body: str) -> Path:
 
 
 async def _written(tmp_path: Path) -> None:
-    with anyio.fail_after(TIMEOUT):
+    with anyio.fail_after(HANG_GUARD):
         while not (tmp_path / "written").exists():  # noqa: ASYNC110 (a file, not a task)
             await anyio.sleep(0.02)
 
@@ -59,7 +59,7 @@ async def test_the_watchdog_error_carries_the_last_words_of_a_silent_cli(tmp_pat
     exe = _cli(tmp_path, _LAST_WORDS + "import time\ntime.sleep(600)\n")
     opts = ClaudeCodeOptions(cli_path=exe, cwd=tmp_path, spawn_timeout=0.2, initialize=False)
     session = Session(opts)
-    with anyio.fail_after(TIMEOUT):
+    with anyio.fail_after(HANG_GUARD):
         async with session:
             # The watchdog's clock starts at the first write: make it once all is written.
             await _written(tmp_path)
@@ -84,7 +84,7 @@ async def test_the_exit_error_carries_the_last_words_of_a_crashed_cli(tmp_path: 
     )
     opts = ClaudeCodeOptions(cli_path=exe, cwd=tmp_path, stderr_tail_lines=5)
     try:
-        with anyio.fail_after(TIMEOUT), pytest.raises(CLIExitedError) as info:
+        with anyio.fail_after(HANG_GUARD), pytest.raises(CLIExitedError) as info:
             async with Session(opts):
                 pass
     finally:
@@ -102,7 +102,7 @@ async def test_the_tail_is_read_when_asked_and_callbacks_get_complete_lines(
     transport = SubprocessTransport([str(exe)], stderr_tail_lines=3, on_stderr=lines.append)
     async with anyio.create_task_group() as tg:
         await transport.start(tg)
-        with anyio.fail_after(TIMEOUT):
+        with anyio.fail_after(HANG_GUARD):
             await _written(tmp_path)
             # Asked at once: the pipe is read now, the unfinished line included.
             assert "line 118\nline 119\nfatal: gave up" == transport.stderr_tail

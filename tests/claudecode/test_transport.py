@@ -12,6 +12,7 @@ import anyio
 import pytest
 
 from claudecode.transport import SubprocessTransport
+from tests.support.timeouts import HANG_GUARD
 
 pytestmark = pytest.mark.anyio
 
@@ -42,7 +43,7 @@ async def test_every_byte_in_order_then_end_of_output() -> None:
     transport = SubprocessTransport(_child(code), close_grace=5, kill_after=5)
     async with anyio.create_task_group() as tg:
         await transport.start(tg)
-        with anyio.fail_after(60):  # a hang guard only
+        with anyio.fail_after(HANG_GUARD):  # a hang guard only
             data = await _read_all(transport)
             assert await transport.receive() == b""  # and it stays ended
             assert await transport.wait() == 0
@@ -65,7 +66,7 @@ async def test_close_wakes_a_reader_waiting_for_output() -> None:
 
         tg.start_soon(read)
         await anyio.sleep(0.2)  # the reader is now waiting for the empty pipe
-        with anyio.fail_after(60):
+        with anyio.fail_after(HANG_GUARD):
             await transport.aclose()
     assert got == [b""]
     assert transport.returncode is not None
@@ -88,7 +89,7 @@ async def test_the_child_does_not_inherit_our_end_of_its_stdout() -> None:
     transport = SubprocessTransport(_child(code), close_grace=5, kill_after=5)
     async with anyio.create_task_group() as tg:
         await transport.start(tg)
-        with anyio.fail_after(60):
+        with anyio.fail_after(HANG_GUARD):
             data = await _read_all(transport)
         await transport.aclose()
     assert json.loads(data) == {"stdout_is_pipe": True, "other_pipes": []}

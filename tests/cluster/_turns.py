@@ -3,12 +3,12 @@ they connect to NATS (credentials, TLS)."""
 
 from __future__ import annotations
 
-import anyio
-
 from adapter.backend import SessionSpec
 from adapter.cluster import ClusterBackend, ClusterConfig, ClusterWorker, NatsSettings
 from adapter.config import SessionConfig
 from adapter.events import Complete, MessageChunk
+from tests.support.timeouts import PROCESSES_GUARD
+from tests.support.waits import eventually
 
 
 async def one_turn_text(
@@ -20,10 +20,10 @@ async def one_turn_text(
         ClusterWorker(settings, config, defaults, idle_timeout=None),
         ClusterBackend(settings, config) as backend,
     ):
-        while True:  # until the worker's first heartbeat reached the backend
-            if backend._require().workers:
-                break
-            await anyio.sleep(0.05)
+        # until the worker's first heartbeat reached the backend (the callers' guards bound it)
+        await eventually(
+            lambda: backend._require().workers, PROCESSES_GUARD, poll=0.05, what="a worker known"
+        )
         info = await backend.create(SessionSpec())
         text = ""
         async with backend.subscribe(info.id, after_seq=0) as events:

@@ -18,10 +18,10 @@ from adapter.cluster.fencing import (
     conditional_publish,
     is_wrong_last_sequence,
 )
+from tests.support.timeouts import HANG_GUARD
 
 pytestmark = [pytest.mark.anyio, pytest.mark.nats]
 
-HANG_GUARD = 60
 
 
 async def _stream(nc: Any) -> tuple[str, str]:

@@ -4,9 +4,6 @@ typed errors, the registry's watch, malformed messages, lost sessions resumed.""
 
 from __future__ import annotations
 
-import contextlib
-import uuid
-from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -17,75 +14,24 @@ from structlog.testing import capture_logs
 from adapter.backend import SessionInfo, SessionSpec
 from adapter.cluster import (
     ClusterBackend,
-    ClusterConfig,
-    ClusterWorker,
     LocalNatsServer,
     NatsSettings,
     SessionRecord,
 )
 from adapter.cluster.wire import decode_reply
-from adapter.config import SessionConfig
 from adapter.events import Complete, ErrorEvent, Event, MessageChunk, PermissionRequest
 from adapter.manager import TooManySessionsError, UnknownSessionError
 from adapter.policies import PermissionDecision
 from adapter.session import UnknownPermissionError
 from claudecode import ControlRequestError, UsageError
-from claudecode.testing import fake_cli_command, script, text_turn, tool_turn
+from claudecode.testing import script, text_turn, tool_turn
+from tests.support.cluster import until_moved
+from tests.support.timeouts import HANG_GUARD
+from tests.support.waits import eventually, until_complete
 
-from ._waits import eventually, until_moved
+from ._support import fast_config, running, wait_state, worker_defaults
 
 pytestmark = [pytest.mark.anyio, pytest.mark.nats]
-
-HANG_GUARD = 60
-
-
-def fast_config() -> ClusterConfig:
-    return ClusterConfig(
-        prefix=f"t{uuid.uuid4().hex[:10]}", heartbeat_interval=0.5, heartbeat_ttl=1.5
-    )
-
-
-def worker_defaults(tmp_path: Path, body: Any) -> SessionConfig:
-    cli = fake_cli_command(body, tmp_path / f"fake-{uuid.uuid4().hex[:6]}")
-    work = tmp_path / "work"
-    work.mkdir(exist_ok=True)
-    return SessionConfig(cli_path=cli, cwd=work, permission_timeout=None)
-
-
-@contextlib.asynccontextmanager
-async def running(
-    server: LocalNatsServer,
-    config: ClusterConfig,
-    defaults: SessionConfig,
-    *,
-    workers: Sequence[dict[str, Any]] = ({},),
-) -> AsyncIterator[tuple[ClusterBackend, list[ClusterWorker]]]:
-    settings = NatsSettings(servers=[server.url])
-    async with contextlib.AsyncExitStack() as stack:
-        started = [
-            await stack.enter_async_context(
-                ClusterWorker(settings, config, defaults, idle_timeout=None, **options)
-            )
-            for options in workers
-        ]
-        backend = await stack.enter_async_context(ClusterBackend(settings, config))
-        await eventually(lambda: len(backend._require().workers) >= len(started))
-        yield backend, started
-
-
-async def until_event(events: Any, kind: type[Event]) -> list[Event]:
-    """The events read up to and with the first of ``kind`` (a hang guard, not a timing)."""
-    seen: list[Event] = []
-    with anyio.fail_after(HANG_GUARD):
-        async for event in events:
-            seen.append(event)
-            if isinstance(event, kind):
-                break
-    return seen
-
-
-async def until_complete(events: Any) -> list[Event]:
-    return await until_event(events, Complete)
 
 
 async def test_a_backend_left_at_once_closes_cleanly(nats_server: LocalNatsServer) -> None:
@@ -141,15 +87,6 @@ async def test_a_turn_with_a_permission_through_the_gateway(
         assert closed.cli_session_id
         with pytest.raises(UsageError):
             await backend.prompt(info.id, "too late")
-
-
-async def wait_state(backend: ClusterBackend, session_id: str, state: str) -> SessionInfo:
-    with anyio.fail_after(HANG_GUARD):
-        while True:
-            info = await backend.info(session_id)
-            if info.state == state:
-                return info
-            await anyio.sleep(0.05)
 
 
 async def test_typed_errors(nats_server: LocalNatsServer, tmp_path: Path) -> None:

@@ -18,6 +18,8 @@ import pytest
 
 from adapter.cluster import ClusterConfig, LocalNatsServer
 from benchmarks import procfs
+from tests.support.timeouts import PROCESSES_GUARD
+from tests.support.waits import eventually, wait_until
 
 pytestmark = [
     pytest.mark.nats,
@@ -25,7 +27,6 @@ pytestmark = [
     pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG is Linux"),
 ]
 
-HANG_GUARD = 120.0
 ROOT = Path(__file__).resolve().parents[2]
 
 # The stopped process: a nats-server as the fixtures start it, a worker as the tests start
@@ -51,7 +52,7 @@ time.sleep(3600)
 
 def wait_gone(pids: list[int]) -> list[int]:
     """Wait (hang guard only) until no pid runs; the ones still running."""
-    deadline = time.monotonic() + HANG_GUARD
+    deadline = time.monotonic() + PROCESSES_GUARD
     while time.monotonic() < deadline:
         left = [pid for pid in pids if procfs.running(pid)]
         if not left:
@@ -61,11 +62,12 @@ def wait_gone(pids: list[int]) -> list[int]:
 
 
 def wait_for(path: Path, text: str, proc: subprocess.Popen[str]) -> None:
-    deadline = time.monotonic() + HANG_GUARD
-    while not (path.exists() and text in path.read_text(errors="replace")):
+
+    def written() -> bool:
         assert proc.poll() is None, "the parent died early"
-        assert time.monotonic() < deadline, path.read_text(errors="replace")
-        time.sleep(0.1)
+        return path.exists() and text in path.read_text(errors="replace")
+
+    wait_until(written, PROCESSES_GUARD, poll=0.1, what=f"{text!r} in {path}")
 
 
 def test_nats_server_and_worker_die_with_a_sigtermed_parent(tmp_path: Path) -> None:
@@ -88,7 +90,7 @@ def test_nats_server_and_worker_die_with_a_sigtermed_parent(tmp_path: Path) -> N
         assert all(procfs.running(pid) for pid in children)
 
         parent.send_signal(signal.SIGTERM)  # Python's default: die at once, no cleanup
-        assert -signal.SIGTERM == parent.wait(HANG_GUARD)
+        assert -signal.SIGTERM == parent.wait(PROCESSES_GUARD)
 
         # Both go (the worker gets SIGTERM: it closes its CLIs as on any SIGTERM, while its
         # nats-server, gone too, no longer answers).
@@ -122,19 +124,18 @@ async def test_a_sigkilled_workers_clis_go_too(
     # watchdog it started (adapter.cluster._reaper).
     from adapter.backend import SessionSpec
     from adapter.cluster import ClusterBackend, NatsSettings
+    from tests.support.processes import child
 
-    from ._processes import child
-    from ._waits import eventually
 
     args = ["worker", "--nats", nats_server.url, "--nats-prefix", cluster_config.prefix]
     with child(tmp_path / "worker.log", *args, "--demo", "--idle-timeout", "0") as worker:
         settings = NatsSettings(servers=[nats_server.url])
         async with ClusterBackend(settings, cluster_config) as backend:
             registry = backend._require()
-            await eventually(lambda: len(registry.workers) == 1, HANG_GUARD)
+            await eventually(lambda: len(registry.workers) == 1, PROCESSES_GUARD)
             for _ in range(2):
                 await backend.create(SessionSpec(policy="autonomous"))
-            await eventually(lambda: len(marked_children(worker.pid)) == 2, HANG_GUARD)
+            await eventually(lambda: len(marked_children(worker.pid)) == 2, PROCESSES_GUARD)
             clis = marked_children(worker.pid)
             try:
                 assert all(procfs.running(pid) for pid in clis)

@@ -11,10 +11,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import os
-import signal
-import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import anyio
@@ -34,41 +30,23 @@ from adapter.config import SessionConfig
 from benchmarks.procfs import cmdline, descendants
 from claudecode.errors import ClaudeCodeError
 from claudecode.testing import fake_cli_command, script
+from tests.support.timeouts import HANG_GUARD
+from tests.support.waits import eventually
 
-from ._waits import eventually
-from .test_cluster_backend import HANG_GUARD, fast_config, running, worker_defaults
-from .test_cluster_claim_lifecycle import STORED, claim_of, claims_of, until_no_claim
-from .test_cluster_processes import processes, start_worker
+from ._support import (
+    STORED,
+    claim_of,
+    claims_of,
+    fast_config,
+    paused,
+    processes,
+    running,
+    start_worker,
+    until_no_claim,
+    worker_defaults,
+)
 
 pytestmark = [pytest.mark.anyio, pytest.mark.nats]
-
-
-def _stopped(pid: int) -> bool:
-    """Whether every thread of ``pid`` is stopped (``T`` in its stat)."""
-    tasks = Path(f"/proc/{pid}/task")
-    states = []
-    for task in tasks.iterdir():
-        with contextlib.suppress(OSError):
-            states.append((task / "stat").read_text().rsplit(")", 1)[1].split()[0])
-    return bool(states) and all(state == "T" for state in states)
-
-
-@contextlib.contextmanager
-def paused(server: LocalNatsServer) -> Iterator[None]:
-    """nats-server stopped (SIGSTOP): connections stay up, nothing answers. Yields once
-    every thread of the server has stopped (a signal's delivery takes its time on a busy
-    machine: a request sent before that might still be answered)."""
-    assert server.process is not None
-    pid = server.process.pid
-    os.kill(pid, signal.SIGSTOP)
-    try:
-        guard = time.monotonic() + HANG_GUARD
-        while not _stopped(pid):
-            assert time.monotonic() < guard, "nats-server did not stop"
-            time.sleep(0.001)
-        yield
-    finally:
-        os.kill(pid, signal.SIGCONT)
 
 
 async def until_claimed(claims: ResumeClaims, cli_session_id: str) -> bytes:
@@ -76,12 +54,13 @@ async def until_claimed(claims: ResumeClaims, cli_session_id: str) -> bytes:
     read NATS answers too late (busy with what it got while paused) is read again."""
     from nats.errors import TimeoutError as NatsTimeoutError
 
-    with anyio.fail_after(HANG_GUARD):
-        while True:
-            with contextlib.suppress(NatsTimeoutError):
-                if (value := await claim_of(claims, cli_session_id)) is not None:
-                    return value
-            await anyio.sleep(0.05)
+    async def claimed() -> bytes | None:
+        with contextlib.suppress(NatsTimeoutError):
+            return await claim_of(claims, cli_session_id)
+        return None
+
+    value: bytes = await eventually(claimed, poll=0.05, what=f"{cli_session_id} claimed")
+    return value
 
 
 def _runs(pid: int, marker: bytes) -> bool:

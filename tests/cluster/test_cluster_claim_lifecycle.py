@@ -6,7 +6,6 @@ clocks say, and the gateways' sweep removing what crashes left behind."""
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import time
 from pathlib import Path
@@ -24,51 +23,22 @@ from adapter.cluster import (
     NatsSettings,
     SessionRecord,
 )
-from adapter.cluster._claims import ResumeClaims, claim_key
+from adapter.cluster._claims import claim_key
 from claudecode.testing import script, text_turn
+from tests.support.timeouts import HANG_GUARD
+from tests.support.waits import eventually, until_complete
 
-from ._waits import eventually
-from .test_cluster_backend import (
-    HANG_GUARD,
+from ._support import (
+    STORED,
+    claim_of,
+    claims_of,
     fast_config,
     running,
-    until_complete,
+    until_no_claim,
     worker_defaults,
 )
 
 pytestmark = [pytest.mark.anyio, pytest.mark.nats]
-
-STORED = "5b0d6f3e-7a21-4c55-9d0e-2f4b8c1a9e70"
-
-
-async def claim_of(claims: ResumeClaims, cli_session_id: str) -> bytes | None:
-    """The claim's value in the bucket (None: no claim)."""
-    from nats.js.errors import KeyDeletedError, KeyNotFoundError
-
-    try:
-        entry = await claims.kv.get(claim_key(cli_session_id))
-    except (KeyNotFoundError, KeyDeletedError):
-        return None
-    return entry.value or None
-
-
-async def until_no_claim(claims: ResumeClaims, *cli_session_ids: str) -> None:
-    """Wait until none of these CLI sessions is claimed (a hang guard, not a timing). A
-    read NATS answers too late (a busy machine, or a NATS that was paused) is read again."""
-    from nats.errors import TimeoutError as NatsTimeoutError
-
-    with anyio.fail_after(HANG_GUARD):
-        while True:
-            with contextlib.suppress(NatsTimeoutError):
-                if not [c for c in cli_session_ids if await claim_of(claims, c) is not None]:
-                    return
-            await anyio.sleep(0.05)
-
-
-def claims_of(backend: ClusterBackend) -> ResumeClaims:
-    claims = backend._claims
-    assert claims is not None
-    return claims
 
 
 async def test_a_fresh_session_and_a_fork_are_claimed_where_their_ids_are_made(

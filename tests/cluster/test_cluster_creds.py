@@ -36,12 +36,12 @@ from adapter.cluster import (
 )
 from adapter.config import SessionConfig
 from claudecode.testing import fake_cli_command, script, text_turn
+from tests.support.timeouts import PROCESSES_GUARD
 
 from ._turns import one_turn_text
 
 pytestmark = [pytest.mark.anyio, pytest.mark.nats]
 
-HANG_GUARD = 120
 
 
 # ----------------------------------------------------------------------- JWTs and creds
@@ -182,7 +182,7 @@ async def test_the_cluster_with_a_credentials_file(tmp_path: Path) -> None:
     with LocalNatsServer(tmp_path / "nats", extra_config=trust.server_config) as server:
         settings = NatsSettings(servers=[server.url], creds=str(trust.good))
         defaults = SessionConfig(cli_path=cli, cwd=tmp_path)
-        with anyio.fail_after(HANG_GUARD):
+        with anyio.fail_after(PROCESSES_GUARD):
             assert "with creds" == await one_turn_text(settings, config, defaults)
 
 
@@ -194,7 +194,7 @@ async def test_rejected_credentials_fail_at_start(tmp_path: Path, which: str) ->
     with LocalNatsServer(tmp_path / "nats", extra_config=trust.server_config) as server:
         settings = NatsSettings(servers=[server.url], creds=creds)
         # The default options reconnect forever: a refusal must still end the start.
-        with anyio.fail_after(HANG_GUARD):
+        with anyio.fail_after(PROCESSES_GUARD):
             with pytest.raises(NatsConnectError, match="refused the credentials"):
                 await settings.connect()
             with pytest.raises(NatsConnectError):
@@ -216,7 +216,7 @@ async def test_a_file_that_is_no_credentials_fails_before_connecting(
         )
     # No server at this address: the check comes before any connection attempt.
     settings = NatsSettings(servers=["nats://127.0.0.1:1"], creds=str(path))
-    with anyio.fail_after(HANG_GUARD), pytest.raises(NatsConnectError, match=str(path)):
+    with anyio.fail_after(PROCESSES_GUARD), pytest.raises(NatsConnectError, match=str(path)):
         await settings.connect()
 
 
@@ -239,7 +239,7 @@ def test_a_process_with_rejected_credentials_exits_with_a_message(
             preexec_fn=die_with_parent(),
         )  # fmt: skip
         try:
-            _, err = proc.communicate(timeout=HANG_GUARD)
+            _, err = proc.communicate(timeout=PROCESSES_GUARD)
         finally:
             if proc.poll() is None:
                 proc.kill()

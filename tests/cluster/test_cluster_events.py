@@ -24,10 +24,10 @@ from adapter.cluster import (
 from adapter.cluster.fencing import FencedError
 from adapter.events import ErrorEvent, Event, MessageChunk
 from adapter.fanout import EventHub, SubscriberDropped
+from tests.support.timeouts import HANG_GUARD
 
 pytestmark = [pytest.mark.anyio, pytest.mark.nats]
 
-HANG_GUARD = 60
 
 
 def chunks(n: int, start: int = 0) -> list[Event]:

@@ -18,12 +18,10 @@ from adapter.cluster import (
 from adapter.cluster._feeds import SessionFeed, open_stream
 from adapter.events import Event, MessageChunk
 from adapter.fanout import EventHub, SubscriberDropped
-
-from ._waits import eventually
+from tests.support.timeouts import HANG_GUARD
+from tests.support.waits import eventually
 
 pytestmark = [pytest.mark.anyio, pytest.mark.nats]
-
-HANG_GUARD = 60
 
 
 def chunks(n: int) -> list[Event]:
@@ -33,14 +31,6 @@ def chunks(n: int) -> list[Event]:
 async def consumers(js: Any, config: ClusterConfig) -> int:
     info = await js.stream_info(config.event_stream)
     return int(info.state.consumer_count)
-
-
-async def until(check: Any) -> None:
-    with anyio.fail_after(HANG_GUARD):
-        while True:
-            if await check():
-                return
-            await anyio.sleep(0.02)
 
 
 async def drain(stream: ClusterEventStream) -> list[int]:
@@ -100,7 +90,7 @@ async def test_subscribers_share_one_consumer_each_from_its_own_seq(
     async def no_consumers() -> bool:
         return await consumers(js, cluster_config) == 0
 
-    await until(no_consumers)
+    await eventually(no_consumers)
 
 
 async def test_who_the_feed_cannot_serve_gets_a_consumer_of_its_own(

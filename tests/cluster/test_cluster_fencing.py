@@ -32,12 +32,12 @@ from adapter.config import SessionConfig
 from adapter.events import Complete, ErrorEvent, Event, MessageChunk
 from adapter.history.transcripts import project_slug
 from claudecode.testing import fake_cli_command, script, text_turn
-
-from ._waits import eventually, until_moved
+from tests.support.cluster import until_moved
+from tests.support.timeouts import RESTART_GUARD
+from tests.support.waits import eventually
 
 pytestmark = [pytest.mark.anyio, pytest.mark.nats, pytest.mark.slow]
 
-HANG_GUARD = 120
 
 
 class SeverableLink:
@@ -107,7 +107,7 @@ class SeverableLink:
 
 
 async def until(events: AsyncIterator[Event], stop: Any, into: list[Event]) -> None:
-    with anyio.fail_after(HANG_GUARD):
+    with anyio.fail_after(RESTART_GUARD):
         async for event in events:
             into.append(event)
             if stop(event):
@@ -184,7 +184,7 @@ async def test_a_worker_cut_off_from_nats_is_fenced_when_it_returns(tmp_path: Pa
                 ClusterBackend(direct, config) as gateway,
             ):
                 registry = gateway._require()
-                await eventually(lambda: {"wa", "wb"} <= set(registry.workers), HANG_GUARD)
+                await eventually(lambda: {"wa", "wb"} <= set(registry.workers), RESTART_GUARD)
                 info = await gateway.create(SessionSpec(labels={"pin": "a"}))
                 assert "wa" == info.owner and info.cli_session_id
                 cli_id = info.cli_session_id
@@ -197,11 +197,11 @@ async def test_a_worker_cut_off_from_nats_is_fenced_when_it_returns(tmp_path: Pa
                 project.mkdir(parents=True)
                 transcript = project / f"{cli_id}.jsonl"
                 transcript.write_bytes(b'{"type":"user","n":1}\n')
-                with anyio.fail_after(HANG_GUARD):
-                    while True:
-                        if await mirrored_size(gateway._js, config, cli_id) == 22:
-                            break
-                        await anyio.sleep(0.05)
+
+                async def mirrored() -> bool:
+                    return 22 == await mirrored_size(gateway._js, config, cli_id)
+
+                await eventually(mirrored, RESTART_GUARD, poll=0.05, what="22 bytes mirrored")
 
                 seen: list[Event] = []
                 with capture_logs() as logs:
@@ -216,16 +216,11 @@ async def test_a_worker_cut_off_from_nats_is_fenced_when_it_returns(tmp_path: Pa
                         await until(events, lambda e: isinstance(e, Complete), seen)
                         assert isinstance(seen[-1], Complete) and seen[-1].synthetic
                         assert isinstance(seen[-2], ErrorEvent) and "interrupted" == seen[-2].kind
-                        await until_moved(gateway, info.id, "wb", HANG_GUARD)
+                        await until_moved(gateway, info.id, "wb", RESTART_GUARD)
                         # A's CLIs write on while A is cut off.
                         with transcript.open("ab") as file:
                             file.write(b'{"type":"assistant","stale":true}\n')
-                        with anyio.fail_after(HANG_GUARD):
-                            while True:
-                                moved = await gateway.info(idle.id)
-                                if moved.owner == "wb" and moved.status != "lost":
-                                    break
-                                await anyio.sleep(0.05)
+                        await until_moved(gateway, idle.id, "wb", RESTART_GUARD)
                         (project / f"{idle.cli_session_id}.jsonl").write_bytes(
                             b'{"type":"user","stale":true}\n'
                         )
@@ -233,9 +228,9 @@ async def test_a_worker_cut_off_from_nats_is_fenced_when_it_returns(tmp_path: Pa
                         await link.heal()
                         # A comes back: its heartbeat is seen again, and it drops the session.
                         await eventually(
-                            lambda: not {info.id, idle.id} & set(wa.session_ids), HANG_GUARD
+                            lambda: not {info.id, idle.id} & set(wa.session_ids), RESTART_GUARD
                         )
-                        await eventually(lambda: "wa" in registry.workers, HANG_GUARD)
+                        await eventually(lambda: "wa" in registry.workers, RESTART_GUARD)
                         assert any(
                             e["event"] == "cluster.session_fenced" and e["session_id"] == info.id
                             for e in logs

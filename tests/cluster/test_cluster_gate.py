@@ -10,6 +10,7 @@ import pytest
 from adapter.cluster import ClusterConfig
 from adapter.cluster import worker as cluster_worker
 from adapter.cluster._gate import PublishGate, timer_linger
+from tests.support.timeouts import HANG_GUARD
 
 pytestmark = pytest.mark.anyio
 
@@ -42,7 +43,7 @@ async def count_busy(gate: PublishGate, clock: Clock) -> None:
 
 async def test_no_linger_never_waits() -> None:
     gate = PublishGate(0.0)
-    with anyio.fail_after(30):
+    with anyio.fail_after(HANG_GUARD):
         for _ in range(1000):
             await gate.wait()
     assert not gate.busy
@@ -51,7 +52,7 @@ async def test_no_linger_never_waits() -> None:
 async def test_not_busy_goes_at_once() -> None:
     clock = Clock()
     gate = PublishGate(0.001, clock=clock)
-    with anyio.fail_after(30):
+    with anyio.fail_after(HANG_GUARD):
         for _ in range(5):
             await gate.wait()
             clock.now += 0.05  # 20 publishes a second: far below min_batch per window
@@ -69,7 +70,7 @@ async def test_busy_waiters_leave_together() -> None:
         await gate.wait()
         released.append(n)
 
-    with anyio.fail_after(60):
+    with anyio.fail_after(HANG_GUARD):
         async with anyio.create_task_group() as tg:
             for n in range(3):
                 tg.start_soon(waiter, n)
@@ -96,7 +97,7 @@ async def test_a_cancelled_opener_frees_the_others() -> None:
         await gate.wait()
         released.append("other")
 
-    with anyio.fail_after(60):
+    with anyio.fail_after(HANG_GUARD):
         async with anyio.create_task_group() as tg:
             tg.start_soon(first)
             await anyio.wait_all_tasks_blocked()
@@ -111,7 +112,7 @@ async def test_busy_until_the_rate_falls_below_half() -> None:
     clock = Clock()
     gate = PublishGate(0.0001, clock=clock)  # 2 per window: 20,000 a second
     gate.busy = True  # as if the last period had been busy
-    with anyio.fail_after(60):
+    with anyio.fail_after(HANG_GUARD):
         for _ in range(1200):  # 12,000 a second: above half, still busy
             await gate.wait()
         clock.now += 0.1
@@ -136,7 +137,7 @@ async def test_a_worker_with_the_defaults_holds_batches_from_fifteen_busy_sessio
         min_batch=cluster_worker._MIN_BATCH,
         clock=clock,
     )
-    with anyio.fail_after(60):
+    with anyio.fail_after(HANG_GUARD):
         for _ in range(per_second // 10):  # a tenth of a second's batches
             await gate.wait()
         clock.now += 0.1

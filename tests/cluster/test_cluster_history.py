@@ -22,12 +22,11 @@ from adapter.cluster.transcripts import (
 )
 from adapter.cluster.wire import MSG_ID_HEADER
 from adapter.history.transcripts import HistoryIndex
-
-from ._waits import eventually
+from tests.support.timeouts import HANG_GUARD
+from tests.support.waits import eventually
 
 pytestmark = [pytest.mark.anyio, pytest.mark.nats]
 
-HANG_GUARD = 60
 CLI_ID = "0b5c3f5e-8d2a-4d8e-9a51-3c7f4f0e2a11"
 OTHER = "7f1e2d3c-4b5a-4697-8876-554433221100"
 
@@ -138,8 +137,8 @@ async def test_the_mirror_looks_when_nudged(
             with source.open("ab") as file:
                 file.write(line("user", text))
             size = source.stat().st_size
-            with anyio.fail_after(60):
-                while await mirrored() != size:
+            with anyio.fail_after(HANG_GUARD):
+                while await mirrored() != size:  # nudges the mirror each round
                     mirror.nudge()
                     await anyio.sleep(0.05)
         tg.cancel_scope.cancel()

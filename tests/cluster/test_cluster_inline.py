@@ -16,10 +16,10 @@ from adapter.cluster._acks import AckInbox
 from adapter.cluster._inline import InlineQueue, dispatch_inline
 from adapter.cluster.eventlog import ClusterEventStream, EventPublisher, ensure_event_stream
 from adapter.events import MessageChunk
+from tests.support.timeouts import HANG_GUARD
 
 pytestmark = [pytest.mark.anyio, pytest.mark.nats]
 
-HANG_GUARD = 60
 
 
 async def test_a_plain_subscription_is_handled_in_the_read_loop(nats_client: Any) -> None:

@@ -37,19 +37,20 @@ from adapter.cluster.registry import Registry, open_buckets
 from adapter.cluster.wire import WorkerInfo, encode
 from adapter.events import Complete, ErrorEvent, Event, MessageChunk
 from claudecode.testing import fake_cli_command, script, text_turn
+from tests.support.cluster import until_moved
+from tests.support.timeouts import HANG_GUARD
+from tests.support.waits import eventually, until_complete, until_event
 
-from ._waits import eventually, until_moved
-from .test_cluster_backend import (
-    HANG_GUARD,
+from ._support import (
     fast_config,
+    paused,
+    processes,
     running,
-    until_complete,
-    until_event,
+    second_gateway,
+    start_worker,
     wait_state,
     worker_defaults,
 )
-from .test_cluster_claim_failures import paused
-from .test_cluster_processes import processes, second_gateway, start_worker
 
 pytestmark = [pytest.mark.anyio, pytest.mark.nats]
 

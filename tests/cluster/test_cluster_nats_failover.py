@@ -26,9 +26,9 @@ from adapter.cluster.transcripts import ensure_transcript_stream
 from adapter.events import Event, MessageChunk
 from adapter.fanout import EventHub
 from claudecode.testing import fake_cli_command, script
-
-from ._processes import worker_child
-from ._waits import eventually
+from tests.support.processes import worker_child
+from tests.support.timeouts import RESTART_GUARD
+from tests.support.waits import eventually
 
 pytestmark = [pytest.mark.anyio, pytest.mark.nats, pytest.mark.slow]
 
@@ -37,7 +37,7 @@ async def _ready(js: Any, config: ClusterConfig) -> None:
     # The JetStream meta group elects a leader after the routes are up, then the stream its
     # own: a consumer asked for before that waits for it, beyond a request's timeout on a
     # busy machine. Ready once the stream has a leader and both other copies are current.
-    with anyio.fail_after(120):
+    with anyio.fail_after(RESTART_GUARD):
         while True:
             try:
                 await ensure_event_stream(js, config)
@@ -77,7 +77,7 @@ async def test_one_node_stopped_mid_stream_loses_nothing(nats_cluster: LocalNats
                     nats_cluster.servers[0].kill()
                 await anyio.sleep(0.01)
             hub.close()
-        with anyio.fail_after(120):
+        with anyio.fail_after(RESTART_GUARD):
             got = [e.seq async for e in stream]
         assert list(range(1, total + 1)) == got
         await stream.close()
@@ -106,15 +106,15 @@ async def test_a_gateway_reports_a_nats_outage_and_recovers(tmp_path: Path) -> N
                 await stream.start(backend._js, config)
                 assert (await backend.readiness())["ready"]
                 server.kill()
-                await eventually(lambda: not backend.ready, 120)
+                await eventually(lambda: not backend.ready, RESTART_GUARD)
                 assert "disconnected" == (await backend.readiness())["nats"]
                 server.start()
-                await eventually(lambda: backend.ready, 120)
+                await eventually(lambda: backend.ready, RESTART_GUARD)
                 async with anyio.create_task_group() as tg:
                     tg.start_soon(publisher.run, hub)
                     hub.publish(chunks(4))
                     hub.close()
-                with anyio.fail_after(120):
+                with anyio.fail_after(RESTART_GUARD):
                     got = [e.seq async for e in stream]
                 assert list(range(1, 8)) == got
                 await stream.close()
@@ -139,7 +139,7 @@ async def test_a_worker_given_three_replicas_keeps_three_copies(
     nc = await nats.connect(nats_cluster.urls, reconnect_time_wait=0.2)
     try:
         js = nc.jetstream(timeout=5)
-        with anyio.fail_after(120):  # the JetStream meta group elects a leader first
+        with anyio.fail_after(RESTART_GUARD):  # the JetStream meta group elects a leader first
             while True:
                 try:
                     await js.account_info()
@@ -153,7 +153,9 @@ async def test_a_worker_given_three_replicas_keeps_three_copies(
         nats_args = ("--nats-prefix", config.prefix, "--nats-replicas", "3")
         log = tmp_path / "w1.log"
         with worker_child(log, ",".join(nats_cluster.urls), nats_args, "w1", cli):
-            await eventually(lambda: "worker w1 ready" in log.read_text(errors="replace"), 120)
+            await eventually(
+                lambda: "worker w1 ready" in log.read_text(errors="replace"), RESTART_GUARD
+            )
             streams = (
                 config.event_stream,
                 config.transcript_stream,

@@ -23,12 +23,12 @@ from websockets.asyncio.client import ClientConnection, connect
 
 from adapter.cluster import LocalNatsServer
 from claudecode.testing import fake_cli_command, script, text_turn
-
-from ._processes import child, send
+from tests.support.processes import child, send
+from tests.support.timeouts import PROCESSES_GUARD
+from tests.support.waits import eventually
 
 pytestmark = [pytest.mark.anyio, pytest.mark.nats, pytest.mark.slow, pytest.mark.server]
 
-WAIT = 180
 
 
 async def frame_of(ws: ClientConnection) -> dict[str, Any]:
@@ -37,11 +37,12 @@ async def frame_of(ws: ClientConnection) -> dict[str, Any]:
 
 
 async def wait_ready(http: httpx.AsyncClient, ready: bool) -> None:
-    while True:
+
+    async def reached() -> bool:
         response = await http.get("/readyz")
-        if (response.status_code == 200) == ready:
-            return
-        await anyio.sleep(0.1)
+        return (response.status_code == 200) == ready
+
+    await eventually(reached, PROCESSES_GUARD, poll=0.1, what=f"ready is {ready}")
 
 
 async def test_a_gateway_tells_its_clients_about_a_nats_outage(tmp_path: Path) -> None:
@@ -66,9 +67,9 @@ async def test_a_gateway_tells_its_clients_about_a_nats_outage(tmp_path: Path) -
             line = gateway.stdout.readline().decode()
             assert "serving on http://127.0.0.1:" in line, (tmp_path / "g.log").read_text()
             base = line.split("serving on ", 1)[1].split()[0]
-            with anyio.fail_after(WAIT):
+            with anyio.fail_after(PROCESSES_GUARD):
                 async with (
-                    httpx.AsyncClient(base_url=base, timeout=WAIT) as http,
+                    httpx.AsyncClient(base_url=base, timeout=PROCESSES_GUARD) as http,
                     connect(base.replace("http://", "ws://") + "/ws", max_size=None) as ws,
                 ):
                     await wait_ready(http, True)

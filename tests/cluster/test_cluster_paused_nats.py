@@ -24,23 +24,31 @@ from websockets.asyncio.client import connect
 from adapter.backend import SessionSpec
 from adapter.cluster import ClusterBackend, ClusterConfig, ClusterUnavailableError, LocalNatsServer
 from claudecode.testing import fake_cli_command, script, text_turn
+from tests.support.processes import child, send, worker_child
+from tests.support.timeouts import HANG_GUARD
+from tests.support.waits import eventually
 
-from ._processes import child, send, worker_child
-from .test_cluster_backend import HANG_GUARD, fast_config, running, worker_defaults
-from .test_cluster_claim_failures import paused
-from .test_cluster_websocket import gateway_url, recv_reply
+from ._support import (
+    fast_config,
+    gateway_url,
+    paused,
+    recv_reply,
+    running,
+    worker_defaults,
+)
 
 pytestmark = [pytest.mark.anyio, pytest.mark.nats]
 
 
 async def _until_ready_is(backend: ClusterBackend, ready: bool) -> dict[str, Any]:
     """Probe readiness until it says ``ready`` (a hang guard, not a timing)."""
-    with anyio.fail_after(HANG_GUARD):
-        while True:
-            state = await backend.readiness()
-            if state["ready"] is ready:
-                return state
-            await anyio.sleep(0.1)
+
+    async def reached() -> dict[str, Any] | None:
+        state = await backend.readiness()
+        return state if state["ready"] is ready else None
+
+    state: dict[str, Any] = await eventually(reached, poll=0.1, what=f"ready is {ready}")
+    return state
 
 
 async def test_readiness_follows_a_paused_and_resumed_nats(
@@ -111,11 +119,13 @@ async def test_every_call_raises_the_typed_error_while_nats_is_paused(
 
 async def _get_until(url: str, status: int) -> httpx.Response:
     async with httpx.AsyncClient(timeout=HANG_GUARD) as http:
-        while True:
+
+        async def answered() -> httpx.Response | None:
             answer = await http.get(url)
-            if answer.status_code == status:
-                return answer
-            await anyio.sleep(0.1)
+            return answer if answer.status_code == status else None
+
+        response: httpx.Response = await eventually(answered, poll=0.1, what=f"{url} {status}")
+        return response
 
 
 @pytest.mark.slow

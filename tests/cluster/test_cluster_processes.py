@@ -11,15 +11,9 @@ fake CLI behind them) on one real nats-server; the test process is a second gate
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
-import signal
-import subprocess
-import sys
 import uuid
 from collections import Counter
-from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -29,11 +23,8 @@ import pytest
 
 from adapter.backend import SessionSpec
 from adapter.cluster import (
-    ClusterBackend,
     ClusterConfig,
     LocalNatsServer,
-    NatsSettings,
-    die_with_parent,
 )
 from adapter.events import (
     Complete,
@@ -45,131 +36,18 @@ from adapter.events import (
     ToolUpdate,
 )
 from claudecode.testing import fake_cli_command, script, text_turn, tool_turn
+from tests.support.cluster import until_moved
+from tests.support.timeouts import PROCESSES_GUARD
 
-from ._waits import until_moved
+from ._support import processes, second_gateway, start_gateway, start_worker
 
 pytestmark = [pytest.mark.anyio, pytest.mark.nats, pytest.mark.slow, pytest.mark.server]
 
-HANG_GUARD = 180
-
-
-class Processes:
-    """Child processes started in their own process groups, all SIGKILLed at the end."""
-
-    def __init__(self, directory: Path) -> None:
-        self.directory = directory
-        self.procs: dict[str, subprocess.Popen[bytes]] = {}
-
-    def start(self, name: str, *args: str, env: dict[str, str] | None = None) -> None:
-        log = open(self.directory / f"{name}.log", "wb")  # noqa: SIM115 - owned by the child
-        try:
-            self.procs[name] = subprocess.Popen(
-                [sys.executable, "-m", "adapter", *args],
-                stdin=subprocess.DEVNULL,
-                stdout=log if name.startswith("w") else subprocess.PIPE,
-                stderr=log,
-                env={**os.environ, **(env or {})},
-                start_new_session=True,
-                # Gone with this process even when it dies without running its cleanup.
-                preexec_fn=die_with_parent(signal.SIGTERM),
-            )
-        finally:
-            log.close()
-
-    def kill(self, name: str) -> None:
-        proc = self.procs[name]
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait()
-        if proc.stdout is not None:
-            proc.stdout.close()
-
-    def log(self, name: str) -> str:
-        return (self.directory / f"{name}.log").read_text(errors="replace")
-
-    def kill_all(self) -> None:
-        for name, proc in self.procs.items():
-            if proc.returncode is None:
-                self.kill(name)
-
-
-@contextlib.contextmanager
-def processes(tmp_path: Path) -> Iterator[Processes]:
-    procs = Processes(tmp_path)
-    try:
-        yield procs
-    finally:
-        procs.kill_all()
-
-
-def start_worker(
-    procs: Processes,
-    server: LocalNatsServer,
-    config: ClusterConfig,
-    name: str,
-    cli: Path,
-    tmp: Path,
-    *extra: str,
-) -> None:
-    home = tmp / f"{name}-config"
-    home.mkdir(mode=0o700)
-    work = tmp / f"{name}-work"
-    work.mkdir()
-    procs.start(
-        name,
-        "worker",
-        "--nats",
-        server.url,
-        "--nats-prefix",
-        config.prefix,
-        "--id",
-        name,
-        "--cli",
-        str(cli),
-        "--cwd",
-        str(work),
-        "--idle-timeout",
-        "0",
-        "-v",
-        *extra,
-        env={"CLAUDE_CONFIG_DIR": str(home)},
-    )
 
 
 def maps_uvloop(pid: int) -> bool:
     """Whether uvloop's extension is loaded in process ``pid`` (only on its loop)."""
     return "uvloop" in Path(f"/proc/{pid}/maps").read_text()
-
-
-def start_gateway(procs: Processes, server: LocalNatsServer, config: ClusterConfig) -> str:
-    procs.start(
-        "gateway",
-        "serve",
-        "--port",
-        "0",
-        "--nats",
-        server.url,
-        "--nats-prefix",
-        config.prefix,
-    )
-    stdout = procs.procs["gateway"].stdout
-    assert stdout is not None
-    line = stdout.readline().decode()
-    assert "serving on http://127.0.0.1:" in line, procs.log("gateway")
-    return line.split("serving on ", 1)[1].split()[0]
-
-
-@contextlib.asynccontextmanager
-async def second_gateway(
-    server: LocalNatsServer, config: ClusterConfig, workers: int
-) -> AsyncIterator[ClusterBackend]:
-    async with ClusterBackend(NatsSettings(servers=[server.url]), config) as backend:
-        with anyio.fail_after(HANG_GUARD):
-            while True:
-                if len(backend._require().workers) >= workers:
-                    break
-                await anyio.sleep(0.1)
-        yield backend
 
 
 async def collect_turn(
@@ -247,7 +125,7 @@ async def test_thirty_sessions_on_three_worker_processes(tmp_path: Path) -> None
                         )
                     results[session_id] = seen
 
-            with anyio.fail_after(HANG_GUARD):
+            with anyio.fail_after(PROCESSES_GUARD):
                 async with anyio.create_task_group() as tg:
                     for index, info in enumerate(infos):
                         tg.start_soon(drive, index, info["id"])
@@ -286,13 +164,13 @@ async def test_kill_9_a_worker_mid_turn(tmp_path: Path) -> None:
         start_worker(procs, server, config, "wa", slow, tmp_path, "--label", "pin=a")
         start_worker(procs, server, config, "wb", steady, tmp_path)
         async with second_gateway(server, config, 2) as backend:
-            with anyio.fail_after(HANG_GUARD):
+            with anyio.fail_after(PROCESSES_GUARD):
                 info = await backend.create(SessionSpec(labels={"pin": "a"}))
             assert "wa" == info.owner
             seen: list[Event] = []
             async with backend.subscribe(info.id, after_seq=0) as events:
                 await backend.prompt(info.id, "talk")
-                with anyio.fail_after(HANG_GUARD):
+                with anyio.fail_after(PROCESSES_GUARD):
                     async for event in events:
                         seen.append(event)
                         if (
@@ -305,11 +183,11 @@ async def test_kill_9_a_worker_mid_turn(tmp_path: Path) -> None:
                             break
                 assert isinstance(seen[-1], Complete) and seen[-1].synthetic
                 assert isinstance(seen[-2], ErrorEvent) and "interrupted" == seen[-2].kind
-                now = await until_moved(backend, info.id, "wb", HANG_GUARD)
+                now = await until_moved(backend, info.id, "wb", PROCESSES_GUARD)
                 before = next(e for e in seen if isinstance(e, SessionStatus)).cli_session_id
                 assert before and before == now.cli_session_id
                 await backend.prompt(info.id, "are you there?")
-                with anyio.fail_after(HANG_GUARD):
+                with anyio.fail_after(PROCESSES_GUARD):
                     after: list[Event] = []
                     async for event in events:
                         after.append(event)

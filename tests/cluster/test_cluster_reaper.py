@@ -14,10 +14,10 @@ import uuid
 import pytest
 
 from adapter.cluster._reaper import MARK, OrphanReaper, marked, reap
+from tests.support.timeouts import HANG_GUARD
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="/proc is Linux")
 
-HANG_GUARD = 60.0
 
 
 def sleeper(env: dict[str, str], *, ignore_term: bool = False) -> subprocess.Popen[bytes]:

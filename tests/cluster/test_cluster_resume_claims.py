@@ -17,15 +17,11 @@ from adapter.cluster._claims import claim_key
 from adapter.events import MessageChunk
 from claudecode import UsageError
 from claudecode.testing import script, text_turn
+from tests.support.cluster import until_moved
+from tests.support.timeouts import HANG_GUARD
+from tests.support.waits import eventually, until_complete
 
-from ._waits import eventually, until_moved
-from .test_cluster_backend import (
-    HANG_GUARD,
-    fast_config,
-    running,
-    until_complete,
-    worker_defaults,
-)
+from ._support import fast_config, running, worker_defaults
 
 pytestmark = [pytest.mark.anyio, pytest.mark.nats]
 

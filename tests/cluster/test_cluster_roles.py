@@ -16,12 +16,11 @@ from websockets.asyncio.client import ClientConnection, connect
 
 from adapter.cluster import LocalNatsServer
 from claudecode.testing import fake_cli_command, script, tool_turn
-
-from ._processes import child, follow_frame, send
+from tests.support.processes import child, follow_frame, send
+from tests.support.timeouts import PROCESSES_GUARD
 
 pytestmark = [pytest.mark.anyio, pytest.mark.nats, pytest.mark.slow, pytest.mark.server]
 
-WAIT = 180
 
 
 async def reply_to(ws: ClientConnection, request_id: int) -> dict[str, Any]:
@@ -70,7 +69,7 @@ async def test_a_gateway_that_is_also_a_worker(tmp_path: Path) -> None:
             banner = [both.stdout.readline().decode() for _ in range(2)]
             assert "serving on http://127.0.0.1:" in banner[0], (tmp_path / "both.log").read_text()
             url = banner[0].split("serving on ", 1)[1].split()[0].replace("http://", "ws://")
-            with anyio.fail_after(WAIT):
+            with anyio.fail_after(PROCESSES_GUARD):
                 async with connect(url + "/ws", max_size=None) as ws:
                     owners: dict[str, str] = {}
                     cwds: dict[str, Path] = {}

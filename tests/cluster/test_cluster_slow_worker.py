@@ -39,10 +39,10 @@ from adapter.cluster import (
 from adapter.cluster.registry import Registry
 from benchmarks.procfs import cmdline, descendants
 from claudecode.testing import fake_cli_command, script
+from tests.support.timeouts import PROCESSES_GUARD
+from tests.support.waits import eventually
 
-from ._waits import eventually
-from .test_cluster_claim_lifecycle import claims_of
-from .test_cluster_processes import HANG_GUARD, Processes, processes, start_worker
+from ._support import Processes, claims_of, processes, start_worker
 
 pytestmark = [pytest.mark.anyio, pytest.mark.nats, pytest.mark.slow]
 
@@ -102,7 +102,7 @@ async def _w1_and_gateway(
         start_worker(procs, server, config, "w1", cli, tmp_path)
         async with ClusterBackend(NatsSettings(servers=[server.url]), config) as backend:
             registry = backend._require()
-            await eventually(lambda: "w1" in registry.workers, HANG_GUARD)
+            await eventually(lambda: "w1" in registry.workers, PROCESSES_GUARD)
             yield procs, backend, registry
 
 
@@ -123,20 +123,20 @@ async def test_a_create_answered_late_is_refused_before_a_cli_starts(
         slow = procs.procs["w1"].pid
         os.kill(slow, signal.SIGSTOP)
         try:
-            with anyio.fail_after(HANG_GUARD), pytest.raises(ClusterUnavailableError):
+            with anyio.fail_after(PROCESSES_GUARD), pytest.raises(ClusterUnavailableError):
                 await backend.create(SessionSpec(), session_id="once")
             start_worker(procs, nats_server, config, "w2", fake, tmp_path)
             # The paused worker's heartbeat expires: the retry goes to the other one.
             await eventually(
-                lambda: "w2" in registry.workers and "w1" not in registry.workers, HANG_GUARD
+                lambda: "w2" in registry.workers and "w1" not in registry.workers, PROCESSES_GUARD
             )
-            with anyio.fail_after(HANG_GUARD):
+            with anyio.fail_after(PROCESSES_GUARD):
                 info = await backend.create(SessionSpec(), session_id="once")
             assert "w2" == info.owner
         finally:
             os.kill(slow, signal.SIGCONT)
         # The late create is handled now: refused before any CLI starts.
-        await eventually(lambda: _handled(procs.log("w1")), HANG_GUARD)
+        await eventually(lambda: _handled(procs.log("w1")), PROCESSES_GUARD)
         log = procs.log("w1")
         assert "create_expired" in log and "on receipt" in log, log[-3000:]
         assert "session_started" not in log and "create_failed" not in log
@@ -147,7 +147,7 @@ async def test_a_create_answered_late_is_refused_before_a_cli_starts(
         # Only the live session's claim is there.
         claims = [value for _, value, _ in await claims_of(backend)._entries()]
         assert [b"once"] == claims
-        with anyio.fail_after(HANG_GUARD):
+        with anyio.fail_after(PROCESSES_GUARD):
             await backend.close("once")
         assert [] == await claims_of(backend)._entries()
 
@@ -165,11 +165,11 @@ async def test_a_late_create_of_a_gateway_made_id_starts_nothing(
         slow = procs.procs["w1"].pid
         os.kill(slow, signal.SIGSTOP)
         try:
-            with anyio.fail_after(HANG_GUARD), pytest.raises(ClusterUnavailableError):
+            with anyio.fail_after(PROCESSES_GUARD), pytest.raises(ClusterUnavailableError):
                 await backend.create(SessionSpec())
         finally:
             os.kill(slow, signal.SIGCONT)
-        await eventually(lambda: _handled(procs.log("w1")), HANG_GUARD)
+        await eventually(lambda: _handled(procs.log("w1")), PROCESSES_GUARD)
         log = procs.log("w1")
         assert "create_expired" in log and "on receipt" in log, log[-3000:]
         assert "session_started" not in log
@@ -188,19 +188,19 @@ async def test_a_cli_slower_to_start_than_the_gateway_waits_is_ended_unregistere
     async with _w1_and_gateway(nats_server, tmp_path, config, cli) as (procs, backend, registry):
         worker = procs.procs["w1"].pid
         try:
-            with anyio.fail_after(HANG_GUARD), pytest.raises(ClusterUnavailableError):
+            with anyio.fail_after(PROCESSES_GUARD), pytest.raises(ClusterUnavailableError):
                 await backend.create(SessionSpec())
             # The CLI was launched (the create passed the check on receipt: the worker
             # had ten seconds to get it) and waits; the gateway has given up, so the
             # deadline has passed.
-            await eventually(lambda: _launches(gated) == 1, HANG_GUARD)
+            await eventually(lambda: _launches(gated) == 1, PROCESSES_GUARD)
         finally:
             (gated / "gate").touch()
-        await eventually(lambda: _handled(procs.log("w1")), HANG_GUARD)
+        await eventually(lambda: _handled(procs.log("w1")), PROCESSES_GUARD)
         log = procs.log("w1")
         assert "create_expired" in log and "before registering" in log, log[-3000:]
         assert "session_started" not in log
-        await eventually(lambda: _clis(worker) == 0, HANG_GUARD)
+        await eventually(lambda: _clis(worker) == 0, PROCESSES_GUARD)
         assert [] == await _session_keys(registry)
         # The claim the worker made for the fresh session's CLI session is gone too.
         assert [] == await claims_of(backend)._entries()
@@ -216,7 +216,7 @@ async def test_a_lost_sessions_resume_that_recovery_gave_up_on_stays_closed(
     fake = fake_cli_command(script(), tmp_path / "fake")
     gated = tmp_path / "c2"
     async with _w1_and_gateway(nats_server, tmp_path, config, fake) as (procs, backend, registry):
-        with anyio.fail_after(HANG_GUARD):
+        with anyio.fail_after(PROCESSES_GUARD):
             info = await backend.create(SessionSpec())
         assert "w1" == info.owner
         start_worker(
@@ -229,25 +229,25 @@ async def test_a_lost_sessions_resume_that_recovery_gave_up_on_stays_closed(
             "--nats-create-timeout",
             "10",
         )
-        await eventually(lambda: "w2" in registry.workers, HANG_GUARD)
+        await eventually(lambda: "w2" in registry.workers, PROCESSES_GUARD)
         worker = procs.procs["w2"].pid
         try:
             procs.kill("w1")
             # The resume reached the other worker (within its ten seconds) and waits.
-            await eventually(lambda: _launches(gated) == 1, HANG_GUARD)
+            await eventually(lambda: _launches(gated) == 1, PROCESSES_GUARD)
 
             def closed() -> bool:
                 found = registry.sessions.get(info.id)
                 return found is not None and "closed" == found[0].info.state
 
-            await eventually(closed, HANG_GUARD)  # recovery gave up
+            await eventually(closed, PROCESSES_GUARD)  # recovery gave up
         finally:
             (gated / "gate").touch()
-        await eventually(lambda: _handled(procs.log("w2")), HANG_GUARD)
+        await eventually(lambda: _handled(procs.log("w2")), PROCESSES_GUARD)
         log = procs.log("w2")
         assert "create_expired" in log and "before registering" in log, log[-3000:]
         assert "session_started" not in log
-        await eventually(lambda: _clis(worker) == 0, HANG_GUARD)
+        await eventually(lambda: _clis(worker) == 0, PROCESSES_GUARD)
         found = await registry.get(info.id)
         assert found is not None
         assert ("closed", "errored", "w1") == (

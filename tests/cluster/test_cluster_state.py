@@ -15,14 +15,9 @@ from adapter.backend import SessionSpec
 from adapter.cluster import LocalNatsServer
 from adapter.cluster import worker as cluster_worker
 from claudecode.testing import script, text_turn
+from tests.support.waits import until_complete
 
-from .test_cluster_backend import (
-    fast_config,
-    running,
-    until_complete,
-    wait_state,
-    worker_defaults,
-)
+from ._support import fast_config, running, wait_state, worker_defaults
 
 pytestmark = [pytest.mark.anyio, pytest.mark.nats]
 

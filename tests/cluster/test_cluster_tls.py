@@ -21,12 +21,12 @@ from adapter.cluster import (
 )
 from adapter.config import SessionConfig
 from claudecode.testing import fake_cli_command, script, text_turn
+from tests.support.timeouts import RESTART_GUARD
 
 from ._turns import one_turn_text
 
 pytestmark = [pytest.mark.anyio, pytest.mark.nats]
 
-HANG_GUARD = 120
 
 
 def make_certificates(directory: Path) -> None:
@@ -62,7 +62,7 @@ async def test_the_cluster_over_tls_with_client_certificates(tmp_path: Path) -> 
         url = f"tls://127.0.0.1:{server.port}"
         without_certificate = NatsSettings(servers=[url], tls_ca=str(certs / "ca.pem"))
         # The default options reconnect forever: the refusal must still end the start.
-        with anyio.fail_after(HANG_GUARD), pytest.raises(NatsConnectError, match="TLS"):
+        with anyio.fail_after(RESTART_GUARD), pytest.raises(NatsConnectError, match="TLS"):
             await without_certificate.connect()
         settings = NatsSettings(
             servers=[url],
@@ -71,7 +71,7 @@ async def test_the_cluster_over_tls_with_client_certificates(tmp_path: Path) -> 
             tls_key=str(certs / "client.key"),
         )
         defaults = SessionConfig(cli_path=cli, cwd=tmp_path)
-        with anyio.fail_after(HANG_GUARD):
+        with anyio.fail_after(RESTART_GUARD):
             assert "over tls" == await one_turn_text(settings, config, defaults)
 
 
@@ -82,13 +82,13 @@ async def test_a_server_certificate_from_an_unknown_ca_fails_at_start(tmp_path: 
     with LocalNatsServer(tmp_path / "nats", extra_config=tls_config(certs, verify=False)) as server:
         url = f"tls://127.0.0.1:{server.port}"
         trusted = NatsSettings(servers=[url], tls_ca=str(certs / "ca.pem"))
-        with anyio.fail_after(HANG_GUARD):
+        with anyio.fail_after(RESTART_GUARD):
             nc = await trusted.connect()
             await nc.close()
         for ca in ("other-ca.pem", None):  # another CA; the system's CAs
             untrusted = NatsSettings(servers=[url], tls_ca=str(certs / ca) if ca else None)
             with (
-                anyio.fail_after(HANG_GUARD),
+                anyio.fail_after(RESTART_GUARD),
                 pytest.raises(NatsConnectError, match="certificate is not trusted"),
             ):
                 await untrusted.connect()

@@ -11,6 +11,7 @@ import pytest
 from adapter.backend import SessionInfo
 from adapter.cluster import SessionRecord
 from adapter.cluster.backend import _Watchers
+from tests.support.timeouts import HANG_GUARD
 
 pytestmark = pytest.mark.anyio
 
@@ -28,7 +29,7 @@ async def test_only_changes_that_matter_are_reported() -> None:
     busy = SessionInfo(id="s1", status="active", state="busy", last_seq=10, owner="w1")
     async with watchers.watch() as changes:
         watchers.publish(SessionRecord(info=busy))
-        with anyio.fail_after(10):
+        with anyio.fail_after(HANG_GUARD):
             assert busy == await changes.__anext__()
 
         for seq in (20, 30, 40):  # the periodic refresh of a busy session

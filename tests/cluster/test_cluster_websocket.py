@@ -7,7 +7,6 @@ the other gateway in the middle of a turn with `since_seq` sees no gap and no re
 from __future__ import annotations
 
 import json
-import subprocess
 import uuid
 from pathlib import Path
 from typing import Any
@@ -18,19 +17,13 @@ from websockets.asyncio.client import ClientConnection, connect
 
 from adapter.cluster import ClusterConfig, LocalNatsServer
 from claudecode.testing import fake_cli_command, script, text_turn, tool_turn
+from tests.support.processes import child, follow_frame, send, worker_child
+from tests.support.timeouts import PROCESSES_GUARD
 
-from ._processes import child, follow_frame, send, worker_child
+from ._support import gateway_url, recv_reply
 
 pytestmark = [pytest.mark.anyio, pytest.mark.nats, pytest.mark.slow, pytest.mark.server]
 
-WAIT = 180
-
-
-def gateway_url(proc: subprocess.Popen[bytes]) -> str:
-    assert proc.stdout is not None
-    line = proc.stdout.readline().decode()
-    assert "serving on http://127.0.0.1:" in line, line
-    return line.split("serving on ", 1)[1].split()[0].replace("http://", "ws://") + "/ws"
 
 
 async def recv(ws: ClientConnection) -> dict[str, Any]:
@@ -55,7 +48,7 @@ async def test_sessions_over_websocket_and_a_gateway_switch_mid_turn(tmp_path: P
         child(tmp_path / "g2.log", "serve", "--port", "0", "--nats", server.url, *nats_args) as g2,
     ):
         first, second = gateway_url(g1), gateway_url(g2)
-        with anyio.fail_after(WAIT):
+        with anyio.fail_after(PROCESSES_GUARD):
             async with connect(first, max_size=None) as ws:
                 # Wait for both workers to be known to the gateway, then create sessions.
                 owners: dict[str, str] = {}
@@ -110,8 +103,3 @@ async def test_sessions_over_websocket_and_a_gateway_switch_mid_turn(tmp_path: P
         assert text and "chunk " * 150 != text  # only the part after the switch
 
 
-async def recv_reply(ws: ClientConnection, request_id: int) -> dict[str, Any]:
-    while True:
-        frame: dict[str, Any] = json.loads(await ws.recv())
-        if frame.get("request_id") == request_id:
-            return frame

@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from normalize_helpers import apply_patch
 
 from normalize import unified_diff
 from normalize._diff import grouped_opcodes, structured_patch_diff
+from tests.normalize.normalize_helpers import apply_patch
 
 texts = st.lists(
     st.sampled_from(["a", "b", "c", "", "def f():", "    return 1", "ü€😀", "x\r"]), max_size=12

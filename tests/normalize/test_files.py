@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-from normalize_helpers import apply_patch
 
 from normalize import (
     ModifyFile,
@@ -15,6 +14,7 @@ from normalize import (
     title_for,
 )
 from normalize._files import language_for
+from tests.normalize.normalize_helpers import apply_patch
 
 
 def _modify(payload: object) -> ModifyFile:

@@ -11,7 +11,6 @@ import json
 import os
 
 import pytest
-from normalize_helpers import FIXTURES, Call, replay
 
 from normalize import (
     CodeSearch,
@@ -29,6 +28,7 @@ from normalize import (
     normalize_tool_result,
     title_for,
 )
+from tests.normalize.normalize_helpers import FIXTURES, Call, replay
 
 GOLDEN = FIXTURES / "golden.json"
 EXCERPTS = sorted(path.name for path in FIXTURES.glob("*.jsonl"))

@@ -1,66 +1,27 @@
 """Recorded real-CLI runs whose chat view is compared live against stored
 (``tests/fixtures/compact``, ``tests/fixtures/local_commands``): running one through the real
-CLI (:func:`record_run`, which can also keep it as fixtures), replaying a kept one
-(:func:`live_events`), and the view as a UI shows it (:func:`shown`)."""
+CLI (:func:`record_run`, which can also keep it as fixtures); replaying a kept one and the view
+as a UI shows it are in :mod:`tests.support.chat`."""
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import anyio
-import msgspec
 
-from adapter.chat import ChatView
 from adapter.cluster.transcripts import find_transcript
 from adapter.config import SessionConfig
-from adapter.events import Complete, Event, UserMessage
+from adapter.events import Complete, Event
 from adapter.history import load_events
 from adapter.policies import PermissionPolicy
 from adapter.session import AgentSession
-from adapter.translate import Translator
-from claudecode import decode_line
+from tests.support.timeouts import NODE_GUARD
 
 from .cli import CLIEnv
-
-#: Hang guard for a whole recorded run (a few turns against the fake Messages API).
-WAIT = 120
-
-
-def shown(events: Iterable[Event]) -> list[dict[str, Any]]:
-    """The chat view's entries as a UI shows them: without their ids (live ones are named
-    after event seqs, stored ones after their position) and without the message id of a
-    command's output (live: the CLI's synthetic message, which the transcript does not keep;
-    stored: the output line's own uuid)."""
-    view = ChatView()
-    view.apply(list(events))
-    out: list[dict[str, Any]] = []
-    for entry in view.entries:
-        data = msgspec.to_builtins(entry)
-        del data["id"]
-        if out and out[-1]["kind"] == "command" and data["kind"] == "text":
-            del data["message_id"]
-        out.append(data)
-    return out
-
-
-def live_events(protocol: Path) -> list[Event]:
-    """What the session published during a kept run (its protocol log): each prompt as a
-    user message before it is sent, then the events of the CLI's lines."""
-    translator = Translator()
-    events: list[Event] = []
-    for raw in protocol.read_bytes().splitlines():
-        record = json.loads(raw)
-        if record["dir"] == "to_cli":
-            events.append(UserMessage(text=record["prompt"], images=record.get("images", 0)))
-        else:
-            events += translator.feed_many([decode_line(json.dumps(record["msg"]).encode())])
-    return events
 
 
 @dataclass
@@ -93,7 +54,7 @@ async def record_run(
         client_options={"inherit_env": False, "control_timeout": 60.0, "spawn_timeout": 60.0},
     )
     seen: list[Event] = []
-    with anyio.fail_after(WAIT):
+    with anyio.fail_after(NODE_GUARD):
         async with AgentSession(config) as session:
             with session.subscribe() as events:
                 for prompt in prompts:

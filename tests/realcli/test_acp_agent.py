@@ -13,7 +13,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from acp_agent.driver import drive, text_of, updates_of
+
+from tests.support.acp_client import drive, text_of, updates_of
 
 from .cli import CLIEnv
 from .fake_api import FakeAnthropicAPI

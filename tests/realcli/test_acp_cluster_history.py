@@ -16,60 +16,44 @@ from __future__ import annotations
 import json
 import os
 import sys
-import time
 import uuid
 from pathlib import Path
 
 import anyio
 import pytest
-from acp_agent.driver import drive, finish, start, text_of
 
 from adapter.cluster import ClusterBackend, ClusterConfig, LocalNatsServer, NatsSettings
-from adapter.cluster.transcripts import find_transcript, mirrored_size
+from tests.support.acp_client import drive, finish, start, text_of
+from tests.support.cluster import until_a_worker_is_known, until_mirrored
+from tests.support.timeouts import PROCESSES_GUARD
+from tests.support.waits import wait_until
 
+from ._cluster import worker, worker_env
 from .cli import CLIEnv
 from .fake_api import FakeAnthropicAPI
 from .script import text_turn
-from .test_cluster_resume import worker, worker_env
 
 pytestmark = [pytest.mark.realcli, pytest.mark.node, pytest.mark.nats, pytest.mark.slow]
 
-#: Hang guard only.
-WAIT = 180.0
 GATEWAY = Path(__file__).resolve().parents[1] / "acp_agent" / "cluster_gateway.py"
 ROOT = Path(__file__).resolve().parents[2]
-
-
-async def _until_a_worker_is_known(url: str, config: ClusterConfig) -> None:
-    nats = NatsSettings(servers=[url], name="test-probe")
-    async with ClusterBackend(nats, config, history=False) as probe:
-        with anyio.fail_after(WAIT):
-            while (await probe.readiness())["workers"] < 1:  # noqa: ASYNC110 (polls NATS)
-                await anyio.sleep(0.1)
 
 
 async def _until_mirrored(url: str, config: ClusterConfig, source: Path, sid: str) -> int:
     """Wait until the worker's transcript is wholly in the stream; its size."""
     nats = NatsSettings(servers=[url], name="test-probe")
     async with ClusterBackend(nats, config, history=False) as probe:
-        with anyio.fail_after(WAIT):
-            while True:
-                path = find_transcript(source, sid)
-                size = path.stat().st_size if path else -1
-                if size > 0 and size == await mirrored_size(probe._js, config, sid):
-                    return size
-                await anyio.sleep(0.2)
+        return await until_mirrored(probe._js, config, source, sid, PROCESSES_GUARD)
 
 
 def _until_copied(tmp: Path, sid: str, size: int) -> None:
     """Wait until the gateway's copy (under its TMPDIR) holds the whole transcript."""
-    deadline = time.monotonic() + WAIT  # a hang guard only
-    while True:
+
+    def copied() -> bool:
         copies = list(tmp.glob(f"bridge-history-*/projects/*/{sid}.jsonl"))
-        if copies and copies[0].stat().st_size == size:
-            return
-        assert time.monotonic() < deadline, "the gateway never copied the transcript"
-        time.sleep(0.05)
+        return bool(copies) and copies[0].stat().st_size == size
+
+    wait_until(copied, PROCESSES_GUARD, poll=0.05, what="the gateway's copy of the transcript")
 
 
 def test_a_cluster_session_is_listed_and_loads_with_its_history(
@@ -101,7 +85,7 @@ def test_a_cluster_session_is_listed_and_loads_with_its_history(
             tmp_path / "w1.log", "--cwd", cwd,
         ),
     ):  # fmt: skip
-        anyio.run(_until_a_worker_is_known, server.url, config)
+        anyio.run(until_a_worker_is_known, server.url, config)
         agent = [sys.executable, str(GATEWAY), server.url, config.prefix]
         first = drive(
             agent,

@@ -12,10 +12,12 @@ import pytest
 
 from adapter.backend import SessionInfo, SessionSpec
 from adapter.config import SessionConfig
-from adapter.events import Complete, ErrorEvent, Event, MessageChunk
+from adapter.events import Complete, ErrorEvent, MessageChunk
 from adapter.local import LocalBackend
 from adapter.policies import PermissionPolicy
 from adapter.session import AgentSession
+from tests.support.timeouts import NODE_GUARD
+from tests.support.waits import until_complete
 
 from .cli import CLIEnv
 from .fake_api import FakeAnthropicAPI
@@ -39,18 +41,9 @@ def _config(cli_command: str, cli_env: CLIEnv) -> SessionConfig:
     )
 
 
-async def _until_complete(events: Any) -> Complete:
-    seen: list[Event] = []
-    async for event in events:
-        seen.append(event)
-        if isinstance(event, Complete):
-            return event
-    raise AssertionError(f"the stream ended first: {seen[-5:]!r}")
-
-
 async def _turn(session: AgentSession, events: Any, text: str) -> Complete:
     await session.prompt(text)
-    complete = await _until_complete(events)
+    complete = (await until_complete(events, guard=NODE_GUARD))[-1]
     # The status follows the turn as its Complete is published: no waiting needed.
     assert "idle" == session.status
     return complete
@@ -60,7 +53,7 @@ async def test_idle_after_each_turn_and_after_set_model(
     cli_command: str, cli_env: CLIEnv, fake_api: FakeAnthropicAPI
 ) -> None:
     fake_api.add_main(text_turn("one"), text_turn("two"), text_turn("three"))
-    with anyio.fail_after(120):
+    with anyio.fail_after(NODE_GUARD):
         async with AgentSession(_config(cli_command, cli_env)) as session:
             with session.subscribe() as events:
                 first = await _turn(session, events, "first")
@@ -85,7 +78,7 @@ async def test_idle_after_a_turn_that_follows_a_queued_prompt(
         text_turn("The queued answer."),
         text_turn("The last answer."),
     )
-    with anyio.fail_after(120):
+    with anyio.fail_after(NODE_GUARD):
         async with AgentSession(_config(cli_command, cli_env)) as session:
             with session.subscribe() as events:
                 await session.prompt("talk slowly")
@@ -93,8 +86,8 @@ async def test_idle_after_a_turn_that_follows_a_queued_prompt(
                     if isinstance(event, MessageChunk):  # the first turn is streaming
                         break
                 await session.prompt("and then this")
-                await _until_complete(events)
-                queued = await _until_complete(events)
+                await until_complete(events, guard=NODE_GUARD)
+                queued = (await until_complete(events, guard=NODE_GUARD))[-1]
                 assert "idle" == session.status
                 last = await _turn(session, events, "one more")
     assert ("The queued answer.", "The last answer.") == (queued.result, last.result)
@@ -115,7 +108,7 @@ async def test_local_backend_reports_idle_after_each_turn(
     """SessionInfo.state as front ends see it: idle once a turn completed (info() and
     watch()), after a second prompt and after set_model between turns."""
     fake_api.add_main(text_turn("one"), text_turn("two"), text_turn("three"))
-    with anyio.fail_after(120):
+    with anyio.fail_after(NODE_GUARD):
         async with (
             LocalBackend(_config(cli_command, cli_env)) as backend,
             backend.watch() as changes,
@@ -127,7 +120,7 @@ async def test_local_backend_reports_idle_after_each_turn(
                         await backend.set_model(info.id, "claude-haiku-4-5")
                         assert "idle" == (await backend.info(info.id)).state
                     await backend.prompt(info.id, text)
-                    complete = await _until_complete(aiter(events))
+                    complete = (await until_complete(aiter(events), guard=NODE_GUARD))[-1]
                     assert "idle" == (await backend.info(info.id)).state
                     # The watch says so too, in a snapshot taken after the Complete.
                     while (idle := await _next_state(changes, "idle")).last_seq < complete.seq:

@@ -16,9 +16,11 @@ import anyio
 import pytest
 
 from adapter.config import SessionConfig
-from adapter.events import Complete, Event, MessageChunk, TaskEvent, ToolCall, ToolUpdate
+from adapter.events import Event, MessageChunk, TaskEvent, ToolCall, ToolUpdate
 from adapter.policies import PermissionPolicy
 from adapter.session import AgentSession
+from tests.support.timeouts import NODE_GUARD
+from tests.support.waits import until_complete
 
 from .cli import CLIEnv
 from .fake_api import AGENT_ID_HEADER, FakeAnthropicAPI
@@ -82,27 +84,19 @@ def _script_background_agent(fake_api: FakeAnthropicAPI) -> None:
     )
 
 
-async def _until_complete(events: Any, seen: list[Event]) -> Complete:
-    async for event in events:
-        seen.append(event)
-        if isinstance(event, Complete):
-            return event
-    raise AssertionError(f"the stream ended first: {seen[-5:]!r}")
-
-
 async def test_a_background_agents_report_is_a_turn_of_its_own(
     cli_command: str, cli_env: CLIEnv, fake_api: FakeAnthropicAPI
 ) -> None:
     _script_background_agent(fake_api)
     seen: list[Event] = []
-    with anyio.fail_after(90):
+    with anyio.fail_after(NODE_GUARD):
         async with AgentSession(_config(cli_command, cli_env)) as session:
             statuses = _record_statuses(session)
             with session.subscribe() as events:
                 await session.prompt("use a subagent to count files")
-                first = await _until_complete(events, seen)
+                first = (await until_complete(events, into=seen, guard=NODE_GUARD))[-1]
                 tasks_after_first = session.background_tasks
-                second = await _until_complete(events, seen)
+                second = (await until_complete(events, into=seen, guard=NODE_GUARD))[-1]
             assert "idle" == session.status and not session.background_work
             transitions = list(statuses)
     assert (first.result, second.result) == (
@@ -146,7 +140,7 @@ async def test_a_prompt_queued_behind_a_running_turn_keeps_the_session_active(
         text_turn("The queued answer."),
     )
     seen: list[Event] = []
-    with anyio.fail_after(90):
+    with anyio.fail_after(NODE_GUARD):
         async with AgentSession(_config(cli_command, cli_env)) as session:
             changed_at: list[int] = []
             statuses = _record_statuses(session, changed_at)
@@ -157,8 +151,8 @@ async def test_a_prompt_queued_behind_a_running_turn_keeps_the_session_active(
                     if isinstance(event, MessageChunk):  # the first turn is streaming
                         break
                 await session.prompt("and then this")
-                first = await _until_complete(events, seen)
-                second = await _until_complete(events, seen)
+                first = (await until_complete(events, into=seen, guard=NODE_GUARD))[-1]
+                second = (await until_complete(events, into=seen, guard=NODE_GUARD))[-1]
             assert "idle" == session.status
             transitions = list(statuses)
     assert "and then this" in fake_api.last_user_text(fake_api.main_requests()[1])
@@ -199,7 +193,7 @@ async def test_an_interrupt_leaves_the_queued_prompt_to_run(
     active until the queued prompt's own result."""
     fake_api.add_main(text_turn("slow words " * 200, chunk=2, delay=0.02), text_turn("B answer"))
     seen: list[Event] = []
-    with anyio.fail_after(90):
+    with anyio.fail_after(NODE_GUARD):
         async with AgentSession(_config(cli_command, cli_env)) as session:
             changed_at: list[int] = []
             statuses = _record_statuses(session, changed_at)
@@ -211,8 +205,8 @@ async def test_an_interrupt_leaves_the_queued_prompt_to_run(
                         break
                 await session.prompt("B")
                 await session.interrupt()
-                first = await _until_complete(events, seen)
-                second = await _until_complete(events, seen)
+                first = (await until_complete(events, into=seen, guard=NODE_GUARD))[-1]
+                second = (await until_complete(events, into=seen, guard=NODE_GUARD))[-1]
             assert "idle" == session.status
             transitions = list(statuses)
     assert first.is_error and first.error is not None and "interrupted" == first.error.kind

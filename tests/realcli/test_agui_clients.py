@@ -13,12 +13,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from agui_clients.driver import drive, runs_of, text_of
-from server._running import running
 
 from adapter import PermissionPolicy, SessionConfig
 from adapter.server import ServerSettings, create_app
 from adapter.server.agui import APPROVAL_TOOL, verify_events
+from tests.support.agui_clients import drive, runs_of, text_of
+from tests.support.servers import running
 
 from .cli import CLIEnv
 from .fake_api import FakeAnthropicAPI

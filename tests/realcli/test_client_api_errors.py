@@ -8,6 +8,7 @@ import anyio
 import pytest
 
 from claudecode import messages as m
+from tests.support.timeouts import HANG_GUARD
 
 from ._assertions import assert_every_line_typed, assistant_texts, open_recorded, run_turn
 from .fake_api import FakeAnthropicAPI
@@ -24,7 +25,7 @@ async def test_sticky_500_ends_the_turn_with_the_api_error(
     fake_api.add_rule(rule)
     fake_api.add_main(text_turn("recovered"))
     session, stdout = open_recorded(cli_options(env_overrides={"CLAUDE_CODE_MAX_RETRIES": "1"}))
-    with anyio.fail_after(60):
+    with anyio.fail_after(HANG_GUARD):
         async with session:
             failed = await run_turn(session, "break it")
             rule.times = rule.hits  # the failed text is merged into the next prompt
@@ -53,7 +54,7 @@ async def test_529_twice_then_success_is_retried(
     fake_api.add_rule(Rule("overload me", error_turn(529, "fake overloaded"), times=2))
     fake_api.add_main(text_turn("made it"))
     session, stdout = open_recorded(cli_options(env_overrides={"CLAUDE_CODE_MAX_RETRIES": "3"}))
-    with anyio.fail_after(60):
+    with anyio.fail_after(HANG_GUARD):
         async with session:
             seen = await run_turn(session, "overload me")
     assert_every_line_typed(stdout, seen)
@@ -77,7 +78,7 @@ async def test_mid_stream_error_is_resumed_by_the_cli(
         text_turn("complete answer"),
     )
     session, stdout = open_recorded(cli_options())
-    with anyio.fail_after(60):
+    with anyio.fail_after(HANG_GUARD):
         async with session:
             seen = await run_turn(session, "go")
     assert_every_line_typed(stdout, seen)

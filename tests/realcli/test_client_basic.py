@@ -11,6 +11,7 @@ from claudecode import messages as m
 from claudecode.content import TextBlock
 from claudecode.session import Session
 from claudecode.stream_events import ContentBlockDelta, TextDelta
+from tests.support.timeouts import HANG_GUARD
 
 from .fake_api import FakeAnthropicAPI
 from .script import Text, Thinking, Turn
@@ -25,7 +26,7 @@ async def test_plain_text_turn_streams_deltas_then_result(
     answer = "Hello from the fake API! How can I help?"
     fake_api.add_main(Turn(blocks=[Thinking("The user says hi."), Text(answer)], chunk=8))
     seen: list[Any] = []
-    with anyio.fail_after(60):
+    with anyio.fail_after(HANG_GUARD):
         async with Session(cli_options()) as session:
             assert session.initialize_result is not None
             await session.send("say hi")

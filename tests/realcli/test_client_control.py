@@ -11,6 +11,7 @@ from claudecode import messages as m
 from claudecode.control import OutboundControlResponse, RawControl
 from claudecode.errors import ControlRequestError
 from claudecode.session import Session
+from tests.support.timeouts import HANG_GUARD
 
 from ._assertions import assert_every_line_typed, open_recorded, run_turn, tool_results
 from .fake_api import FakeAnthropicAPI
@@ -24,7 +25,7 @@ async def test_set_model_applies_to_the_next_turn(
 ) -> None:
     fake_api.add_main(text_turn("on the default model"), text_turn("on haiku"))
     session, stdout = open_recorded(cli_options())
-    with anyio.fail_after(60):
+    with anyio.fail_after(HANG_GUARD):
         async with session:
             first = await run_turn(session, "hello")
             answer = await session.set_model("claude-haiku-4-5")
@@ -60,7 +61,7 @@ async def test_set_permission_mode_valid_and_invalid(
         return req.deny("acceptEdits should not ask")
 
     session, stdout = open_recorded(cli_options(), can_use_tool=deny_and_record)
-    with anyio.fail_after(60):
+    with anyio.fail_after(HANG_GUARD):
         async with session:
             assert session.initialize_result is not None
             assert "default" == session.initialize_result.current_permission_mode
@@ -94,7 +95,7 @@ async def test_mcp_status_thinking_budget_and_unknown_subtype(
 ) -> None:
     fake_api.add_main(text_turn("still fine"))
     session, stdout = open_recorded(cli_options())
-    with anyio.fail_after(60):
+    with anyio.fail_after(HANG_GUARD):
         async with session:
             status = await session.mcp_status()
             await session.set_max_thinking_tokens(2048)  # success with no body
@@ -119,7 +120,7 @@ async def test_interrupt_when_idle_and_back_to_the_default_model(
     """An interrupt with no turn running is acknowledged; ``set_model(None)`` resets."""
     fake_api.add_main(text_turn("one"), text_turn("two"))
     session, stdout = open_recorded(cli_options(model="claude-haiku-4-5"))
-    with anyio.fail_after(60):
+    with anyio.fail_after(HANG_GUARD):
         async with session:
             await session.interrupt()
             first = await run_turn(session, "first")
@@ -135,7 +136,7 @@ async def test_interrupt_when_idle_and_back_to_the_default_model(
 async def test_context_usage_is_typed(cli_options: Any, fake_api: FakeAnthropicAPI) -> None:
     """get_context_usage returns the CLI's breakdown as a ContextUsageResult."""
     fake_api.add_main(text_turn("hi"))
-    with anyio.fail_after(60):
+    with anyio.fail_after(HANG_GUARD):
         async with Session(cli_options()) as session:
             await run_turn(session, "hello")
             usage = await session.get_context_usage()

@@ -17,6 +17,7 @@ import pytest
 from claudecode import messages as m
 from claudecode.control import OutboundControlResponse
 from claudecode.errors import CLIExitedError
+from tests.support.timeouts import HANG_GUARD
 
 from ._assertions import assert_every_line_typed, open_recorded, text_deltas
 from .fake_api import FakeAnthropicAPI
@@ -44,7 +45,7 @@ async def test_kill_while_the_turn_streams(cli_options: Any, fake_api: FakeAnthr
     fake_api.add_main(Turn(blocks=[Text("a slowly streamed answer " * 8)], chunk=4, delay=0.05))
     session, stdout = open_recorded(cli_options())
     seen: list[Any] = []
-    with anyio.fail_after(30):
+    with anyio.fail_after(HANG_GUARD):
         async with session:
             await session.send("talk slowly")
             with pytest.raises(CLIExitedError) as caught:
@@ -62,7 +63,7 @@ async def test_kill_while_our_control_request_is_pending(
 ) -> None:
     """``get_context_usage`` takes the CLI a second (token counting); kill it meanwhile."""
     session, stdout = open_recorded(cli_options())
-    with anyio.fail_after(30):
+    with anyio.fail_after(HANG_GUARD):
         async with session, anyio.create_task_group() as tg:
 
             async def kill_once_counting() -> None:
@@ -96,7 +97,7 @@ async def test_kill_while_a_permission_callback_waits(
 
     session, stdout = open_recorded(cli_options(), can_use_tool=waits_forever)
     seen: list[Any] = []
-    with anyio.fail_after(30):
+    with anyio.fail_after(HANG_GUARD):
         async with session:
             await session.send("create a file")
             async with anyio.create_task_group() as tg:
@@ -123,7 +124,7 @@ async def test_kill_while_an_interrupt_is_unanswered(
     fake_api.add_main(Turn(blocks=[Text("a slowly streamed answer " * 8)], chunk=4, delay=0.05))
     session, stdout = open_recorded(cli_options())
     seen: list[Any] = []
-    with anyio.fail_after(30):
+    with anyio.fail_after(HANG_GUARD):
         async with session, anyio.create_task_group() as tg:
             await session.send("talk slowly")
             async for message in session.messages():
@@ -158,7 +159,7 @@ async def test_answering_a_permission_request_after_the_kill_raises(
     fake_api.add_main(tool_turn("Bash", {"command": "touch never.txt", "description": "x"}))
     session, stdout = open_recorded(cli_options(permission_prompt_tool_name="stdio"))
     seen: list[Any] = []
-    with anyio.fail_after(30):
+    with anyio.fail_after(HANG_GUARD):
         async with session:
             await session.send("create a file")
             async for message in session.messages():

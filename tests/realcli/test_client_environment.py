@@ -10,6 +10,7 @@ import pytest
 from claudecode import InboundControlRequest, ResultMessage
 from claudecode import control as ctl
 from claudecode.session import Session
+from tests.support.timeouts import HANG_GUARD
 
 from .cli import CLIEnv
 from .fake_api import FakeAnthropicAPI
@@ -31,7 +32,7 @@ async def test_update_environment_variables_is_accepted_but_not_seen_by_bash(
     async def allow(req: InboundControlRequest) -> ctl.OutboundControlResponse:
         return req.allow()
 
-    with anyio.fail_after(60):
+    with anyio.fail_after(HANG_GUARD):
         async with Session(cli_options(), can_use_tool=allow) as session:
             await session.send_message(
                 ctl.UpdateEnvironmentVariables(variables={"BRIDGE_VAR": "from-the-host"})

@@ -10,6 +10,7 @@ import pytest
 from claudecode import messages as m
 from claudecode.callbacks import HookMatcher
 from claudecode.control import OutboundControlResponse
+from tests.support.timeouts import HANG_GUARD
 
 from ._assertions import (
     answered_tool_ids,
@@ -59,7 +60,7 @@ async def _run(
         hooks={"PreToolUse": [HookMatcher("Bash", [calls.pre_bash])]},
     )
     seen: list[Any] = []
-    with anyio.fail_after(60):
+    with anyio.fail_after(HANG_GUARD):
         async with session:
             assert session.initialize_result is not None
             await session.send("run the command")
@@ -151,7 +152,7 @@ async def test_post_tool_use_hook_sees_the_tool_response(
     session, stdout = open_recorded(
         cli_options(), hooks={"PostToolUse": [HookMatcher("Bash", [post])]}
     )
-    with anyio.fail_after(60):
+    with anyio.fail_after(HANG_GUARD):
         async with session:
             await session.send("echo something")
             seen = [message async for message in session.receive_response()]
@@ -181,7 +182,7 @@ async def test_failing_hook_callback_does_not_break_the_session(
         can_use_tool=calls.can_use_tool,
         hooks={"PreToolUse": [HookMatcher("Bash", [broken])]},
     )
-    with anyio.fail_after(60):
+    with anyio.fail_after(HANG_GUARD):
         async with session:
             await session.send("create a file")
             seen = [message async for message in session.receive_response()]

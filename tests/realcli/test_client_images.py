@@ -10,6 +10,7 @@ import pytest
 
 from claudecode import ResultMessage
 from claudecode.session import Session
+from tests.support.timeouts import HANG_GUARD
 
 from .fake_api import FakeAnthropicAPI
 from .script import text_turn
@@ -35,7 +36,7 @@ async def test_image_block_is_forwarded_to_the_api(
             "data": base64.b64encode(PNG).decode(),
         },
     }
-    with anyio.fail_after(60):
+    with anyio.fail_after(HANG_GUARD):
         async with Session(cli_options()) as session:
             await session.send([image, {"type": "text", "text": "what is this?"}])
             result = [m async for m in session.receive_response()][-1]

@@ -9,6 +9,7 @@ import pytest
 
 from claudecode import messages as m
 from claudecode.control import OutboundControlResponse
+from tests.support.timeouts import HANG_GUARD
 
 from ._assertions import (
     assert_every_line_typed,
@@ -37,7 +38,7 @@ async def test_interrupt_mid_stream_then_next_prompt_works(
     session, stdout = open_recorded(cli_options())
     first: list[Any] = []
     second: list[Any] = []
-    with anyio.fail_after(60):
+    with anyio.fail_after(HANG_GUARD):
         async with session:
             await session.send("tell me a long story")
             async for message in session.receive_response():
@@ -89,7 +90,7 @@ async def test_interrupt_while_a_permission_request_is_open(
     session, stdout = open_recorded(cli_options(permission_prompt_tool_name="stdio"))
     first: list[Any] = []
     second: list[Any] = []
-    with anyio.fail_after(60):
+    with anyio.fail_after(HANG_GUARD):
         async with session:
             await session.send("create a file")
             pending: m.InboundControlRequest | None = None
@@ -149,7 +150,7 @@ async def test_interrupt_cancels_a_waiting_permission_callback(
     session, stdout = open_recorded(cli_options(), can_use_tool=never_answers)
     first: list[Any] = []
     second: list[Any] = []
-    with anyio.fail_after(60):
+    with anyio.fail_after(HANG_GUARD):
         async with session:
             await session.send("create a file")
             async with anyio.create_task_group() as tg:

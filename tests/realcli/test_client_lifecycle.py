@@ -9,6 +9,7 @@ import pytest
 
 from claudecode import messages as m
 from claudecode.errors import SessionClosedError
+from tests.support.timeouts import HANG_GUARD
 
 from ._assertions import assert_every_line_typed, open_recorded
 from .fake_api import FakeAnthropicAPI
@@ -23,7 +24,7 @@ async def test_close_inside_the_block_then_drain_the_rest(
     """close() documents that what the CLI writes while exiting still reaches messages()."""
     fake_api.add_main(text_turn("bye"))
     session, stdout = open_recorded(cli_options())
-    with anyio.fail_after(30):
+    with anyio.fail_after(HANG_GUARD):
         async with session:
             await session.send("hello")
             seen = [message async for message in session.receive_response()]
@@ -42,7 +43,7 @@ async def test_leaving_the_block_with_an_open_permission_request_denies_it(
     fake_api.add_main(tool_turn("Bash", {"command": "touch never.txt", "description": "x"}))
     session, stdout = open_recorded(cli_options(permission_prompt_tool_name="stdio"))
     seen: list[Any] = []
-    with anyio.fail_after(30):
+    with anyio.fail_after(HANG_GUARD):
         async with session:
             await session.send("create a file")
             async for message in session.messages():

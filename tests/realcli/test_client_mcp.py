@@ -10,6 +10,7 @@ import pytest
 from claudecode import messages as m
 from claudecode.control import OutboundControlResponse
 from claudecode.mcp import SdkMcpServer
+from tests.support.timeouts import HANG_GUARD
 
 from ._assertions import (
     answered_tool_ids,
@@ -55,7 +56,7 @@ async def test_sdk_mcp_tool_call_reaches_the_model(
     session, stdout = open_recorded(
         cli_options(), can_use_tool=allow, mcp_servers=[_echo_server(calls)]
     )
-    with anyio.fail_after(60):
+    with anyio.fail_after(HANG_GUARD):
         async with session:
             await session.send("echo ping")
             seen = [message async for message in session.receive_response()]
@@ -119,7 +120,7 @@ async def test_shorthand_schema_and_an_invalid_call(
         return req.allow()
 
     session, stdout = open_recorded(cli_options(), can_use_tool=allow, mcp_servers=[server])
-    with anyio.fail_after(60):
+    with anyio.fail_after(HANG_GUARD):
         async with session:
             await session.send("add")
             seen = [message async for message in session.receive_response()]

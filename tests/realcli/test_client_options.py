@@ -13,6 +13,7 @@ import anyio
 import pytest
 
 from claudecode import messages as m
+from tests.support.timeouts import HANG_GUARD
 
 from ._assertions import assert_every_line_typed, open_recorded, run_turn
 from .fake_api import FakeAnthropicAPI
@@ -40,7 +41,7 @@ async def test_nobody_answering_prompts_gets_denials_not_a_hang(
         text_turn("could not"),
     )
     session, stdout = open_recorded(cli_options())
-    with anyio.fail_after(60):
+    with anyio.fail_after(HANG_GUARD):
         async with session:
             assert "--permission-prompt-tool" not in session.transport.argv  # type: ignore[attr-defined]
             seen = await run_turn(session, "create a file")
@@ -82,7 +83,7 @@ async def test_sdk_options_reach_the_api(
         enable_file_checkpointing=True,
     )
     session, stdout = open_recorded(options)
-    with anyio.fail_after(60):
+    with anyio.fail_after(HANG_GUARD):
         async with session:
             assert session.initialize_result is not None
             agents = [agent.name for agent in session.initialize_result.agents]
@@ -113,7 +114,7 @@ async def test_a_string_system_prompt_replaces_claude_codes(
     """system_prompt as a string is the whole prompt the model gets."""
     fake_api.add_main(text_turn("ok"))
     session, _ = open_recorded(cli_options(system_prompt="You are a terse test double."))
-    with anyio.fail_after(60):
+    with anyio.fail_after(HANG_GUARD):
         async with session:
             await run_turn(session, "hi")
     system = _system_text(fake_api.main_requests()[0].body)
@@ -132,7 +133,7 @@ async def test_setting_sources_decide_whether_project_settings_load(
     for sources in (["project"], []):
         fake_api.add_main(text_turn("ok"))
         session, _ = open_recorded(cli_options(setting_sources=sources))
-        with anyio.fail_after(60):
+        with anyio.fail_after(HANG_GUARD):
             async with session:
                 await run_turn(session, "hi")
         models.append(fake_api.main_requests()[-1].body["model"])
@@ -149,7 +150,7 @@ async def test_max_budget_usd_ends_the_turn(
         text_turn("never reached"),
     )
     session, _ = open_recorded(cli_options(max_budget_usd=0.000001))
-    with anyio.fail_after(60):
+    with anyio.fail_after(HANG_GUARD):
         async with session:
             seen = await run_turn(session, "read it")
     result = seen[-1]
@@ -167,7 +168,7 @@ async def test_output_format_gives_structured_output(
     fake_api.add_main(tool_turn("StructuredOutput", {"n": 3}), text_turn("done"))
     options = cli_options(output_format={"type": "json_schema", "schema": schema})
     session, _ = open_recorded(options)
-    with anyio.fail_after(60):
+    with anyio.fail_after(HANG_GUARD):
         async with session:
             seen = await run_turn(session, "count")
     result = seen[-1]
@@ -183,11 +184,11 @@ async def test_continue_conversation_picks_up_the_last_session(
     """continue_conversation resumes the most recent session in the working directory."""
     fake_api.add_main(text_turn("noted"), text_turn("you said PINEAPPLE"))
     session, _ = open_recorded(cli_options())
-    with anyio.fail_after(60):
+    with anyio.fail_after(HANG_GUARD):
         async with session:
             first = await run_turn(session, "remember PINEAPPLE")
     session, _ = open_recorded(cli_options(continue_conversation=True))
-    with anyio.fail_after(60):
+    with anyio.fail_after(HANG_GUARD):
         async with session:
             second = await run_turn(session, "what did I say?")
     assert first[-1].session_id == second[-1].session_id
@@ -207,7 +208,7 @@ async def test_a_local_plugin_is_loaded(
     (plugin / "commands" / "hello.md").write_text("---\ndescription: Say hello\n---\nHello.\n")
     fake_api.add_main(text_turn("ok"))
     session, _ = open_recorded(cli_options(plugins=[{"type": "local", "path": str(plugin)}]))
-    with anyio.fail_after(60):
+    with anyio.fail_after(HANG_GUARD):
         async with session:
             assert session.initialize_result is not None
             commands = [c.name for c in session.initialize_result.commands]

@@ -9,6 +9,7 @@ import pytest
 
 from claudecode import messages as m
 from claudecode.control import OutboundControlResponse
+from tests.support.timeouts import HANG_GUARD
 
 from ._assertions import (
     answered_tool_ids,
@@ -50,7 +51,7 @@ async def test_bash_allowed_by_callback_really_runs(
     fake_api.add_main(tool_turn("Bash", _bash("touch made_by_bash.txt")), text_turn("created it"))
     callback = Recorder(lambda req: req.allow())
     session, stdout = open_recorded(cli_options(), can_use_tool=callback)
-    with anyio.fail_after(60):
+    with anyio.fail_after(HANG_GUARD):
         async with session:
             seen = await run_turn(session, "create a file")
     assert_every_line_typed(stdout, seen)
@@ -83,7 +84,7 @@ async def test_permission_request_without_callback_is_answered_with_respond(
     fake_api.add_main(tool_turn("Bash", _bash("touch via_respond.txt")), text_turn("done"))
     session, stdout = open_recorded(cli_options(permission_prompt_tool_name="stdio"))
     seen: list[Any] = []
-    with anyio.fail_after(60):
+    with anyio.fail_after(HANG_GUARD):
         async with session:
             await session.send("create a file")
             async for message in session.receive_response():
@@ -107,7 +108,7 @@ async def test_bash_denied_by_callback_is_reported(
     fake_api.add_main(tool_turn("Bash", _bash("touch denied.txt")), text_turn("ok, not doing it"))
     callback = Recorder(lambda req: req.deny("host says no"))
     session, stdout = open_recorded(cli_options(), can_use_tool=callback)
-    with anyio.fail_after(60):
+    with anyio.fail_after(HANG_GUARD):
         async with session:
             seen = await run_turn(session, "create a file")
     assert_every_line_typed(stdout, seen)
@@ -139,7 +140,7 @@ async def test_allow_with_modified_input_runs_the_modified_command(
     fake_api.add_main(tool_turn("Bash", _bash("touch original.txt")), text_turn("done"))
     callback = Recorder(lambda req: req.allow(updated_input=_bash("touch modified.txt")))
     session, stdout = open_recorded(cli_options(), can_use_tool=callback)
-    with anyio.fail_after(60):
+    with anyio.fail_after(HANG_GUARD):
         async with session:
             seen = await run_turn(session, "create a file")
     assert_every_line_typed(stdout, seen)
@@ -164,7 +165,7 @@ async def test_write_read_edit_of_a_file(
     )
     callback = Recorder(lambda req: req.allow())
     session, stdout = open_recorded(cli_options(), can_use_tool=callback)
-    with anyio.fail_after(60):
+    with anyio.fail_after(HANG_GUARD):
         async with session:
             seen = await run_turn(session, "write, read and edit hello.txt")
     assert_every_line_typed(stdout, seen)
@@ -191,7 +192,7 @@ async def test_unanswered_permission_request_times_out_as_a_denial(
     fake_api.add_main(tool_turn("Bash", _bash("touch too_slow.txt")), text_turn("unused"))
     options = cli_options(permission_timeout=0.5, permission_prompt_tool_name="stdio")
     session, stdout = open_recorded(options)
-    with anyio.fail_after(60):
+    with anyio.fail_after(HANG_GUARD):
         async with session:
             seen = await run_turn(session, "create a file")
     assert_every_line_typed(stdout, seen)
@@ -223,7 +224,7 @@ async def test_allow_with_updated_permissions_stops_further_prompts(
 
     callback = Recorder(allow_with_suggestions)
     session, stdout = open_recorded(cli_options(), can_use_tool=callback)
-    with anyio.fail_after(60):
+    with anyio.fail_after(HANG_GUARD):
         async with session:
             seen = await run_turn(session, "write then edit")
     assert_every_line_typed(stdout, seen)
@@ -247,7 +248,7 @@ async def test_failing_permission_callback_denies(
         raise RuntimeError("callback exploded")
 
     session, stdout = open_recorded(cli_options(), can_use_tool=broken)
-    with anyio.fail_after(60):
+    with anyio.fail_after(HANG_GUARD):
         async with session:
             await session.send("create a file")
             seen = [message async for message in session.receive_response()]

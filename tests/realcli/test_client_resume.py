@@ -12,6 +12,7 @@ import pytest
 
 from claudecode import messages as m
 from claudecode.content import TextBlock
+from tests.support.timeouts import HANG_GUARD, NODE_GUARD
 
 from ._assertions import (
     assert_every_line_typed,
@@ -36,7 +37,7 @@ async def test_several_turns_in_one_process(cli_options: Any, fake_api: FakeAnth
     fake_api.add_main(text_turn("answer one"), text_turn("answer two"), text_turn("answer three"))
     session, stdout = open_recorded(cli_options())
     turns: list[list[Any]] = []
-    with anyio.fail_after(60):
+    with anyio.fail_after(HANG_GUARD):
         async with session:
             for prompt in ("prompt one", "prompt two", "prompt three"):
                 turns.append(await run_turn(session, prompt))
@@ -63,7 +64,7 @@ async def test_resume_carries_history_and_resume_session_at_branches(
         text_turn("first answer"), text_turn("second answer"), text_turn("third answer")
     )
     seen: list[Any] = []
-    with anyio.fail_after(90):
+    with anyio.fail_after(NODE_GUARD):
         session, stdout = open_recorded(cli_options())
         async with session:
             first = await run_turn(session, "first prompt")
@@ -108,7 +109,7 @@ async def test_prompt_sent_mid_turn_is_queued_and_replayed(
     )
     queued_uuid = str(uuid.uuid4())
     session, stdout = open_recorded(cli_options(replay_user_messages=True))
-    with anyio.fail_after(60):
+    with anyio.fail_after(HANG_GUARD):
         async with session:
             await session.send("first prompt")
             first: list[Any] = []

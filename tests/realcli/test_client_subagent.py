@@ -14,6 +14,7 @@ import anyio
 import pytest
 
 from claudecode import messages as m
+from tests.support.timeouts import HANG_GUARD
 
 from ._assertions import (
     answered_tool_ids,
@@ -76,7 +77,7 @@ async def test_foreground_subagent(cli_options: Any, fake_api: FakeAnthropicAPI)
     fake_api.add_main(_agent(run_in_background=False), text_turn("the sub-agent counted 0"))
     _script_subagent(fake_api)
     session, stdout = open_recorded(cli_options())
-    with anyio.fail_after(60):
+    with anyio.fail_after(HANG_GUARD):
         async with session:
             await session.send("use a subagent to count files")
             seen = [message async for message in session.receive_response()]
@@ -105,7 +106,7 @@ async def test_background_subagent_starts_a_second_turn(
     # The report streams slowly so the main turn surely ends before the sub-agent does.
     _script_subagent(fake_api, delay=0.05)
     session, stdout = open_recorded(cli_options())
-    with anyio.fail_after(60):
+    with anyio.fail_after(HANG_GUARD):
         async with session:
             await session.send("use a subagent to count files")
             first = [message async for message in session.receive_response()]
@@ -141,7 +142,7 @@ async def test_stop_task_stops_a_background_subagent(
     fake_api.add_main(_agent(), text_turn("launched"), text_turn("noted the stop"))
     fake_api.add_subagent(Turn(blocks=[Text("a very slow sub-agent " * 20)], chunk=2, delay=0.05))
     session, stdout = open_recorded(cli_options())
-    with anyio.fail_after(60):
+    with anyio.fail_after(HANG_GUARD):
         async with session:
             await session.send("use a subagent")
             first = [message async for message in session.receive_response()]

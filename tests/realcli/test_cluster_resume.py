@@ -27,76 +27,25 @@ from adapter.cluster import (
     NatsSettings,
     die_with_parent,
 )
-from adapter.cluster.transcripts import find_transcript, mirrored_size
-from adapter.events import Complete, ErrorEvent, Event, MessageChunk
+from adapter.cluster.transcripts import find_transcript
+from adapter.events import ErrorEvent, MessageChunk
+from tests.support.cluster import until_mirrored, until_moved
+from tests.support.timeouts import NODE_GUARD
+from tests.support.waits import eventually, until_complete
 
+from ._cluster import worker, worker_env
 from .cli import CLIEnv
 from .fake_api import FakeAnthropicAPI
 from .script import text_turn
 
 pytestmark = [pytest.mark.realcli, pytest.mark.nats, pytest.mark.slow, pytest.mark.anyio]
 
-WAIT = 120
 
 
 @pytest.fixture
 def anyio_backend() -> str:
     """nats-py is an asyncio library."""
     return "asyncio"
-
-
-def worker_env(cli_env: CLIEnv, home: Path) -> dict[str, str]:
-    """The environment of a worker whose CLI keeps its files in ``home`` (created here):
-    nothing shared on disk between workers."""
-    home.mkdir()
-    return {**cli_env(HOME=str(home)), "PYTHONUNBUFFERED": "1"}
-
-
-@contextlib.contextmanager
-def worker(
-    name: str,
-    url: str,
-    config: ClusterConfig,
-    cli: str,
-    env: dict[str, str],
-    log: Path,
-    *extra: str,
-) -> Iterator[subprocess.Popen[bytes]]:
-    with open(log, "wb") as out:
-        proc = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "adapter",
-                "worker",
-                "--nats",
-                url,
-                "--nats-prefix",
-                config.prefix,
-                "--id",
-                name,
-                "--cli",
-                cli,
-                "--policy",
-                "autonomous",
-                "-v",
-                *extra,
-            ],
-            stdin=subprocess.DEVNULL,
-            stdout=out,
-            stderr=out,
-            env=env,
-            cwd=env["HOME"],
-            start_new_session=True,
-            # Gone with this process even when it dies without running its cleanup.
-            preexec_fn=die_with_parent(signal.SIGTERM),
-        )
-    try:
-        yield proc
-    finally:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait()
 
 
 @contextlib.contextmanager
@@ -127,16 +76,6 @@ def serve_gateway(
         proc.stdout.close()
 
 
-async def until_complete(events: Any) -> list[Event]:
-    seen: list[Event] = []
-    with anyio.fail_after(WAIT):
-        async for event in events:
-            seen.append(event)
-            if isinstance(event, Complete):
-                return seen
-    raise AssertionError("the events ended before the turn completed")
-
-
 async def test_a_killed_workers_session_resumes_elsewhere_from_the_mirror(
     cli_command: str, cli_env: CLIEnv, fake_api: FakeAnthropicAPI, tmp_path: Path
 ) -> None:
@@ -163,48 +102,33 @@ async def test_a_killed_workers_session_resumes_elsewhere_from_the_mirror(
     ):
         async with ClusterBackend(NatsSettings(servers=[server.url]), config) as backend:
             registry = backend._require()
-            with anyio.fail_after(WAIT):
-                while True:
-                    if len(registry.workers) >= 2:
-                        break
-                    await anyio.sleep(0.1)
+            await eventually(lambda: len(registry.workers) >= 2, NODE_GUARD, poll=0.1)
             info = await backend.create(SessionSpec(labels={"pin": "a"}))
             assert "wa" == info.owner and info.cli_session_id
             sid = info.cli_session_id
             async with backend.subscribe(info.id, after_seq=0) as events:
                 await backend.prompt(info.id, "first prompt")
-                first = await until_complete(events)
+                first = await until_complete(events, guard=NODE_GUARD)
                 assert "first answer" == "".join(
                     e.text for e in first if isinstance(e, MessageChunk)
                 )
                 # Wait until the whole file is mirrored, then kill the worker and its CLI.
-                with anyio.fail_after(WAIT):
-                    while True:
-                        path = find_transcript(homes["wa"] / ".claude", sid)
-                        size = path.stat().st_size if path else -1
-                        if size > 0 and size == await mirrored_size(backend._js, config, sid):
-                            break
-                        await anyio.sleep(0.2)
+                await until_mirrored(backend._js, config, homes["wa"] / ".claude", sid, NODE_GUARD)
                 os.killpg(wa.pid, signal.SIGKILL)
                 lost = []
-                with anyio.fail_after(WAIT):
+                with anyio.fail_after(NODE_GUARD):
                     async for event in events:
                         lost.append(event)
                         if isinstance(event, ErrorEvent):
                             break
                 if "interrupted" == lost[-1].kind:  # the registry still said busy
-                    lost += await until_complete(events)
+                    lost += await until_complete(events, guard=NODE_GUARD)
                 else:
                     assert "cli_exited" == lost[-1].kind
-                with anyio.fail_after(WAIT):
-                    while True:
-                        now = await backend.info(info.id)
-                        if now.owner == "wb" and now.status != "lost":
-                            break
-                        await anyio.sleep(0.2)
+                now = await until_moved(backend, info.id, "wb", NODE_GUARD)
                 assert sid == now.cli_session_id
                 await backend.prompt(info.id, "second prompt")
-                second = await until_complete(events)
+                second = await until_complete(events, guard=NODE_GUARD)
             assert "second answer" == "".join(e.text for e in second if isinstance(e, MessageChunk))
             seqs = [e.seq for e in first + lost + second]
             assert list(range(1, len(seqs) + 1)) == seqs
@@ -245,25 +169,15 @@ async def test_a_fork_is_mirrored_and_resumes_elsewhere(
     ):  # fmt: skip
         async with ClusterBackend(NatsSettings(servers=[server.url]), config) as backend:
             registry = backend._require()
-            with anyio.fail_after(WAIT):
-                while True:
-                    if len(registry.workers) >= 2:
-                        break
-                    await anyio.sleep(0.1)
+            await eventually(lambda: len(registry.workers) >= 2, NODE_GUARD, poll=0.1)
             parent = await backend.create(SessionSpec(labels={"pin": "a"}))
             sid = parent.cli_session_id
             assert "wa" == parent.owner and sid
             async with backend.subscribe(parent.id, after_seq=0) as events:
                 await backend.prompt(parent.id, "first prompt")
-                await until_complete(events)
+                await until_complete(events, guard=NODE_GUARD)
             await backend.close(parent.id)
-            with anyio.fail_after(WAIT):
-                while True:
-                    path = find_transcript(homes["wa"] / ".claude", sid)
-                    size = path.stat().st_size if path else -1
-                    if size > 0 and size == await mirrored_size(backend._js, config, sid):
-                        break
-                    await anyio.sleep(0.2)
+            await until_mirrored(backend._js, config, homes["wa"] / ".claude", sid, NODE_GUARD)
 
             fork = await backend.create(
                 SessionSpec(resume=sid, fork=True, cwd=cwd, labels={"pin": "b"})
@@ -272,29 +186,18 @@ async def test_a_fork_is_mirrored_and_resumes_elsewhere(
             assert "wb" == fork.owner and fid and fid != sid
             async with backend.subscribe(fork.id, after_seq=0) as events:
                 await backend.prompt(fork.id, "fork prompt")
-                forked = await until_complete(events)
+                forked = await until_complete(events, guard=NODE_GUARD)
                 assert "forked answer" == "".join(
                     e.text for e in forked if isinstance(e, MessageChunk)
                 )
                 assert fid == (await backend.info(fork.id)).cli_session_id
                 # The fork's own file, on worker b, mirrored as it grew.
-                with anyio.fail_after(WAIT):
-                    while True:
-                        path = find_transcript(homes["wb"] / ".claude", fid)
-                        size = path.stat().st_size if path else -1
-                        if size > 0 and size == await mirrored_size(backend._js, config, fid):
-                            break
-                        await anyio.sleep(0.2)
+                await until_mirrored(backend._js, config, homes["wb"] / ".claude", fid, NODE_GUARD)
                 os.killpg(wb.pid, signal.SIGKILL)
-                with anyio.fail_after(WAIT):
-                    while True:
-                        now = await backend.info(fork.id)
-                        if now.owner == "wa" and now.status != "lost":
-                            break
-                        await anyio.sleep(0.2)
+                now = await until_moved(backend, fork.id, "wa", NODE_GUARD)
                 assert fid == now.cli_session_id
                 await backend.prompt(fork.id, "after the kill prompt")
-                await until_complete(events)
+                await until_complete(events, guard=NODE_GUARD)
     # Worker a had never run the fork: its file came from the mirror, and the model saw the
     # whole forked conversation, the parent's part included.
     assert find_transcript(homes["wa"] / ".claude", fid) is not None
@@ -329,7 +232,7 @@ async def test_a_gateway_lists_loads_and_resumes_the_clusters_history(
         line = gateway.stdout.readline().decode()
         assert "serving on http://127.0.0.1:" in line, (tmp_path / "gateway.log").read_text()
         url = line.split("serving on ", 1)[1].split()[0].replace("http://", "ws://") + "/ws"
-        with anyio.fail_after(WAIT):
+        with anyio.fail_after(NODE_GUARD):
             async with connect(url, max_size=None) as ws:
                 n = 0
 
@@ -353,23 +256,24 @@ async def test_a_gateway_lists_loads_and_resumes_the_clusters_history(
                             if got["event"]["type"] == "complete":
                                 return events
 
-                while True:  # until the gateway knows the worker
+                async def created() -> dict[str, Any] | None:
                     ack = await request(type="create_session")
-                    if ack["type"] == "ack":
-                        break
-                    await anyio.sleep(0.2)
+                    return ack if ack["type"] == "ack" else None
+
+                ack = await eventually(created, NODE_GUARD, poll=0.2, what="the worker known")
                 sid = ack["session_id"]
                 cli_id = ack["session"]["cli_session_id"]
                 await request(type="subscribe", session_id=sid, since_seq=0)
                 await turn(sid, "remember the word teapot")
                 assert "ack" == (await request(type="close_session", session_id=sid))["type"]
 
-                while True:  # the mirror reaches the gateway's copy
+                async def listed_history() -> dict[str, Any] | None:
                     listed = await request(type="list_history", cwd=cwd)
                     assert "history" == listed["type"], listed
-                    if listed["sessions"]:
-                        break
-                    await anyio.sleep(0.2)
+                    return listed if listed["sessions"] else None
+
+                # the mirror reaches the gateway's copy
+                listed = await eventually(listed_history, NODE_GUARD, poll=0.2, what="listed")
                 [stored] = listed["sessions"]
                 assert (cli_id, "remember the word teapot") == (
                     stored["session_id"],

@@ -19,8 +19,9 @@ import pytest
 
 from adapter.chat import ChatView, CommandEntry, NoticeEntry, UserEntry
 from adapter.events import CompactBoundary
+from tests.support.chat import shown
 
-from .chat_recording import record_run, shown
+from .chat_recording import record_run
 from .cli import CLIEnv
 from .fake_api import FakeAnthropicAPI
 from .script import Rule, text_turn

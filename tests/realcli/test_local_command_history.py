@@ -16,8 +16,9 @@ from pathlib import Path
 import pytest
 
 from adapter.chat import AssistantText, ChatView, CommandEntry
+from tests.support.chat import shown
 
-from .chat_recording import record_run, shown
+from .chat_recording import record_run
 from .cli import CLIEnv
 from .fake_api import FakeAnthropicAPI
 from .script import text_turn

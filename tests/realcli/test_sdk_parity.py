@@ -17,6 +17,8 @@ from typing import Any
 import anyio
 import pytest
 
+from tests.support.timeouts import NODE_GUARD
+
 from .fake_api import FakeAnthropicAPI
 from .script import text_turn, tool_turn
 
@@ -48,7 +50,7 @@ def options(sdk: ModuleType, cli_command: str, cli_env: Any) -> Any:
 
 
 async def _collect(messages: AsyncIterator[Any]) -> list[Any]:
-    with anyio.fail_after(90):
+    with anyio.fail_after(NODE_GUARD):
         return [message async for message in messages]
 
 
@@ -177,7 +179,7 @@ async def test_interrupt(sdk: ModuleType, options: Any, fake_api: FakeAnthropicA
     async with sdk.ClaudeSDKClient(options(include_partial_messages=True)) as client:
         await client.query("talk")
         first: list[Any] = []
-        with anyio.fail_after(90):
+        with anyio.fail_after(NODE_GUARD):
             async for message in client.receive_response():
                 first.append(message)
                 if isinstance(message, sdk.StreamEvent) and len(first) == 10:
@@ -236,7 +238,7 @@ async def test_budget(
         async for message in sdk.query(prompt="read", options=run):
             messages.append(message)
 
-    with anyio.fail_after(90), pytest.raises(sdk.ResultError) as info:
+    with anyio.fail_after(NODE_GUARD), pytest.raises(sdk.ResultError) as info:
         await run_it()
     result = _result(sdk, messages)
     assert ("error_max_budget_usd", True) == (result.subtype, result.is_error)

@@ -15,10 +15,12 @@ import json
 
 import anyio
 import pytest
-from terminal_sessions._helpers import TIMEOUT, wait_for_text, wait_until
 
 from adapter.terminals import AGENTS, TerminalManager
 from benchmarks import procfs
+from tests.support.terminals import wait_for_text
+from tests.support.timeouts import HANG_GUARD
+from tests.support.waits import eventually
 
 from .cli import CLIEnv
 from .fake_api import FakeAnthropicAPI
@@ -51,7 +53,7 @@ async def test_claude_tui_trust_prompt_question_answer_and_stop(
         info = await terminals.start("c", "claude", cwd=str(cli_env.cwd), cols=100, rows=30)
         assert info.command == cli_command
         # The trust dialog is answered from the screen, then the input box appears.
-        await wait_until(lambda: terminals.get("c").trust_accepted, what="trust accepted")
+        await eventually(lambda: terminals.get("c").trust_accepted, what="trust accepted")
         await wait_for_text(terminals, "c", "shift+tab to cycle")
         config = json.loads((cli_env.home / ".claude.json").read_text())
         projects = config.get("projects", {})
@@ -63,7 +65,7 @@ async def test_claude_tui_trust_prompt_question_answer_and_stop(
         assert "Yes, I trust this folder" not in screen
         (request,) = fake_api.main_requests()
         assert "What is the answer?" == fake_api.last_user_text(request)
-        await wait_until(lambda: terminals.get("c").state == "idle", what="idle after the turn")
+        await eventually(lambda: terminals.get("c").state == "idle", what="idle after the turn")
         final = await terminals.stop("c")
         assert ("stopped", False) == (final.exit_reason, final.active)
         assert not procfs.exists(info.pid)
@@ -76,7 +78,7 @@ async def test_claude_trust_prompt_is_left_alone_when_not_allowed(
     async with claude_terminals(cli_command, cli_env, accept_trust=False) as terminals:
         await terminals.start("c", "claude", cwd=str(cli_env.cwd), cols=100, rows=30)
         await wait_for_text(terminals, "c", "Yes, I trust this folder")
-        await wait_until(lambda: terminals.get("c").state == "waiting", what="waiting")
+        await eventually(lambda: terminals.get("c").state == "waiting", what="waiting")
         # Nobody answers: the dialog stays (checked again after the CLI had time to settle).
         await anyio.sleep(1.0)
         assert "Yes, I trust this folder" in terminals.screen_text("c")
@@ -91,7 +93,7 @@ async def test_first_run_onboarding_needs_the_network(
     """Pins the onboarding step that cannot be passed offline (see the module docstring)."""
     async with claude_terminals(cli_command, cli_env) as terminals:
         await terminals.start("c", "claude", cwd=str(cli_env.cwd), cols=100, rows=30)
-        with anyio.fail_after(TIMEOUT):
+        with anyio.fail_after(HANG_GUARD):
             final = await terminals.wait("c")
         screen = terminals.screen_text("c")
         assert "Unable to connect to Anthropic services" in screen

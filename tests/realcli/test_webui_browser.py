@@ -14,6 +14,8 @@ import pytest
 
 from adapter import PermissionPolicy, SessionConfig
 from adapter.server import ServerSettings, create_app
+from tests.support.browser import page_until
+from tests.support.timeouts import NODE_GUARD_MS
 
 from .fake_api import FakeAnthropicAPI
 from .script import Text, Turn, text_turn, tool_turn
@@ -23,12 +25,11 @@ pytestmark = [pytest.mark.realcli, pytest.mark.browser, pytest.mark.server]
 pytest.importorskip("playwright.sync_api")
 
 ARTIFACTS = Path(__file__).resolve().parents[1] / "artifacts" / "webui"
-WAIT = 90_000  # ms; a hang guard for a loaded machine, not a timing assertion
 
 
 @pytest.fixture
 def server(cli_command: str, cli_env: Any) -> Iterator[str]:
-    from server._running import running
+    from tests.support.servers import running
 
     (cli_env.cwd / "notes.txt").write_text("alpha\nbeta\n")
     defaults = SessionConfig(
@@ -43,19 +44,9 @@ def server(cli_command: str, cli_env: Any) -> Iterator[str]:
         yield url
 
 
-def until(page: Any, expression: str) -> None:
-    """Poll a JavaScript expression from here (the page's CSP forbids the eval that
-    ``wait_for_function`` polls with)."""
-    for _ in range(WAIT // 50):
-        if page.evaluate(expression):
-            return
-        page.wait_for_timeout(50)
-    raise AssertionError(f"never true: {expression}")
-
-
 def page_of(browser: Any, url: str, **context: Any) -> Any:
     page = browser.new_context(**context).new_page()
-    page.set_default_timeout(WAIT)
+    page.set_default_timeout(NODE_GUARD_MS)
     errors: list[str] = []
     page.on("pageerror", lambda exc: errors.append(str(exc)))
     page.errors = errors
@@ -72,7 +63,7 @@ def shot(page: Any, name: str) -> None:
 def start_session(page: Any) -> str:
     page.click("#new-session button[type=submit]")
     page.wait_for_selector("#session:not([hidden])")
-    until(page, "window.ccbState.current !== null")
+    page_until(page, "window.ccbState.current !== null")
     session_id: str = page.evaluate("window.ccbState.current")
     return session_id
 

@@ -13,22 +13,22 @@ import websockets.sync.client as ws_client
 
 from adapter import PermissionPolicy, SessionConfig
 from adapter.server import ServerSettings, create_app
+from tests.support.timeouts import NODE_GUARD
 
 from .fake_api import FakeAnthropicAPI
 from .script import text_turn
 
 pytestmark = [pytest.mark.realcli, pytest.mark.server]
 
-WAIT = 90.0
 
 
 class Client:
     def __init__(self, url: str) -> None:
-        self.conn = ws_client.connect(url, max_size=None, open_timeout=WAIT).__enter__()
+        self.conn = ws_client.connect(url, max_size=None, open_timeout=NODE_GUARD).__enter__()
         self.n = 0
 
     def recv(self) -> dict[str, Any]:
-        frame: dict[str, Any] = json.loads(self.conn.recv(timeout=WAIT))
+        frame: dict[str, Any] = json.loads(self.conn.recv(timeout=NODE_GUARD))
         return frame
 
     def until(self, pred: Any) -> list[dict[str, Any]]:
@@ -46,7 +46,7 @@ class Client:
 
 @pytest.fixture
 def url(cli_command: str, cli_env: Any) -> Iterator[str]:
-    from server._running import running
+    from tests.support.servers import running
 
     defaults = SessionConfig(
         cli_path=cli_command,

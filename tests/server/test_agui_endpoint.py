@@ -10,32 +10,20 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from adapter import PermissionPolicy, SessionConfig
-from adapter.server import ServerSettings, create_app
 from adapter.server.agui import APPROVAL_TOOL, verify_events
-from claudecode.testing import fake_cli_command, script, text_turn, tool_turn, turn
+from claudecode.testing import script, text_turn, tool_turn, turn
+from tests.support.servers import running
+from tests.support.timeouts import HANG_GUARD
+from tests.support.waits import wait_until
 
-from ._running import running
+from ._agui import app_for, client, text_of, valid
 from ._sse import parse, post_stream, run_input, user
 
 pytestmark = pytest.mark.server
-
-
-def app_for(tmp_path: Path, body: Any, **settings_kw: Any) -> Any:
-    work = tmp_path / "work"
-    work.mkdir(exist_ok=True)
-    defaults = SessionConfig(
-        cli_path=fake_cli_command(body, tmp_path / "fake"),
-        cwd=work,
-        policy=PermissionPolicy("supervised"),
-    )
-    settings_kw.setdefault("state_dir", tmp_path / "state")
-    return create_app(settings=ServerSettings(session_defaults=defaults, **settings_kw))
 
 
 @pytest.fixture
@@ -51,26 +39,6 @@ def serve(tmp_path: Path) -> Iterator[Any]:
     yield start
     for cm in reversed(stack):
         cm.__exit__(None, None, None)
-
-
-def client(url: str) -> httpx.Client:
-    return httpx.Client(base_url=url, timeout=60)
-
-
-def valid(
-    events: list[dict[str, Any]], body: dict[str, Any], before: list[dict[str, Any]] = ()
-) -> list[dict[str, Any]]:
-    """The run obeys every rule (calls of the thread's earlier runs ``before`` are known)."""
-    known = [e["toolCallId"] for e in before if e["type"] == "TOOL_CALL_START"]
-    problems = verify_events(
-        events, thread_id=body["threadId"], run_id=body["runId"], known_tool_calls=known
-    )
-    assert [] == problems
-    return events
-
-
-def text_of(events: list[dict[str, Any]]) -> str:
-    return "".join(e["delta"] for e in events if e["type"] == "TEXT_MESSAGE_CONTENT")
 
 
 def _start_slow_run(
@@ -445,13 +413,14 @@ def test_a_client_that_disconnects_interrupts_its_run(tmp_path: Path) -> None:
                     break  # leaving the block closes the connection mid-run
         sessions = http.get("/api/sessions").json()
         (session_id,) = [s["id"] for s in sessions]
-        deadline = time.monotonic() + 60
-        while http.get(f"/api/sessions/{session_id}").json()["state"] != "idle":
-            assert time.monotonic() < deadline
-            time.sleep(0.05)
+        wait_until(
+            lambda: http.get(f"/api/sessions/{session_id}").json()["state"] == "idle",
+            poll=0.05,
+            what="the session idle",
+        )
         body = run_input("t-gone", [user("again")])
-        deadline = time.monotonic() + 60
-        while True:
+        deadline = time.monotonic() + HANG_GUARD
+        while True:  # each round asserts a refusal is a 409
             response, events = post_stream(http, "/agui", body)
             if response.status_code == 200:
                 break

@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 
 from claudecode.testing import script, text_turn
+from tests.support.servers import running
 
-from ._running import running
+from ._agui import app_for, client, valid
 from ._sse import parse, run_input, user
-from .test_agui_endpoint import app_for, client, valid
 
 pytestmark = pytest.mark.server
 

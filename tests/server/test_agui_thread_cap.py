@@ -4,7 +4,6 @@ used idle thread goes (its session closed) and comes back from the state directo
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 from typing import Any
 
@@ -13,10 +12,11 @@ import pytest
 
 from adapter.server.agui import APPROVAL_TOOL
 from claudecode.testing import script, text_turn, tool_turn
+from tests.support.servers import running
+from tests.support.waits import wait_until
 
-from ._running import running
+from ._agui import app_for, client, text_of, valid
 from ._sse import post_stream, run_input, user
-from .test_agui_endpoint import app_for, client, text_of, valid
 
 pytestmark = pytest.mark.server
 
@@ -29,13 +29,12 @@ def session_of(events: list[dict[str, Any]]) -> str:
 
 def wait_closed(http: httpx.Client, session_id: str) -> None:
     """Until the session is closed (or gone); a generous hang guard only."""
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
+
+    def closed() -> bool:
         answer = http.get(f"/api/sessions/{session_id}")
-        if answer.status_code == 404 or answer.json()["state"] in ("closed", "errored"):
-            return
-        time.sleep(0.05)
-    raise AssertionError(f"session {session_id} was not closed")
+        return answer.status_code == 404 or answer.json()["state"] in ("closed", "errored")
+
+    wait_until(closed, poll=0.05, what=f"session {session_id} closed")
 
 
 def test_the_least_recently_used_idle_thread_is_evicted_and_comes_back(tmp_path: Path) -> None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -20,8 +19,8 @@ from starlette.websockets import WebSocket
 from adapter import PermissionPolicy, SessionConfig
 from adapter.server import ServerContext, ServerSettings, create_app
 from claudecode.testing import fake_cli_command, script, tool_turn
-
-from ._running import running
+from tests.support.servers import running
+from tests.support.waits import wait_until
 
 pytestmark = pytest.mark.server
 
@@ -179,14 +178,13 @@ def test_session_rest_api_with_an_approval(server: str, tmp_path: Path) -> None:
         assert 429 == full.status_code
 
 
-def wait_for(http: httpx.Client, sid: str, done: Any, timeout: float = 30.0) -> dict[str, Any]:
-    deadline = time.monotonic() + timeout
-    while True:
+def wait_for(http: httpx.Client, sid: str, done: Any) -> dict[str, Any]:
+    def reached() -> dict[str, Any] | None:
         info: dict[str, Any] = http.get(f"/api/sessions/{sid}").json()
-        if done(info):
-            return info
-        assert time.monotonic() < deadline, info
-        time.sleep(0.05)
+        return info if done(info) else None
+
+    found: dict[str, Any] = wait_until(reached, poll=0.05, what=f"session {sid}")
+    return found
 
 
 def test_websocket_routes_take_the_token_as_a_query_parameter(server: str) -> None:

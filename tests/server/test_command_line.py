@@ -18,10 +18,11 @@ import pytest
 import websockets.sync.client as ws_client
 
 from benchmarks import procfs
+from tests.support.timeouts import HANG_GUARD
+from tests.support.waits import wait_until
 
 pytestmark = [pytest.mark.server, pytest.mark.slow]
 
-WAIT = 60
 EXIT_BROKEN_PIPE = 141
 
 
@@ -42,7 +43,7 @@ def test_schema_into_a_closed_pipe_ends_quietly() -> None:
     proc.stdout.close()  # `| head -1`
     err = proc.stderr.read()
     proc.stderr.close()
-    assert EXIT_BROKEN_PIPE == proc.wait(WAIT)
+    assert EXIT_BROKEN_PIPE == proc.wait(HANG_GUARD)
     assert b"" == err
 
 
@@ -55,7 +56,7 @@ def test_run_into_a_closed_pipe_ends_quietly_and_reaps_its_cli(tmp_path: Path) -
     proc.stdout.close()
     err = proc.stderr.read()
     proc.stderr.close()
-    assert EXIT_BROKEN_PIPE == proc.wait(WAIT), err.decode()
+    assert EXIT_BROKEN_PIPE == proc.wait(HANG_GUARD), err.decode()
     assert b"Traceback" not in err and b"BrokenPipe" not in err, err.decode()
     assert [] == [pid for pid in clis if procfs.running(pid)]
 
@@ -66,7 +67,7 @@ def test_serve_on_a_port_in_use_says_so_in_one_line() -> None:
         taken.listen()
         port = taken.getsockname()[1]
         proc = bridge("serve", "--demo", "--port", str(port))
-        _, err = proc.communicate(timeout=WAIT)
+        _, err = proc.communicate(timeout=HANG_GUARD)
     assert 2 == proc.returncode
     lines = err.decode().strip().splitlines()
     assert 1 == len(lines), lines
@@ -91,27 +92,29 @@ def test_serve_logs_sessions_connections_and_decisions_not_prompts(tmp_path: Pat
         assert proc.stdout is not None
         base = proc.stdout.readline().decode().split(" on ")[1].split()[0]
         auth = {"Authorization": f"Bearer {token}"}
-        with httpx.Client(base_url=base, timeout=WAIT, headers=auth) as http:
+        with httpx.Client(base_url=base, timeout=HANG_GUARD, headers=auth) as http:
             sid = http.post("/api/sessions", json={}).json()["id"]
             http.post(f"/api/sessions/{sid}/prompt", json={"text": "tour, secret-prompt-words"})
-            deadline = time.monotonic() + WAIT
-            while not (info := http.get(f"/api/sessions/{sid}").json()).get("pending_permissions"):
-                assert time.monotonic() < deadline
-                time.sleep(0.05)
+
+            def pending_info() -> dict[str, Any] | None:
+                info: dict[str, Any] = http.get(f"/api/sessions/{sid}").json()
+                return info if info.get("pending_permissions") else None
+
+            info = wait_until(pending_info, poll=0.05, what="a pending permission")
             pending = info["pending_permissions"][0]
             answer = {"behavior": "deny", "message": "no"}
             answered = http.post(f"/api/sessions/{sid}/permissions/{pending}", json=answer)
             assert answered.status_code < 300, answered.text
             ws_url = base.replace("http://", "ws://") + f"/ws?token={token}"
-            with ws_client.connect(ws_url, open_timeout=WAIT) as ws:
-                ws.recv(timeout=WAIT)
+            with ws_client.connect(ws_url, open_timeout=HANG_GUARD) as ws:
+                ws.recv(timeout=HANG_GUARD)
             assert 200 == http.delete(f"/api/sessions/{sid}").status_code
             prompt = {"id": "m1", "role": "user", "content": "secret-prompt-words"}
             run = {"threadId": "t1", "runId": "r1", "messages": [prompt]}
             assert "RUN_STARTED" in http.post("/agui", json=run).text
         time.sleep(0.5)  # the ws.closed line is written as the connection ends
         proc.send_signal(signal.SIGTERM)
-        _, err = proc.communicate(timeout=WAIT)
+        _, err = proc.communicate(timeout=HANG_GUARD)
     finally:
         if proc.poll() is None:
             proc.kill()
@@ -142,11 +145,11 @@ def test_serve_log_level_warning_is_quiet(tmp_path: Path) -> None:
     try:
         assert proc.stdout is not None
         base = proc.stdout.readline().decode().split(" on ")[1].split()[0]
-        with httpx.Client(base_url=base, timeout=WAIT) as http:
+        with httpx.Client(base_url=base, timeout=HANG_GUARD) as http:
             sid = http.post("/api/sessions", json={}).json()["id"]
             http.delete(f"/api/sessions/{sid}")
         proc.send_signal(signal.SIGTERM)
-        _, err = proc.communicate(timeout=WAIT)
+        _, err = proc.communicate(timeout=HANG_GUARD)
     finally:
         if proc.poll() is None:
             proc.kill()

@@ -18,8 +18,7 @@ from starlette.staticfiles import StaticFiles
 from adapter import PermissionPolicy, SessionConfig
 from adapter.server import ServerContext, ServerSettings, create_app
 from claudecode.testing import fake_cli_command, script, tool_turn
-
-from ._running import running
+from tests.support.servers import running
 
 pytestmark = [pytest.mark.browser, pytest.mark.node, pytest.mark.server, pytest.mark.slow]
 

@@ -15,10 +15,10 @@ import pytest
 import websockets.sync.client as ws_client
 
 from adapter.history.transcripts import list_sessions
+from tests.support.timeouts import HANG_GUARD
 
 pytestmark = [pytest.mark.server, pytest.mark.slow]
 
-WAIT = 60
 
 
 def run_demo(*args: str) -> tuple[int, list[dict[str, Any]]]:
@@ -26,7 +26,7 @@ def run_demo(*args: str) -> tuple[int, list[dict[str, Any]]]:
         [sys.executable, "-m", "adapter", "run", "--demo", "--json", *args],
         stdin=subprocess.DEVNULL,
         capture_output=True,
-        timeout=WAIT,
+        timeout=HANG_GUARD,
         check=False,
     )
     events = [json.loads(line) for line in done.stdout.splitlines() if line.strip()]
@@ -76,17 +76,17 @@ def test_a_kept_demo_home_has_history_and_resume(tmp_path: Path) -> None:
             assert proc.stdout is not None
             base = proc.stdout.readline().split(" on ")[1].split()[0]
             with ws_client.connect(base.replace("http", "ws", 1) + "/ws") as ws:
-                ws.recv(timeout=WAIT)  # the session list
+                ws.recv(timeout=HANG_GUARD)  # the session list
                 ws.send(json.dumps({"type": "list_history", "request_id": "h"}))
-                history = json.loads(ws.recv(timeout=WAIT))
+                history = json.loads(ws.recv(timeout=HANG_GUARD))
                 assert [session.session_id] == [s["session_id"] for s in history["sessions"]]
                 resume = {"type": "create_session", "request_id": "r", "resume": session.session_id}
                 ws.send(json.dumps(resume))
-                while (ack := json.loads(ws.recv(timeout=WAIT))).get("request_id") != "r":
+                while (ack := json.loads(ws.recv(timeout=HANG_GUARD))).get("request_id") != "r":
                     pass
                 assert "ack" == ack["type"], ack
                 assert str(home / "work") == ack["session"]["cwd"]
         finally:
             proc.send_signal(signal.SIGTERM)
-            proc.communicate(timeout=WAIT)
+            proc.communicate(timeout=HANG_GUARD)
     assert home.exists(), "a home given with --demo-home is kept"

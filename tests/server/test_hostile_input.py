@@ -34,12 +34,11 @@ from adapter.server import ServerSettings, create_app
 from adapter.server.ws import CLOSE_FRAME_TOO_LARGE, CLOSE_SLOW_CONSUMER
 from adapter.server.ws.endpoint import ws_routes
 from claudecode.testing import fake_cli_command, script, text_turn, tool_turn
-
-from ._running import running
+from tests.support.servers import running
+from tests.support.timeouts import HANG_GUARD
 
 pytestmark = pytest.mark.server
 
-WAIT = 30
 
 
 def _settings(tmp_path: Path, **overrides: Any) -> ServerSettings:
@@ -115,7 +114,7 @@ def a_session(http: httpx.Client) -> str:
 def test_deep_json_and_invalid_utf8_are_400_on_every_json_route(server: str) -> None:
     """10,000 / 1,000 / 200 levels deep and a string of invalid UTF-8: 400 with a JSON
     error saying why, on every JSON route; the same keep-alive client goes on."""
-    with httpx.Client(base_url=server, timeout=WAIT) as http:
+    with httpx.Client(base_url=server, timeout=HANG_GUARD) as http:
         sid = a_session(http)
         for template in JSON_ROUTES:
             path = template.format(sid=sid)
@@ -135,7 +134,7 @@ def test_deep_json_and_invalid_utf8_are_400_on_every_json_route(server: str) -> 
 
 @pytest.mark.parametrize("field", ["cwd", "resume", "model", "permission_mode", "policy"])
 def test_a_nul_byte_in_a_session_field_is_400_naming_it(server: str, field: str) -> None:
-    with httpx.Client(base_url=server, timeout=WAIT) as http:
+    with httpx.Client(base_url=server, timeout=HANG_GUARD) as http:
         answer = http.post("/api/sessions", json={field: "a\x00b"})
         assert 400 == answer.status_code, answer.text
         assert f"`$.{field}`" in answer.json()["error"]
@@ -145,7 +144,7 @@ def test_a_nul_byte_in_a_session_field_is_400_naming_it(server: str, field: str)
 @pytest.mark.pty
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="terminals need Linux")
 def test_a_nul_byte_in_a_terminal_field_is_400(server: str) -> None:
-    with httpx.Client(base_url=server, timeout=WAIT) as http:
+    with httpx.Client(base_url=server, timeout=HANG_GUARD) as http:
         cases = [({"agent": "shell", "cwd": "/tmp\x00x"}, "cwd"), ({"agent": "sh\x00"}, "agent")]
         for body, field in cases:
             answer = http.post("/api/terminals", json=body)
@@ -164,7 +163,7 @@ def test_two_concurrent_runs_on_a_new_thread_one_gets_409(tmp_path: Path) -> Non
     settings = dataclasses.replace(settings, session_defaults=defaults)
 
     async def both(url: str, thread_id: str) -> list[int]:
-        async with httpx.AsyncClient(base_url=url, timeout=WAIT) as http:
+        async with httpx.AsyncClient(base_url=url, timeout=HANG_GUARD) as http:
             statuses: list[int] = []
 
             async def one() -> None:
@@ -183,7 +182,7 @@ def test_two_concurrent_runs_on_a_new_thread_one_gets_409(tmp_path: Path) -> Non
     with running(create_app(settings=settings)) as url:
         for trial in range(3):
             assert [200, 409] == anyio.run(both, url, f"t-new-{trial}")
-        with httpx.Client(base_url=url, timeout=WAIT) as http:
+        with httpx.Client(base_url=url, timeout=HANG_GUARD) as http:
             assert 3 == len(http.get("/api/sessions").json())
 
 
@@ -196,14 +195,14 @@ def ws_url(url: str) -> str:
 
 def until_type(ws: Any, kind: str) -> dict[str, Any]:
     for _ in range(50):
-        frame: dict[str, Any] = json.loads(ws.recv(timeout=WAIT))
+        frame: dict[str, Any] = json.loads(ws.recv(timeout=HANG_GUARD))
         if frame["type"] == kind:
             return frame
     raise AssertionError(f"no {kind} frame")
 
 
 def test_ws_deep_frames_get_an_error_and_the_connection_goes_on(server: str) -> None:
-    with ws_client.connect(ws_url(server), open_timeout=WAIT) as ws:
+    with ws_client.connect(ws_url(server), open_timeout=HANG_GUARD) as ws:
         until_type(ws, "session_list")
         for levels in (10_000, 1_000, 200):
             nested = "[" * levels + "]" * levels
@@ -221,7 +220,7 @@ def test_ws_deep_frames_get_an_error_and_the_connection_goes_on(server: str) -> 
 
 
 def test_ws_nul_fields_and_long_ids_are_refused_not_echoed(server: str) -> None:
-    with ws_client.connect(ws_url(server), open_timeout=WAIT) as ws:
+    with ws_client.connect(ws_url(server), open_timeout=HANG_GUARD) as ws:
         until_type(ws, "session_list")
         for field in ("cwd", "resume", "model"):
             ws.send(json.dumps({"type": "create_session", "request_id": field, field: "a\x00"}))
@@ -235,7 +234,7 @@ def test_ws_nul_fields_and_long_ids_are_refused_not_echoed(server: str) -> None:
             {"type": "nope", "request_id": long_id},
         ):
             ws.send(json.dumps(frame))
-            reply = ws.recv(timeout=WAIT)
+            reply = ws.recv(timeout=HANG_GUARD)
             assert len(reply) < 2000, reply[:200]
             assert "error" == json.loads(reply)["type"]
         ws.send(json.dumps({"type": "list_sessions", "request_id": "ls"}))
@@ -245,7 +244,7 @@ def test_ws_nul_fields_and_long_ids_are_refused_not_echoed(server: str) -> None:
 def test_ws_frame_limit_counts_bytes(tmp_path: Path) -> None:
     """1,000 bytes: 400 three-byte characters (1,200 bytes) close the connection with 1009."""
     app = create_app(settings=_settings(tmp_path, max_body_bytes=1000))
-    with running(app) as url, ws_client.connect(ws_url(url), open_timeout=WAIT) as ws:
+    with running(app) as url, ws_client.connect(ws_url(url), open_timeout=HANG_GUARD) as ws:
         until_type(ws, "session_list")
         ws.send(json.dumps({"type": "ping", "request_id": "é" * 200}, ensure_ascii=False))
         assert "pong" == until_type(ws, "pong")["type"]  # 400 bytes: fine
@@ -265,7 +264,7 @@ class GatedSocket(socket.socket):
         self.gate.set()
 
     def recv(self, bufsize: int, flags: int = 0) -> bytes:
-        self.gate.wait(WAIT * 4)
+        self.gate.wait(HANG_GUARD * 4)
         return super().recv(bufsize, flags)
 
 
@@ -273,7 +272,7 @@ def count_pongs_until_closed(ws: Any) -> int:
     pongs = 0
     try:
         while True:
-            if json.loads(ws.recv(timeout=WAIT))["type"] == "pong":
+            if json.loads(ws.recv(timeout=HANG_GUARD))["type"] == "pong":
                 pongs += 1
     except websockets.exceptions.ConnectionClosed:
         return pongs
@@ -288,7 +287,7 @@ def test_ws_a_client_that_never_reads_its_replies_is_closed_with_4001(tmp_path: 
         sock = GatedSocket()
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
         sock.connect(("127.0.0.1", int(url.rsplit(":", 1)[1])))
-        with ws_client.connect(ws_url(url), sock=sock, open_timeout=WAIT) as ws:
+        with ws_client.connect(ws_url(url), sock=sock, open_timeout=HANG_GUARD) as ws:
             until_type(ws, "session_list")
             sock.gate.clear()
             sent = 0
@@ -314,12 +313,12 @@ def test_ws_a_client_that_never_reads_its_replies_is_closed_with_4001(tmp_path: 
             stop.set()
             sock.gate.set()
             pongs = count_pongs_until_closed(ws)
-            sender.join(WAIT)
+            sender.join(HANG_GUARD)
             assert ws.protocol.close_rcvd is not None, "closed without a close frame"
             assert CLOSE_SLOW_CONSUMER == ws.protocol.close_rcvd.code
             assert pongs < sent
         # The server goes on serving.
-        with ws_client.connect(ws_url(url), open_timeout=WAIT) as other:
+        with ws_client.connect(ws_url(url), open_timeout=HANG_GUARD) as other:
             until_type(other, "session_list")
             other.send('{"type": "ping", "request_id": 1}')
             assert 1 == until_type(other, "pong")["request_id"]
@@ -340,7 +339,7 @@ def test_an_abrupt_pty_viewer_disconnect_is_not_an_unhandled_exception(
     server: str, caplog: pytest.LogCaptureFixture
 ) -> None:
     caplog.set_level(logging.WARNING)
-    with httpx.Client(base_url=server, timeout=WAIT) as http:
+    with httpx.Client(base_url=server, timeout=HANG_GUARD) as http:
         term = http.post("/api/terminals", json={"agent": "shell"})
         assert 201 == term.status_code, term.text
         tid = term.json()["id"]
@@ -348,10 +347,10 @@ def test_an_abrupt_pty_viewer_disconnect_is_not_an_unhandled_exception(
             for _ in range(3):
                 sock = socket.create_connection(("127.0.0.1", int(server.rsplit(":", 1)[1])))
                 url = f"{ws_url(server)}/pty/{tid}"
-                with ws_client.connect(url, sock=sock, open_timeout=WAIT) as ws:
-                    ws.recv(timeout=WAIT)  # the status
+                with ws_client.connect(url, sock=sock, open_timeout=HANG_GUARD) as ws:
+                    ws.recv(timeout=HANG_GUARD)  # the status
                     ws.send(b"yes | head -c 3000000\r")  # output flowing while it vanishes
-                    ws.recv(timeout=WAIT)
+                    ws.recv(timeout=HANG_GUARD)
                     abort(sock)
                 time.sleep(0.5)  # let the server notice (nothing is asserted on time)
             assert 200 == http.get(f"/api/terminals/{tid}").status_code

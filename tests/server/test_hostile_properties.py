@@ -20,12 +20,11 @@ from adapter import PermissionPolicy, SessionConfig
 from adapter.server import ServerSettings, create_app
 from adapter.server.ws.protocol import ClientFrame
 from claudecode.testing import fake_cli_command, script, text_turn
-
-from ._running import running
+from tests.support.servers import running
+from tests.support.timeouts import HANG_GUARD
 
 pytestmark = pytest.mark.server
 
-WAIT = 30
 FRAME_TYPES = sorted(str(t.__struct_config__.tag) for t in typing.get_args(ClientFrame))
 ROUTES = (
     "/agui",
@@ -142,7 +141,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 )
 @given(route=st.sampled_from(ROUTES), body=bodies())
 def test_json_routes_never_answer_5xx(server: str, route: str, body: bytes) -> None:
-    with httpx.Client(base_url=server, timeout=WAIT) as http:
+    with httpx.Client(base_url=server, timeout=HANG_GUARD) as http:
         sessions = http.get("/api/sessions").json()
         sid = sessions[0]["id"] if sessions else "nope"
         answer = http.post(
@@ -165,12 +164,12 @@ def test_ws_frames_never_drop_the_connection(server: str, data: st.DataObject) -
     frame = data.draw(bodies(tag), label="frame")
     binary = data.draw(st.booleans(), label="binary")
     url = server.replace("http://", "ws://") + "/ws"
-    with ws_client.connect(url, open_timeout=WAIT, max_size=None) as ws:
+    with ws_client.connect(url, open_timeout=HANG_GUARD, max_size=None) as ws:
         ws.send(frame if binary else frame.decode())
         # Whatever the frame did, the connection answers the next request.
         ws.send('{"type": "ping", "request_id": "probe"}')
         for _ in range(200):
-            reply: dict[str, Any] = json.loads(ws.recv(timeout=WAIT))
+            reply: dict[str, Any] = json.loads(ws.recv(timeout=HANG_GUARD))
             if reply.get("type") == "error":
                 assert reply["code"] != "internal", (frame[:300], reply)
             if reply.get("type") == "pong" and reply.get("request_id") == "probe":
@@ -179,7 +178,7 @@ def test_ws_frames_never_drop_the_connection(server: str, data: st.DataObject) -
             raise AssertionError("no pong")
         # Sessions the frame may have made are closed, so the next examples have room.
         ws.send('{"type": "list_sessions", "request_id": "ls"}')
-        while (listed := json.loads(ws.recv(timeout=WAIT))).get("request_id") != "ls":
+        while (listed := json.loads(ws.recv(timeout=HANG_GUARD))).get("request_id") != "ls":
             pass
         for session in listed["sessions"]:
             ws.send(json.dumps({"type": "close_session", "session_id": session["id"]}))

@@ -25,8 +25,7 @@ from adapter import PermissionPolicy, SessionConfig
 from adapter.server import ServerSettings, create_app
 from adapter.server.security import AllowedHosts
 from claudecode.testing import fake_cli_command, script, text_turn
-
-from ._running import running
+from tests.support.servers import running
 
 pytestmark = pytest.mark.server
 

@@ -15,14 +15,13 @@ import pytest
 from adapter import PermissionPolicy, SessionConfig
 from adapter.server import ServerSettings, create_app
 from claudecode.testing import fake_cli_command, script, text_turn
-
-from ._running import running
+from tests.support.servers import running
+from tests.support.timeouts import NODE_GUARD_MS
 
 pytestmark = [pytest.mark.browser, pytest.mark.server]
 
 CHROMIUM = "/usr/bin/chromium"
 REBIND = "rebind.attacker.example"
-WAIT = 60_000
 
 
 @pytest.fixture(scope="module")
@@ -63,7 +62,7 @@ def test_local_names_work_and_a_rebound_name_does_not(
         port = urlsplit(url).port
         for name in ("localhost", "127.0.0.1"):
             page = rebinding_browser.new_context().new_page()
-            page.set_default_timeout(WAIT)
+            page.set_default_timeout(NODE_GUARD_MS)
             answer = page.goto(f"http://{name}:{port}/")
             assert answer is not None and 200 == answer.status, name
             page.wait_for_selector(".conn.ok")  # the page's /ws connected
@@ -93,7 +92,7 @@ def test_the_ui_says_what_a_terminal_is_and_hides_them_when_off(
         app = create_app(settings=ServerSettings(session_defaults=defaults, terminals=terminals))
         with running(app) as url:
             page = rebinding_browser.new_context().new_page()
-            page.set_default_timeout(WAIT)
+            page.set_default_timeout(NODE_GUARD_MS)
             page.goto(url + "/")
             page.wait_for_selector(".conn.ok")
             form = page.locator("#new-terminal")

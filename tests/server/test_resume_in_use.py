@@ -11,10 +11,10 @@ import httpx
 import pytest
 
 from claudecode.testing import script, text_turn
+from tests.support.servers import running
 
-from ._running import running
+from ._agui import app_for, valid
 from ._sse import post_stream, run_input, user
-from .test_agui_endpoint import app_for, valid
 
 pytestmark = pytest.mark.server
 

@@ -6,7 +6,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -16,6 +15,7 @@ import pytest
 
 from adapter.commands.serve import is_loopback
 from benchmarks import procfs
+from tests.support.waits import wait_until
 
 pytestmark = [pytest.mark.server, pytest.mark.slow]
 
@@ -53,10 +53,11 @@ def test_demo_serves_then_stops_gracefully_on_sigterm(tmp_path: Path) -> None:
             assert ready["ready"] and ready["demo"]
             sid = http.post("/api/sessions", json={}).json()["id"]
             http.post(f"/api/sessions/{sid}/prompt", json={"text": "tour"})
-            deadline = time.monotonic() + 60
-            while http.get(f"/api/sessions/{sid}").json()["state"] != "waiting":
-                assert time.monotonic() < deadline
-                time.sleep(0.05)
+            wait_until(
+                lambda: http.get(f"/api/sessions/{sid}").json()["state"] == "waiting",
+                poll=0.05,
+                what="the demo waiting",
+            )
         clis = procfs.descendants(proc.pid)
         assert clis, "the demo session runs a CLI process"
         proc.send_signal(signal.SIGTERM)

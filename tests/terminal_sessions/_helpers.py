@@ -1,66 +1,25 @@
-"""Helpers for terminal tests: waiting on screens (generous hang guards, never timings),
-process inspection through /proc."""
+"""Helpers for the terminal tests: shells and agents to run, the foreground job, and
+process inspection through /proc (waits on screens: tests.support.terminals)."""
 
 from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable
 from pathlib import Path
 
 import anyio
 
-from adapter.terminals import Agent, TerminalManager, TerminalViewer, ViewerItem
+from adapter.terminals import Agent, TerminalViewer, ViewerItem
 from benchmarks import procfs
-
-#: Hang guard for anything a test waits for (the machine may be very busy).
-TIMEOUT = float(os.environ.get("CLAUDECODE_BRIDGE_TEST_TIMEOUT", "60"))
-
-
-async def wait_for_screen(
-    terminals: TerminalManager,
-    session_id: str,
-    predicate: Callable[[str], bool],
-    *,
-    timeout: float = TIMEOUT,
-) -> str:
-    """Poll the session's rendered screen until ``predicate(text)`` holds; the text."""
-    text = ""
-    with anyio.move_on_after(timeout):
-        while True:
-            text = terminals.screen_text(session_id)
-            if predicate(text):
-                return text
-            await anyio.sleep(0.05)
-    raise AssertionError(f"screen of {session_id} never matched; it shows:\n{text}")
-
-
-async def wait_for_text(
-    terminals: TerminalManager, session_id: str, needle: str, *, timeout: float = TIMEOUT
-) -> str:
-    """Poll until ``needle`` is on the session's screen."""
-    return await wait_for_screen(terminals, session_id, lambda t: needle in t, timeout=timeout)
-
-
-async def wait_until(predicate: Callable[[], bool], *, what: str, timeout: float = TIMEOUT) -> None:
-    """Poll ``predicate`` until it holds."""
-    with anyio.move_on_after(timeout):
-        while not predicate():  # noqa: ASYNC110 (polls /proc and snapshots)
-            await anyio.sleep(0.05)
-        return
-    raise AssertionError(f"timed out waiting for {what}")
-
-
-async def wait_for_prompt(terminals: TerminalManager, session_id: str) -> str:
-    """Poll until the shell shows a prompt (``$`` or ``#`` ends the last line)."""
-    return await wait_for_screen(terminals, session_id, lambda t: t.rstrip().endswith(("$", "#")))
+from tests.support.timeouts import HANG_GUARD
+from tests.support.waits import eventually
 
 
 async def read_until(viewer: TerminalViewer, needle: bytes) -> list[ViewerItem]:
     """Receive from ``viewer`` until its output holds ``needle``; every item received."""
     items: list[ViewerItem] = []
     seen = b""
-    with anyio.fail_after(TIMEOUT):
+    with anyio.fail_after(HANG_GUARD):
         while needle not in seen:
             batch = await viewer.receive()
             items.extend(batch)
@@ -137,7 +96,7 @@ async def wait_for_foreground_job(shell_pid: int, command: str) -> int:
         found[:] = [] if job is None else [job]
         return bool(found)
 
-    await wait_until(running, what=f"{command} to be the foreground job")
+    await eventually(running, what=f"{command} to be the foreground job")
     return found[0]
 
 

@@ -15,8 +15,8 @@ import pytest
 
 from adapter.terminals import AgentUnavailableError, TerminalManager
 from benchmarks import procfs
-
-from ._helpers import wait_for_text, wait_until
+from tests.support.terminals import wait_for_text
+from tests.support.waits import eventually
 
 pytestmark = [pytest.mark.anyio, pytest.mark.pty, pytest.mark.node, pytest.mark.slow]
 
@@ -63,12 +63,12 @@ async def test_npm_agent_starts_shows_its_first_screen_and_is_reaped(
         assert status.available and status.path == str(agent_bin / agent)
         info = await terminals.start(agent, agent, cwd=str(work), cols=100, rows=30)
         await wait_for_text(terminals, agent, FIRST_SCREENS[agent])
-        await wait_until(lambda: terminals.get(agent).state == "waiting", what="waiting")
+        await eventually(lambda: terminals.get(agent).state == "waiting", what="waiting")
         spawned = procfs.children(info.pid)
         final = await terminals.stop(agent)
         assert ("stopped", False) == (final.exit_reason, final.active)
         assert not procfs.exists(info.pid)
-        await wait_until(
+        await eventually(
             lambda: not any(procfs.exists(pid) for pid in spawned), what="its children to end"
         )
 

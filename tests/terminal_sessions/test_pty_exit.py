@@ -16,8 +16,8 @@ import pytest
 
 from adapter.terminals._pty import PtyProcess
 from benchmarks import procfs
-
-from ._helpers import TIMEOUT
+from tests.support.timeouts import HANG_GUARD
+from tests.support.waits import eventually
 
 pytestmark = [pytest.mark.anyio, pytest.mark.pty]
 
@@ -43,16 +43,15 @@ async def child() -> AsyncIterator[PtyProcess]:
     )
     try:
         output = b""
-        with anyio.fail_after(TIMEOUT):
+        with anyio.fail_after(HANG_GUARD):
             while b"ready" not in output:
                 output += await proc.read()
         yield proc
     finally:
         proc.signal_group(signal.SIGKILL)
         if not proc.has_exited():
-            with anyio.fail_after(TIMEOUT):
-                while not proc.has_exited():  # noqa: ASYNC110 (the proc may be closed)
-                    await anyio.sleep(0.02)
+            # polled: the proc may be closed
+            await eventually(proc.has_exited, what="the child exited")
         proc.reap()
         proc.close()
 
@@ -67,7 +66,7 @@ def _waiter(proc: PtyProcess, done: list[str], name: str) -> Callable[[], object
 
 async def test_every_waiter_wakes_when_the_child_exits(child: PtyProcess) -> None:
     done: list[str] = []
-    with anyio.fail_after(TIMEOUT):
+    with anyio.fail_after(HANG_GUARD):
         async with anyio.create_task_group() as tg:
             for index in range(WAITERS):
                 tg.start_soon(_waiter(child, done, f"w{index}"))
@@ -80,13 +79,13 @@ async def test_every_waiter_wakes_when_the_child_exits(child: PtyProcess) -> Non
     assert -signal.SIGKILL == child.reap()
     assert not procfs.exists(child.pid)
     # Once it has exited (and even once reaped), a wait returns at once.
-    with anyio.fail_after(TIMEOUT):
+    with anyio.fail_after(HANG_GUARD):
         await child.wait_exited()
 
 
 async def test_a_cancelled_waiter_leaves_the_others_waiting(child: PtyProcess) -> None:
     done: list[str] = []
-    with anyio.fail_after(TIMEOUT):
+    with anyio.fail_after(HANG_GUARD):
         async with anyio.create_task_group() as tg:
             # The first waiter watches the child; cancelling it hands the watch on.
             first = anyio.CancelScope()
@@ -120,7 +119,7 @@ async def test_closing_wakes_every_waiter(child: PtyProcess) -> None:
             await child.wait_exited()
         errors.append("closed")
 
-    with anyio.fail_after(TIMEOUT):
+    with anyio.fail_after(HANG_GUARD):
         async with anyio.create_task_group() as tg:
             for _ in range(WAITERS):
                 tg.start_soon(wait)

@@ -16,13 +16,14 @@ import websockets.exceptions
 import websockets.sync.client as ws_client
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from server._running import running
 
 from adapter.server import ServerSettings, create_app
 from adapter.server.terminal_routes import make_terminal_routes
 from adapter.terminals import AGENTS, Agent, TerminalManager
+from tests.support.servers import running
+from tests.support.timeouts import HANG_GUARD
 
-from ._helpers import TIMEOUT, foreground_job, fragile_agent, shell_env
+from ._helpers import foreground_job, fragile_agent, shell_env
 
 pytestmark = [pytest.mark.server, pytest.mark.pty]
 
@@ -50,7 +51,7 @@ def server(tmp_path: Path) -> Iterator[str]:
 @pytest.fixture
 def http(server: str) -> Iterator[httpx.Client]:
     headers = {"Authorization": f"Bearer {TOKEN}"}
-    with httpx.Client(base_url=server, headers=headers, timeout=TIMEOUT) as client:
+    with httpx.Client(base_url=server, headers=headers, timeout=HANG_GUARD) as client:
         yield client
 
 
@@ -59,7 +60,7 @@ class Viewer:
 
     def __init__(self, server: str, terminal_id: str, cols: int = 80, rows: int = 24) -> None:
         url = server.replace("http://", "ws://") + f"/ws/pty/{terminal_id}?token={TOKEN}"
-        self._connection = ws_client.connect(url, open_timeout=TIMEOUT)
+        self._connection = ws_client.connect(url, open_timeout=HANG_GUARD)
         self.ws = self._connection.__enter__()
         self.screen = pyte.Screen(cols, rows)
         self.stream = pyte.ByteStream(self.screen)
@@ -67,7 +68,7 @@ class Viewer:
         self.closed = False
 
     def pump(self, until: Any, what: str) -> None:
-        deadline = time.monotonic() + TIMEOUT
+        deadline = time.monotonic() + HANG_GUARD
         while not until(self):
             assert time.monotonic() < deadline, f"timed out waiting for {what}: {self.text()}"
             try:
@@ -259,10 +260,10 @@ def test_a_failing_terminal_closes_its_viewers_with_a_typed_error_and_only_them(
 
 def test_unknown_terminal_auth_and_origin(server: str) -> None:
     base = server.replace("http://", "ws://") + "/ws/pty/nope"
-    with ws_client.connect(f"{base}?token={TOKEN}", open_timeout=TIMEOUT) as ws:
-        assert "unknown" == json.loads(ws.recv(timeout=TIMEOUT))["code"]
+    with ws_client.connect(f"{base}?token={TOKEN}", open_timeout=HANG_GUARD) as ws:
+        assert "unknown" == json.loads(ws.recv(timeout=HANG_GUARD))["code"]
         with pytest.raises(websockets.exceptions.ConnectionClosed) as closed:
-            ws.recv(timeout=TIMEOUT)
+            ws.recv(timeout=HANG_GUARD)
         assert closed.value.rcvd is not None and 4404 == closed.value.rcvd.code
     for url, headers in (
         (base, {}),
@@ -270,7 +271,7 @@ def test_unknown_terminal_auth_and_origin(server: str) -> None:
         (f"{base}?token={TOKEN}", {"Origin": "http://evil.example"}),
     ):
         with pytest.raises(websockets.exceptions.InvalidStatus) as refused:
-            ws_client.connect(url, additional_headers=headers, open_timeout=TIMEOUT)
+            ws_client.connect(url, additional_headers=headers, open_timeout=HANG_GUARD)
         assert refused.value.response.status_code in (401, 403)
 
 

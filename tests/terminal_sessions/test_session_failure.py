@@ -19,17 +19,16 @@ from adapter.terminals import (
     ViewerItem,
 )
 from benchmarks import procfs
+from tests.support.terminals import wait_for_prompt, wait_for_text
+from tests.support.timeouts import HANG_GUARD
 
 from ._helpers import (
     SHOUTER,
-    TIMEOUT,
     fragile_agent,
     hook_that_breaks_on_boom,
     python_agent,
     read_until,
     shell_env,
-    wait_for_prompt,
-    wait_for_text,
 )
 
 pytestmark = [pytest.mark.anyio, pytest.mark.pty]
@@ -38,7 +37,7 @@ pytestmark = [pytest.mark.anyio, pytest.mark.pty]
 async def _receive_to_the_end(viewer: TerminalViewer) -> tuple[list[ViewerItem], BaseException]:
     """Every item a viewer gets, and what its last ``receive`` raised."""
     items: list[ViewerItem] = []
-    with anyio.fail_after(TIMEOUT):
+    with anyio.fail_after(HANG_GUARD):
         while True:
             try:
                 items.extend(await viewer.receive())

@@ -24,17 +24,11 @@ from adapter.terminals import (
     as_session_info,
 )
 from benchmarks import procfs
+from tests.support.terminals import wait_for_prompt, wait_for_text
+from tests.support.timeouts import HANG_GUARD
+from tests.support.waits import eventually
 
-from ._helpers import (
-    TIMEOUT,
-    open_fds,
-    python_agent,
-    shell_env,
-    wait_for_foreground_job,
-    wait_for_prompt,
-    wait_for_text,
-    wait_until,
-)
+from ._helpers import open_fds, python_agent, shell_env, wait_for_foreground_job
 
 pytestmark = [pytest.mark.anyio, pytest.mark.pty]
 
@@ -79,7 +73,7 @@ async def test_ctrl_c_interrupts_the_foreground_job(tmp_path: Path) -> None:
         # Not just a child of the shell: until sleep is the foreground job, Ctrl-C misses it.
         sleeper = await wait_for_foreground_job(info.pid, "sleep")
         await terminals.send_input("t1", b"\x03")
-        await wait_until(lambda: not procfs.exists(sleeper), what="sleep to be interrupted")
+        await eventually(lambda: not procfs.exists(sleeper), what="sleep to be interrupted")
         await terminals.send_input("t1", 'echo "status=$?"\r')
         await wait_for_text(terminals, "t1", "status=130")
         assert terminals.get("t1").active
@@ -92,7 +86,7 @@ async def test_exit_status_is_reported(tmp_path: Path) -> None:
         async with terminals.attach("t1") as viewer:
             await terminals.send_input("t1", "exit 7\r")
             items = []
-            with anyio.fail_after(TIMEOUT):
+            with anyio.fail_after(HANG_GUARD):
                 async for batch in viewer:
                     items.extend(batch)
         final = terminals.get("t1")
@@ -135,7 +129,7 @@ async def test_stop_signals_the_group_and_reaps(tmp_path: Path) -> None:
         final = await terminals.stop("sh")
         assert "SIGHUP" == final.exit_signal_name and "stopped" == final.exit_reason
         assert not procfs.exists(sh.pid)
-        await wait_until(lambda: not procfs.exists(job), what="the shell's job to end")
+        await eventually(lambda: not procfs.exists(job), what="the shell's job to end")
         # Stopping an ended session just reports it.
         assert final == await terminals.stop("sh")
 
@@ -151,11 +145,11 @@ async def test_stop_ends_processes_that_detached_from_the_terminal(tmp_path: Pat
         sh = await terminals.start("sh", "shell", cwd=str(tmp_path))
         await wait_for_prompt(terminals, "sh")
         await terminals.send_input("sh", "setsid sleep 4243.5 < /dev/null > /dev/null 2>&1 &\r")
-        await wait_until(lambda: bool(_pids_running(argv)), what="the daemon to start")
+        await eventually(lambda: bool(_pids_running(argv)), what="the daemon to start")
         (daemon,) = _pids_running(argv)
         assert daemon not in procfs.children(sh.pid) or os.getsid(daemon) != os.getsid(sh.pid)
         await terminals.stop("sh")
-        await wait_until(lambda: not procfs.exists(daemon), what="the detached daemon to end")
+        await eventually(lambda: not procfs.exists(daemon), what="the detached daemon to end")
 
 
 async def test_a_program_ignoring_sigterm_is_killed_after_the_grace(tmp_path: Path) -> None:
@@ -183,7 +177,7 @@ async def test_the_watchdog_stops_a_silent_program(tmp_path: Path) -> None:
         env=shell_env(tmp_path), agents={"silent": silent}, spawn_timeout=0.5
     ) as terminals:
         info = await terminals.start("s", "silent", cwd=str(tmp_path))
-        with anyio.fail_after(TIMEOUT):
+        with anyio.fail_after(HANG_GUARD):
             final = await terminals.wait("s")
         assert ("watchdog", "SIGTERM") == (final.exit_reason, final.exit_signal_name)
         assert not procfs.exists(info.pid)
@@ -248,18 +242,18 @@ async def test_many_sessions_and_nothing_leaks(tmp_path: Path) -> None:
         assert count == len([s for s in terminals.list() if s.active])
     # Leaving the block stopped every session and reaped every child.
     assert [] == [pid for pid in pids if procfs.exists(pid)]
-    await wait_until(lambda: not any(procfs.exists(p) for p in jobs), what="jobs to end")
+    await eventually(lambda: not any(procfs.exists(p) for p in jobs), what="jobs to end")
     assert fds_before == open_fds()
 
 
 async def test_screen_state_follows_activity(tmp_path: Path) -> None:
     async with TerminalManager(env=shell_env(tmp_path)) as terminals:
         await terminals.start("t1", "shell", cwd=str(tmp_path))
-        await wait_until(lambda: terminals.get("t1").state == "idle", what="idle")
+        await eventually(lambda: terminals.get("t1").state == "idle", what="idle")
         await terminals.send_input("t1", "while true; do echo tick; sleep 0.1; done\r")
-        await wait_until(lambda: terminals.get("t1").state == "busy", what="busy")
+        await eventually(lambda: terminals.get("t1").state == "busy", what="busy")
         await terminals.send_input("t1", b"\x03")
-        await wait_until(lambda: terminals.get("t1").state == "idle", what="idle again")
+        await eventually(lambda: terminals.get("t1").state == "idle", what="idle again")
 
 
 async def test_last_activity_follows_output_input_and_the_end(tmp_path: Path) -> None:
@@ -298,6 +292,6 @@ async def test_overwriting_half_a_wide_character_keeps_the_session(tmp_path: Pat
     async with TerminalManager(env=shell_env(tmp_path), agents={"wide": wide}) as terminals:
         await terminals.start("w", "wide", cwd=str(tmp_path))
         await wait_for_text(terminals, "w", "after")
-        await wait_until(lambda: terminals.get("w").state == "idle", what="the screen task")
+        await eventually(lambda: terminals.get("w").state == "idle", what="the screen task")
         assert "000 X" == terminals.screen_lines("w")[0].rstrip()
         assert terminals.get("w").active

@@ -11,8 +11,9 @@ from pathlib import Path
 import pytest
 
 from adapter.terminals import Agent, TerminalManager
+from tests.support.terminals import wait_for_text
 
-from ._helpers import python_agent, read_until, shell_env, wait_for_text
+from ._helpers import python_agent, read_until, shell_env
 
 pytestmark = [pytest.mark.anyio, pytest.mark.pty]
 

@@ -16,8 +16,11 @@ from adapter.terminals import (
     ViewerDroppedError,
     ViewerItem,
 )
+from tests.support.terminals import wait_for_prompt, wait_for_text
+from tests.support.timeouts import HANG_GUARD
+from tests.support.waits import eventually
 
-from ._helpers import TIMEOUT, read_until, shell_env, wait_for_prompt, wait_for_text
+from ._helpers import read_until, shell_env
 
 pytestmark = [pytest.mark.anyio, pytest.mark.pty]
 
@@ -66,7 +69,7 @@ async def test_resize_and_exit_reach_viewers(tmp_path: Path) -> None:
             await terminals.resize("t1", 70, 20)
             await terminals.send_input("t1", "exit 3\r")
             items: list[ViewerItem] = []
-            with anyio.fail_after(TIMEOUT):
+            with anyio.fail_after(HANG_GUARD):
                 async for batch in viewer:
                     items.extend(batch)
         assert TerminalResized(cols=70, rows=20) in items
@@ -101,12 +104,12 @@ async def test_without_a_screen_model_viewers_get_the_raw_tail(tmp_path: Path) -
     async with TerminalManager(env=shell_env(tmp_path), screen=False) as terminals:
         await terminals.start("t1", "shell", cwd=str(tmp_path))
         await terminals.send_input("t1", "echo raw-$((40+2))\r")
-        with anyio.fail_after(TIMEOUT):
-            while True:
-                async with terminals.attach("t1") as viewer:
-                    snapshot = (await viewer.receive())[0]
-                assert isinstance(snapshot, bytes)
-                if b"raw-42" in snapshot:
-                    break
-                await anyio.sleep(0.05)
+
+        async def raw_tail() -> bool:
+            async with terminals.attach("t1") as viewer:
+                snapshot = (await viewer.receive())[0]
+            assert isinstance(snapshot, bytes)
+            return b"raw-42" in snapshot
+
+        await eventually(raw_tail, poll=0.05, what="raw-42 in the raw tail")
         assert "" == terminals.screen_text("t1")

@@ -12,11 +12,12 @@ from typing import Any
 
 import httpx
 import pytest
-from server._running import running
 
 from adapter.server import BUILTIN_PROVIDERS, ServerSettings, create_app
 from adapter.server.terminal_routes import make_terminal_routes
 from adapter.terminals import AGENTS, Agent, TerminalManager
+from tests.support.servers import running
+from tests.support.timeouts import NODE_GUARD_MS
 
 from ._helpers import shell_env
 
@@ -25,7 +26,6 @@ pytestmark = [pytest.mark.browser, pytest.mark.server, pytest.mark.pty]
 pytest.importorskip("playwright.sync_api")
 
 ARTIFACTS = Path(__file__).resolve().parents[1] / "artifacts" / "terminals"
-WAIT = 90_000  # ms; a hang guard for a loaded machine, not a timing assertion
 TOKEN = "browser-token-0123456789"
 
 #: The text of xterm.js's buffer (what the terminal shows), read in the page.
@@ -54,7 +54,7 @@ def server(tmp_path: Path) -> Iterator[str]:
 
 def wait_buffer(page: Any, pattern: str) -> str:
     page.wait_for_function(
-        f"() => new RegExp({pattern!r}, 'm').test(({BUFFER_TEXT})())", timeout=WAIT
+        f"() => new RegExp({pattern!r}, 'm').test(({BUFFER_TEXT})())", timeout=NODE_GUARD_MS
     )
     return str(page.evaluate(BUFFER_TEXT))
 
@@ -62,7 +62,7 @@ def wait_buffer(page: Any, pattern: str) -> str:
 def test_terminal_view_types_shows_output_and_follows_the_window(browser: Any, server: str) -> None:
     context = browser.new_context(viewport={"width": 1200, "height": 800})
     page = context.new_page()
-    page.set_default_timeout(WAIT)
+    page.set_default_timeout(NODE_GUARD_MS)
     errors: list[str] = []
     page.on("pageerror", lambda exc: errors.append(str(exc)))
     page.goto(f"{server}/#token={TOKEN}")

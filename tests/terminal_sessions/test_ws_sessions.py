@@ -11,13 +11,14 @@ from typing import Any
 
 import pytest
 import websockets.sync.client as ws_client
-from server._running import running
 
 from adapter.server import ServerSettings, create_app
 from adapter.server.terminal_routes import make_terminal_routes
 from adapter.terminals import TerminalManager
+from tests.support.servers import running
+from tests.support.timeouts import HANG_GUARD
 
-from ._helpers import TIMEOUT, shell_env
+from ._helpers import shell_env
 
 pytestmark = [pytest.mark.server, pytest.mark.pty]
 
@@ -37,7 +38,7 @@ def ws(tmp_path: Path) -> Iterator[Any]:
     app = create_app(settings=ServerSettings(token=TOKEN), providers=providers)
     with running(app) as base:
         url = base.replace("http://", "ws://") + f"/ws?token={TOKEN}"
-        with ws_client.connect(url, open_timeout=TIMEOUT) as conn:
+        with ws_client.connect(url, open_timeout=HANG_GUARD) as conn:
             yield conn
 
 
@@ -52,7 +53,7 @@ def until(conn: Any, pred: Callable[[dict[str, Any]], bool]) -> dict[str, Any]:
             seen.remove(frame)
             return frame
     while True:
-        frame = json.loads(conn.recv(timeout=TIMEOUT))
+        frame = json.loads(conn.recv(timeout=HANG_GUARD))
         if pred(frame):
             return frame  # type: ignore[no-any-return]
         seen.append(frame)

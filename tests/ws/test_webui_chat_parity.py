@@ -6,9 +6,7 @@ system reminders the same way live and after a reload."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -32,8 +30,9 @@ from adapter.events import (
 )
 from adapter.history import load_events
 from normalize import normalize_tool_use
+from tests.support.transcripts import NAMES, processes, replay
 
-from .test_webui_page import open_page, serve
+from ._webui import open_page, serve
 
 pytestmark = [pytest.mark.browser, pytest.mark.server]
 
@@ -79,17 +78,6 @@ USER_TEXTS = [
 ]
 
 
-def _support() -> Any:
-    """tests/adapter/test_translate_support.py (recorded transcripts replayed into events)."""
-    path = TESTS / "adapter" / "test_translate_support.py"
-    spec = importlib.util.spec_from_file_location("_translate_support_for_parity", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # its dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
-
-
 def _numbered(events: list[Event]) -> list[Event]:
     """Events as a session publishes them: seq from 1."""
     return [msgspec.structs.replace(e, seq=i) for i, e in enumerate(events, 1)]
@@ -116,10 +104,9 @@ def _tags_and_tools() -> list[Event]:
 
 
 def _corpora() -> Iterator[tuple[str, list[Event]]]:
-    support = _support()
-    for name in support.NAMES:
-        for i, process in enumerate(support.processes(name)):
-            yield f"{name}#{i}", _numbered(support.replay(process))
+    for name in NAMES:
+        for i, process in enumerate(processes(name)):
+            yield f"{name}#{i}", _numbered(replay(process))
     yield "tags", _numbered(_tags_and_tools())
     for path in sorted(HISTORY.glob("*.jsonl")):
         yield f"history {path.name}", _numbered(load_events(path))

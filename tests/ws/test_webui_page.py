@@ -5,7 +5,6 @@ tests/realcli/test_webui_browser.py.)"""
 
 from __future__ import annotations
 
-import json
 import signal
 import subprocess
 import sys
@@ -14,75 +13,19 @@ from typing import Any
 
 import httpx
 import pytest
-import websockets.sync.client as ws_client
-from server._running import running
 
 from adapter import PermissionPolicy, SessionConfig
 from adapter.server import ServerSettings, create_app
 from claudecode.testing import fake_cli_command, replay_script, script, text_turn, tool_turn
+from tests.support.browser import page_until
+from tests.support.servers import running
+
+from ._webui import ARTIFACTS, Remote, open_page, serve
 
 pytestmark = [pytest.mark.browser, pytest.mark.server]
 
 pytest.importorskip("playwright.sync_api")
 
-WAIT = 90_000
-ARTIFACTS = Path(__file__).resolve().parents[1] / "artifacts" / "webui"
-# Records notifications instead of showing them (headless Chromium has no notification UI).
-NOTIFY_STUB = """
-window.__notes = [];
-window.Notification = class {
-  static permission = "granted";
-  static requestPermission() { return Promise.resolve("granted"); }
-  constructor(title, options) { window.__notes.push({title, body: options && options.body}); }
-};
-"""
-
-
-def serve(tmp_path: Path, cli_path: str) -> Any:
-    work = tmp_path / "work"
-    work.mkdir(exist_ok=True)
-    defaults = SessionConfig(cli_path=cli_path, cwd=work, policy=PermissionPolicy("supervised"))
-    return running(create_app(settings=ServerSettings(session_defaults=defaults)))
-
-
-def until(page: Any, expression: str) -> None:
-    """Poll a JavaScript expression from here (the page's CSP forbids the eval that
-    ``wait_for_function`` polls with)."""
-    for _ in range(WAIT // 50):
-        if page.evaluate(expression):
-            return
-        page.wait_for_timeout(50)
-    raise AssertionError(f"never true: {expression}")
-
-
-def open_page(browser: Any, url: str) -> Any:
-    page = browser.new_context().new_page()
-    page.set_default_timeout(WAIT)
-    page.add_init_script(NOTIFY_STUB)
-    errors: list[str] = []
-    page.on("pageerror", lambda exc: errors.append(str(exc)))
-    page.errors = errors
-    page.goto(url + "/")
-    page.wait_for_selector(".conn.ok")
-    return page
-
-
-class Remote:
-    """Another client on the same server (plain WebSocket)."""
-
-    def __init__(self, url: str) -> None:
-        ws_url = url.replace("http://", "ws://") + "/ws"
-        self.conn = ws_client.connect(ws_url, open_timeout=60).__enter__()
-        self.n = 0
-
-    def request(self, frame: dict[str, Any]) -> dict[str, Any]:
-        self.n += 1
-        rid = f"x{self.n}"
-        self.conn.send(json.dumps({**frame, "request_id": rid}))
-        while True:
-            reply: dict[str, Any] = json.loads(self.conn.recv(timeout=60))
-            if reply.get("request_id") == rid:
-                return reply
 
 
 def test_background_approval_notifies_and_reconnect_shows_nothing_twice(
@@ -95,7 +38,7 @@ def test_background_approval_notifies_and_reconnect_shows_nothing_twice(
     with serve(tmp_path, fake_cli_command(body, tmp_path / "fake")) as url:
         page = open_page(browser, url)
         page.click("#new-session button[type=submit]")
-        until(page, "window.ccbState.current !== null")
+        page_until(page, "window.ccbState.current !== null")
         current = page.evaluate("window.ccbState.current")
         page.fill("#prompt", "hello")
         page.press("#prompt", "Enter")
@@ -105,7 +48,7 @@ def test_background_approval_notifies_and_reconnect_shows_nothing_twice(
         other = remote.request({"type": "create_session"})["session_id"]
         remote.request({"type": "prompt", "session_id": other, "text": "a"})
         remote.request({"type": "prompt", "session_id": other, "text": "b"})
-        until(page, "window.__notes.length > 0")
+        page_until(page, "window.__notes.length > 0")
         assert "Claude needs your approval" == page.evaluate("window.__notes[0].title")
         badge = page.locator(f"#sessions li[data-session='{other}'] .badge")
         badge.filter(has_text="waiting for you").wait_for()
@@ -126,10 +69,10 @@ def test_background_approval_notifies_and_reconnect_shows_nothing_twice(
 
         # the selectors: the CLI accepts the mode (answered, no error); the model is recorded
         page.select_option("#mode", "acceptEdits")
-        until(page, "window.ccbState.waiting.size === 0")
+        page_until(page, "window.ccbState.waiting.size === 0")
         page.fill("#model", "claude-test-model")
         page.locator("#prompt").focus()  # "change" fires when the field loses focus
-        until(page, f"window.ccbState.sessions.get('{current}').model === 'claude-test-model'")
+        page_until(page, f"window.ccbState.sessions.get('{current}').model === 'claude-test-model'")
         assert "error" not in (page.get_attribute("#banner", "class") or "")
         assert [] == page.errors
         remote.conn.close()
@@ -153,7 +96,7 @@ def test_a_session_whose_cli_dies_is_a_clear_error(tmp_path: Path, browser: Any)
     with serve(tmp_path, fake_cli_command(body, tmp_path / "fake")) as url:
         page = open_page(browser, url)
         page.click("#new-session button[type=submit]")
-        until(page, "window.ccbState.current !== null")
+        page_until(page, "window.ccbState.current !== null")
         current = page.evaluate("window.ccbState.current")
         page.fill("#prompt", "hello")
         page.press("#prompt", "Enter")
@@ -254,7 +197,7 @@ def test_slash_commands_stream_as_they_show_after_a_reload(tmp_path: Path, brows
     with serve(tmp_path, fake_cli_command(body, tmp_path / "fake")) as url:
         page = open_page(browser, url)
         page.click("#new-session button[type=submit]")
-        until(page, "window.ccbState.current !== null")
+        page_until(page, "window.ccbState.current !== null")
         current = page.evaluate("window.ccbState.current")
         remote = Remote(url)
         for i, text in enumerate(prompts):
@@ -331,7 +274,7 @@ def test_sub_agent_work_is_nested_under_its_call(tmp_path: Path, browser: Any) -
     with serve(tmp_path, cli) as url:
         page = open_page(browser, url)
         page.click("#new-session button[type=submit]")
-        until(page, "window.ccbState.current !== null")
+        page_until(page, "window.ccbState.current !== null")
         page.fill("#prompt", "delegate it")
         page.press("#prompt", "Enter")
         page.wait_for_selector(".msg.assistant:has-text('The sub-agent says')")
@@ -370,7 +313,7 @@ def test_the_readme_first_command(tmp_path: Path, browser: Any) -> None:
             assert lines[-1].split()[-1] == "ws" + url.removeprefix("http").rstrip("/") + "/ws"
             page = open_page(browser, url.rstrip("/"))
             page.click("#new-session button[type=submit]")
-            until(page, "window.ccbState.current !== null")
+            page_until(page, "window.ccbState.current !== null")
             page.fill("#prompt", "show me around")
             page.press("#prompt", "Enter")
             allowed = 0
@@ -382,7 +325,7 @@ def test_the_readme_first_command(tmp_path: Path, browser: Any) -> None:
                     break
                 page.locator(open_card).first.locator("button.allow").click()
                 allowed += 1
-                until(page, f"document.querySelectorAll('{open_card}').length === 0")
+                page_until(page, f"document.querySelectorAll('{open_card}').length === 0")
             assert allowed >= 1
             assert page.locator(".card.kind-shell_exec .stdout").count() >= 1
             page.locator(".card.kind-modify_file .diff .add").first.wait_for()

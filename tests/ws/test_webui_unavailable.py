@@ -10,14 +10,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from server._running import running
 
 from adapter import LocalBackend, PermissionPolicy, SessionConfig
 from adapter.server import BUILTIN_PROVIDERS, ServerContext, ServerSettings, create_app
 from claudecode.testing import fake_cli_command, script, text_turn
+from tests.support.browser import page_until
+from tests.support.servers import running
 
 from ._flaky import Flaky
-from .test_webui_page import ARTIFACTS, Remote, open_page, until
+from ._webui import ARTIFACTS, Remote, open_page
 
 pytestmark = [pytest.mark.browser, pytest.mark.server]
 
@@ -45,7 +46,7 @@ def test_the_page_resubscribes_after_unavailable_with_no_gap(tmp_path: Path, bro
     with running(app) as url:
         page = open_page(browser, url)
         page.click("#new-session button[type=submit]")
-        until(page, "window.ccbState.current !== null")
+        page_until(page, "window.ccbState.current !== null")
         current = page.evaluate("window.ccbState.current")
         page.fill("#prompt", "hello")
         page.press("#prompt", "Enter")
@@ -59,13 +60,13 @@ def test_the_page_resubscribes_after_unavailable_with_no_gap(tmp_path: Path, bro
         )
         # The page's subscription ended with "unavailable": it says so and keeps trying.
         page.wait_for_selector("#banner.error:has-text('unavailable')")
-        until(page, f"(window.ccbState.unavailable.get('{current}') || {{}}).tries >= 2")
+        page_until(page, f"(window.ccbState.unavailable.get('{current}') || {{}}).tries >= 2")
         page.screenshot(path=str(ARTIFACTS / "unavailable.png"))
         assert 0 == page.locator(".msg.assistant:has-text('second reply')").count()
 
         backend.down = False
         page.wait_for_selector(".msg.assistant:has-text('second reply')")
-        until(page, "window.ccbState.unavailable.size === 0")
+        page_until(page, "window.ccbState.unavailable.size === 0")
         assert page.locator("#banner").is_hidden()
         assert ["hello", "more"] == page.locator(".msg.user").all_inner_texts()
         texts = page.locator(".msg.assistant").all_inner_texts()

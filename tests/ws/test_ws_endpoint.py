@@ -8,78 +8,24 @@ import json
 import os
 import socket
 import threading
-import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
-from functools import partial
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 import websockets.exceptions
-import websockets.sync.client as ws_client
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from server._running import running
 
-from adapter import PermissionPolicy, SessionConfig
-from adapter.server import ServerSettings, create_app
 from adapter.server.ws import CLOSE_FRAME_TOO_LARGE, CLOSE_SLOW_CONSUMER
-from adapter.server.ws.endpoint import ws_routes
-from claudecode.testing import fake_cli_command, script, text_turn, tool_turn
+from claudecode.testing import script, text_turn, tool_turn
+from tests.support.timeouts import HANG_GUARD
+from tests.support.waits import wait_until
+
+from ._client import TOKEN, Client, connect, serve
 
 pytestmark = pytest.mark.server
 
-TOKEN = "ws-token"
-WAIT = 60.0  # hang guard only
-
-
-class Client:
-    """A blocking WebSocket client speaking the protocol as JSON dicts."""
-
-    def __init__(self, url: str, **kwargs: Any) -> None:
-        # entered by hand: the connection lives across calls (closed by close())
-        self.conn = ws_client.connect(url, max_size=None, open_timeout=WAIT, **kwargs).__enter__()
-        self.seen: list[dict[str, Any]] = []
-        self._n = 0
-
-    def close(self) -> None:
-        self.conn.close()
-
-    def send(self, frame: dict[str, Any] | str | bytes) -> None:
-        self.conn.send(frame if isinstance(frame, str | bytes) else json.dumps(frame))
-
-    def recv(self) -> dict[str, Any]:
-        frame: dict[str, Any] = json.loads(self.conn.recv(timeout=WAIT))
-        self.seen.append(frame)
-        return frame
-
-    def until(self, pred: Callable[[dict[str, Any]], bool]) -> list[dict[str, Any]]:
-        """Frames up to and including the first that matches."""
-        got: list[dict[str, Any]] = []
-        while True:
-            frame = self.recv()
-            got.append(frame)
-            if pred(frame):
-                return got
-
-    def saw(self, pred: Callable[[dict[str, Any]], bool], since: int = 0) -> None:
-        """Return once a frame (received after ``self.seen[since]``, or coming) matches."""
-        if not any(pred(f) for f in self.seen[since:]):
-            self.until(pred)
-
-    def request(self, frame: dict[str, Any]) -> dict[str, Any]:
-        """Send with a fresh request_id; the ack or error that answers it."""
-        self._n += 1
-        rid = f"r{self._n}"
-        self.send({**frame, "request_id": rid})
-        got = self.until(
-            lambda f: (
-                (f.get("request_id") == rid and f["type"] in ("ack", "error", "pong"))
-                or (f.get("request_id") == rid and f["type"] in ("session_list", "history"))
-            )
-        )
-        return got[-1]
 
 
 def drain(c: Client) -> tuple[list[dict[str, Any]], int | None]:
@@ -104,48 +50,6 @@ def until_complete(c: Client, session_id: str) -> list[dict[str, Any]]:
             and f["event"]["type"] == "complete"
         )
     )
-
-
-def settings_for(
-    tmp_path: Path,
-    body: Any,
-    subscriber_buffer: int = 5_000,
-    history_size: int = 10_000,
-    **extra: Any,
-) -> ServerSettings:
-    work = tmp_path / "work"
-    work.mkdir(exist_ok=True)
-    defaults = SessionConfig(
-        cli_path=fake_cli_command(body, tmp_path / "fake"),
-        cwd=work,
-        policy=PermissionPolicy("supervised"),
-        subscriber_buffer=subscriber_buffer,
-        history_size=history_size,
-    )
-    return ServerSettings(
-        session_defaults=defaults, max_sessions=4, max_body_bytes=64 * 1024, **extra
-    )
-
-
-@contextmanager
-def serve(
-    tmp_path: Path, body: Any, *, max_queue: int | None = None, **extra: Any
-) -> Iterator[str]:
-    """A real server on 127.0.0.1; yields the ws:// URL of /ws."""
-    providers: list[Any] = ["adapter.server.routes:core_routes"]
-    providers.append(
-        partial(ws_routes, max_queue=max_queue) if max_queue is not None else ws_routes
-    )
-    app = create_app(settings=settings_for(tmp_path, body, **extra), providers=providers)
-    with running(app) as url:
-        yield url.replace("http://", "ws://") + "/ws"
-
-
-def connect(url: str, **kwargs: Any) -> Client:
-    c = Client(url, **kwargs)
-    first = c.recv()
-    assert "session_list" == first["type"]
-    return c
 
 
 def create(c: Client) -> str:
@@ -209,12 +113,13 @@ def test_create_and_prompt_at_once_misses_nothing(tmp_path: Path) -> None:
             # last events (it folds in batches; before that the events after the snapshot's
             # last_seq follow it)
             late = connect(url)
-            for _ in range(600):  # a hang guard
+
+            def caught_up() -> dict[str, Any] | None:
                 late.send({"type": "subscribe", "session_id": sid})
-                snap = late.until(lambda f: f["type"] == "snapshot")[-1]
-                if snap["chat"]["last_seq"] == len(events):
-                    break
-                time.sleep(0.05)
+                snap: dict[str, Any] = late.until(lambda f: f["type"] == "snapshot")[-1]
+                return snap if snap["chat"]["last_seq"] == len(events) else None
+
+            snap = wait_until(caught_up, poll=0.05, what="a snapshot of every event")
             entries = snap["chat"]["entries"]
             assert ["user", "text"] == [e["kind"] for e in entries]
             assert "Hi there!" == entries[1]["text"]
@@ -242,12 +147,14 @@ def test_a_late_joiner_sees_the_whole_chat_beyond_the_history(tmp_path: Path) ->
             events = events_of(frames, sid)
             assert len(events) > 600
             late = connect(url)
-            for _ in range(600):  # a hang guard: the view folds the last events in a batch
+
+            # the view folds the last events in a batch
+            def caught_up() -> dict[str, Any] | None:
                 late.send({"type": "subscribe", "session_id": sid})
-                snap = late.until(lambda f: f["type"] == "snapshot")[-1]
-                if snap["chat"]["last_seq"] >= events[-1]["seq"]:
-                    break
-                time.sleep(0.05)
+                snap: dict[str, Any] = late.until(lambda f: f["type"] == "snapshot")[-1]
+                return snap if snap["chat"]["last_seq"] >= events[-1]["seq"] else None
+
+            snap = wait_until(caught_up, poll=0.05, what="a snapshot of every event")
             entries = snap["chat"]["entries"]
             assert ["long one", text] == [e["text"] for e in entries if "text" in e]
             old = connect(url)
@@ -382,7 +289,7 @@ class GatedSocket(socket.socket):
         self.gate.set()
 
     def recv(self, bufsize: int, flags: int = 0) -> bytes:
-        self.gate.wait(WAIT)
+        self.gate.wait(HANG_GUARD)
         return super().recv(bufsize, flags)
 
 

@@ -12,7 +12,7 @@ import pytest
 
 from claudecode.testing import script, text_turn
 
-from .test_ws_endpoint import Client, connect, serve
+from ._client import Client, connect, serve
 
 pytestmark = pytest.mark.server
 

@@ -15,6 +15,7 @@ import pytest
 
 from adapter import SessionInfo
 from adapter.server.ws.status import BACKLOG_FRAMES, SLICE_FRAMES, StatusFeed
+from tests.support.timeouts import HANG_GUARD
 
 pytestmark = pytest.mark.anyio
 
@@ -89,7 +90,7 @@ async def settle() -> None:
 async def test_newest_change_per_session_held_until_resumed() -> None:
     backend = Backend()
     feed = StatusFeed(backend)  # type: ignore[arg-type]
-    with anyio.fail_after(30):
+    with anyio.fail_after(HANG_GUARD):
         async with feed.running():
             early, late = Sink(), Sink()
             feed.attach(early)
@@ -117,7 +118,7 @@ async def test_newest_change_per_session_held_until_resumed() -> None:
 async def test_only_the_sessions_a_connection_wants() -> None:
     backend = Backend()
     feed = StatusFeed(backend)  # type: ignore[arg-type]
-    with anyio.fail_after(30):
+    with anyio.fail_after(HANG_GUARD):
         async with feed.running():
             sink = Sink()
             sink.ignored.add("other")
@@ -132,7 +133,7 @@ async def test_only_the_sessions_a_connection_wants() -> None:
 async def test_a_connection_behind_is_held_until_it_caught_up() -> None:
     backend = Backend()
     feed = StatusFeed(backend)  # type: ignore[arg-type]
-    with anyio.fail_after(30):
+    with anyio.fail_after(HANG_GUARD):
         async with feed.running():
             slow, fast = Sink(), Sink()
             for sink in (slow, fast):
@@ -159,7 +160,7 @@ async def test_frames_go_out_in_slices_between_which_the_loop_runs() -> None:
     feed = StatusFeed(backend)  # type: ignore[arg-type]
     sinks = [Sink() for _ in range(10)]
     handed: list[int] = []
-    with anyio.fail_after(30):
+    with anyio.fail_after(HANG_GUARD):
         async with feed.running():
             for sink in sinks:
                 feed.attach(sink)
@@ -186,7 +187,7 @@ async def test_a_failed_watch_is_retried() -> None:
     backend = Backend(fail_first=True)
     feed = StatusFeed(backend)  # type: ignore[arg-type]
     sink = Sink()
-    with anyio.fail_after(30):
+    with anyio.fail_after(HANG_GUARD):
         async with feed.running():
             feed.attach(sink)
             feed.resume(sink)

@@ -3,7 +3,6 @@ backend (a gateway that lost NATS), so the snapshots taken afterwards are whole.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 
 import anyio
@@ -14,6 +13,8 @@ from adapter.chat import AssistantText, ChatSnapshot
 from adapter.server.ws import views
 from adapter.server.ws.views import SessionViews
 from claudecode.testing import fake_cli_command, script, text_turn
+from tests.support.timeouts import HANG_GUARD
+from tests.support.waits import eventually
 
 from ._flaky import Flaky
 
@@ -24,14 +25,6 @@ def texts(snapshot: ChatSnapshot) -> list[str]:
     return [e.text for e in snapshot.entries if isinstance(e, AssistantText)]
 
 
-async def eventually(check: Callable[[], bool]) -> None:
-    for _ in range(1500):
-        if check():
-            return
-        await anyio.sleep(0.02)
-    raise AssertionError("never true")
-
-
 async def test_a_view_follows_again_once_the_backend_is_back(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -40,7 +33,7 @@ async def test_a_view_follows_again_once_the_backend_is_back(
     work.mkdir()
     cli = fake_cli_command(script(text_turn("first reply"), text_turn("second reply")), tmp_path)
     defaults = SessionConfig(cli_path=str(cli), cwd=work, policy=PermissionPolicy("supervised"))
-    with anyio.fail_after(60):
+    with anyio.fail_after(HANG_GUARD):
         async with LocalBackend(defaults) as inner:
             backend = Flaky(inner)
             async with SessionViews(backend).running() as session_views:  # type: ignore[arg-type]

@@ -1,5 +1,5 @@
-"""Bridge processes for the cluster tests: ``python -m adapter ...`` children and WebSocket
-frames sent to them."""
+"""Bridge processes for the cluster and ACP tests: ``python -m adapter ...`` children and
+WebSocket frames sent to them."""
 
 from __future__ import annotations
 

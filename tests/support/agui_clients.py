@@ -10,7 +10,8 @@ from typing import Any
 
 import pytest
 
-HERE = Path(__file__).parent
+#: The npm package of the AG-UI / CopilotKit clients (package.json, drive.mjs).
+HERE = Path(__file__).resolve().parents[1] / "agui_clients"
 
 
 def require_clients() -> str:

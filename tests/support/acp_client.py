@@ -1,4 +1,5 @@
-"""Run the official ACP TypeScript client (``client/drive.mjs``) against an agent command."""
+"""Run the official ACP TypeScript client (``tests/acp_agent/client/drive.mjs``) against an
+agent command."""
 
 from __future__ import annotations
 
@@ -11,9 +12,10 @@ from typing import Any
 
 import pytest
 
-from .schema import check_wire
+from .acp_schema import check_wire
 
-CLIENT_DIR = Path(__file__).parent / "client"
+#: The npm package of the official ACP client the driver runs (tests/acp_agent/client).
+CLIENT_DIR = Path(__file__).resolve().parents[1] / "acp_agent" / "client"
 INSTALL_HINT = "run scripts/install-test-deps (npm ci in tests/acp_agent/client)"
 
 

@@ -1,4 +1,4 @@
-"""Shared harness of the translator tests (no tests here): replay recorded transcripts.
+"""Recorded transcripts replayed through the translator (the translator and chat tests).
 
 A transcript may record several CLI processes (``exit_code`` spawns three); each process gets
 its own :class:`~adapter.translate.Translator`, as each real session would. Lines go in the

@@ -1,0 +1,1 @@
+"""The test suite: one package, shared set-up in tests.support."""

@@ -1,0 +1,1 @@
+"""Tests of the adapter core: sessions, backends, policies, commands."""

@@ -1,0 +1,1 @@
+"""Tests of the claudecode client against fake and scripted CLIs."""

@@ -1,0 +1,1 @@
+"""Tests of the normalize package's tool-payload normalisers."""
