@@ -16,8 +16,9 @@ import pytest
 
 TESTS = Path(__file__).resolve().parent
 
-#: Folders that hold no tests of ours: installed npm packages, data.
-SKIPPED = frozenset({"node_modules", "fixtures", "artifacts", "__pycache__"})
+#: Folders that hold no tests of ours: installed npm packages, data, and the official SDK's
+#: examples and e2e tests, vendored unchanged and run in an interpreter of their own.
+SKIPPED = frozenset({"node_modules", "fixtures", "artifacts", "__pycache__", "sdk_upstream"})
 
 
 def python_folders(root: Path) -> Iterator[Path]:

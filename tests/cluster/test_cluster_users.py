@@ -18,9 +18,8 @@ import websockets.sync.client as ws_client
 from adapter.cluster import ClusterConfig, LocalNatsServer
 from adapter.server.identity import new_token, user_entry
 from claudecode.testing import fake_cli_command, script
-from tests.agui_clients.driver import drive
-
-from ._processes import child, worker_child
+from tests.support.agui_clients import drive
+from tests.support.processes import child, worker_child
 
 pytestmark = [pytest.mark.nats, pytest.mark.slow, pytest.mark.server]
 

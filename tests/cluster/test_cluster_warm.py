@@ -24,8 +24,7 @@ from adapter.config import SessionConfig
 from adapter.events import Complete, MessageChunk
 from benchmarks import procfs
 from claudecode.testing import fake_cli_command, script, text_turn
-
-from ._waits import eventually
+from tests.support.waits import eventually
 
 pytestmark = [pytest.mark.anyio, pytest.mark.nats]
 

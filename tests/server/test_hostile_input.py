@@ -363,7 +363,7 @@ def test_an_abrupt_pty_viewer_disconnect_is_not_an_unhandled_exception(
 def next_text_frame(ws: Any, kind: str) -> dict[str, Any]:
     """The next JSON control frame of ``kind`` (the screen's binary frames are skipped)."""
     for _ in range(200):
-        frame = ws.recv(timeout=WAIT)
+        frame = ws.recv(timeout=HANG_GUARD)
         if isinstance(frame, str) and (parsed := json.loads(frame))["type"] == kind:
             return dict(parsed)
     raise AssertionError(f"no {kind} frame")
@@ -374,11 +374,11 @@ def next_text_frame(ws: Any, kind: str) -> dict[str, Any]:
 def test_a_deep_pty_control_frame_is_refused_and_the_viewer_stays(server: str) -> None:
     """A deep value before the ``type`` (which the decoder skips over looking for the tag)
     is a ``bad_frame`` error, not a crashed viewer."""
-    with httpx.Client(base_url=server, timeout=WAIT) as http:
+    with httpx.Client(base_url=server, timeout=HANG_GUARD) as http:
         tid = http.post("/api/terminals", json={"agent": "shell"}).json()["id"]
         try:
-            with ws_client.connect(f"{ws_url(server)}/pty/{tid}", open_timeout=WAIT) as ws:
-                assert "status" == json.loads(ws.recv(timeout=WAIT))["type"]
+            with ws_client.connect(f"{ws_url(server)}/pty/{tid}", open_timeout=HANG_GUARD) as ws:
+                assert "status" == json.loads(ws.recv(timeout=HANG_GUARD))["type"]
                 nested = "[" * 5000 + "]" * 5000
                 ws.send('{"x": ' + nested + ', "type": "status"}')
                 assert "bad_frame" == next_text_frame(ws, "error")["code"]
@@ -393,7 +393,7 @@ def test_the_keep_alive_connection_survives_a_refused_body(server: str) -> None:
     good request, all answered (a 500 used to make uvicorn drop the connection)."""
     port = int(server.rsplit(":", 1)[1])
     bodies = [deep(10_000), b'{"cwd": "\xff"}', b"{}"]
-    with socket.create_connection(("127.0.0.1", port), timeout=WAIT) as sock:
+    with socket.create_connection(("127.0.0.1", port), timeout=HANG_GUARD) as sock:
         reader = sock.makefile("rb")
         for body in bodies:
             head = (

@@ -195,17 +195,17 @@ def watched_terminal(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple
         settings=ServerSettings(terminal_input="first", state_dir=tmp / "state"),
         providers=["adapter.server.terminal_routes:terminal_routes"],
     )
-    with running(app) as url, httpx.Client(base_url=url, timeout=WAIT) as http:
+    with running(app) as url, httpx.Client(base_url=url, timeout=HANG_GUARD) as http:
         tid = http.post("/api/terminals", json={"agent": "shell", "cwd": str(tmp)}).json()["id"]
         pty_url = url.replace("http://", "ws://") + f"/ws/pty/{tid}"
-        with ws_client.connect(pty_url, open_timeout=WAIT) as keyboard:
+        with ws_client.connect(pty_url, open_timeout=HANG_GUARD) as keyboard:
             yield pty_url, keyboard
         http.delete(f"/api/terminals/{tid}")
 
 
 def until_json(ws: Any, kind: str) -> dict[str, Any]:
     for _ in range(500):
-        frame = ws.recv(timeout=WAIT)
+        frame = ws.recv(timeout=HANG_GUARD)
         if isinstance(frame, str) and (parsed := json.loads(frame)).get("type") == kind:
             return dict(parsed)
     raise AssertionError(f"no {kind} frame")
@@ -226,7 +226,7 @@ def test_pty_control_frames_never_drop_the_viewer(
 ) -> None:
     pty_url, _ = watched_terminal
     frame = body.draw(bodies(tag), label="frame")
-    with ws_client.connect(pty_url, open_timeout=WAIT, max_size=None) as ws:
+    with ws_client.connect(pty_url, open_timeout=HANG_GUARD, max_size=None) as ws:
         assert until_json(ws, "status")["can_type"] is False
         ws.send(frame.decode())
         ws.send('{"type": "status"}')  # answered whatever the frame before was

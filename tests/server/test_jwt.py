@@ -24,8 +24,7 @@ from hypothesis import strategies as st
 
 from adapter.server import ServerSettings, create_app
 from adapter.server.jwt_auth import JwtSettings
-
-from ._running import running
+from tests.support.servers import running
 
 pytestmark = pytest.mark.server
 

@@ -33,9 +33,9 @@ from adapter.server.identity import (
 from adapter.server.terminal_routes import make_terminal_routes
 from adapter.terminals import TerminalManager
 from claudecode.testing import fake_cli_command, script, tool_turn
-from tests.agui_clients.driver import drive, text_of
+from tests.support.agui_clients import drive, text_of
+from tests.support.servers import running
 
-from ._running import running
 from ._users import WAIT, Team
 
 pytestmark = pytest.mark.server

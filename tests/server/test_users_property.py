@@ -17,8 +17,8 @@ from hypothesis import strategies as st
 from adapter import PermissionPolicy, SessionConfig
 from adapter.server import ServerSettings, create_app
 from claudecode.testing import fake_cli_command, script
+from tests.support.servers import running
 
-from ._running import running
 from ._sse import post_stream, run_input, user
 from ._users import Team
 

@@ -16,8 +16,8 @@ from adapter.server import BUILTIN_PROVIDERS, ServerSettings, create_app
 from adapter.server.terminal_routes import make_terminal_routes
 from adapter.terminals import TerminalManager
 from claudecode.testing import fake_cli_command, script
+from tests.support.servers import running
 
-from ._running import running
 from ._users import Team
 
 pytestmark = [pytest.mark.browser, pytest.mark.server]
