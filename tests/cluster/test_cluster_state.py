@@ -13,7 +13,7 @@ import pytest
 
 from adapter.backend import SessionSpec
 from adapter.cluster import LocalNatsServer
-from adapter.cluster import worker as cluster_worker
+from adapter.cluster import _records as cluster_records
 from claudecode.testing import script, text_turn
 from tests.support.waits import until_complete
 
@@ -25,7 +25,7 @@ pytestmark = [pytest.mark.anyio, pytest.mark.nats]
 async def test_the_record_is_idle_after_each_turn(
     nats_server: LocalNatsServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(cluster_worker, "_REFRESH", 3600.0)
+    monkeypatch.setattr(cluster_records, "REFRESH", 3600.0)
     body = script(text_turn("one"), text_turn("two"), text_turn("three"))
     async with running(nats_server, fast_config(), worker_defaults(tmp_path, body)) as (
         backend,
@@ -48,8 +48,8 @@ async def test_the_record_is_idle_after_each_turn(
 def test_record_refreshes_are_spread_not_in_step() -> None:
     # Sessions prompted together must not refresh their records in the same instant every
     # period: each period is drawn anew around _REFRESH.
-    periods = [cluster_worker._refresh_period() for _ in range(500)]
-    low, high = cluster_worker._REFRESH * 0.5, cluster_worker._REFRESH * 1.5
+    periods = [cluster_records.refresh_period() for _ in range(500)]
+    low, high = cluster_records.REFRESH * 0.5, cluster_records.REFRESH * 1.5
     assert all(low <= period < high for period in periods)
-    assert max(periods) - min(periods) > cluster_worker._REFRESH * 0.5
-    assert sum(periods) / len(periods) == pytest.approx(cluster_worker._REFRESH, rel=0.1)
+    assert max(periods) - min(periods) > cluster_records.REFRESH * 0.5
+    assert sum(periods) / len(periods) == pytest.approx(cluster_records.REFRESH, rel=0.1)

@@ -15,6 +15,7 @@ import normalize
 MODULES = [
     importlib.import_module(f"normalize.{info.name}")
     for info in pkgutil.iter_modules(normalize.__path__)
+    if not info.name.endswith("__mypyc")  # mypyc's shared runtime library of a compiled build
 ]
 
 
