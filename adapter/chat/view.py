@@ -114,9 +114,10 @@ class ChatView:
         #: message arrives in thousands of chunks: joining the whole text at every chunk would
         #: cost time quadratic in its length, so the pieces are joined when someone looks.
         self._pieces: dict[str, list[str]] = {}
-        #: Permission entries not known closed, in the order they came: a tool result
-        #: closes its call's requests, and scanning every entry for them at every result
-        #: cost time quadratic in the length of the chat.
+        #: The permission entries, in the order of the entries (a closed one stays, so that
+        #: one reopened under its id keeps its place): a tool result closes its call's
+        #: requests, and scanning every entry for them at every result cost time quadratic
+        #: in the length of the chat.
         self._permissions: dict[str, None] = {}
         self._events = 0
         self._key = ""
@@ -470,7 +471,6 @@ class ChatView:
         entry = self._entries.get(entry_id)
         if isinstance(entry, PermissionEntry) and entry.state == "open":
             self._set(msgspec.structs.replace(entry, state="closed"))
-        self._permissions.pop(entry_id, None)
 
     def _close_permissions_of(self, tool_id: str) -> None:
         for entry in self.open_permissions():
