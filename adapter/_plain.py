@@ -41,6 +41,9 @@ from .events import (
     PermissionDenied,
     PermissionOption,
     PermissionRequest,
+    Question,
+    QuestionOption,
+    QuestionRequest,
     RateLimit,
     Raw,
     TaskEvent,
@@ -55,6 +58,7 @@ __all__ = (
     "malformed",
     "permission_denied",
     "permission_event",
+    "question_event",
     "rate_limit",
     "raw_of",
     "result_error",
@@ -248,6 +252,45 @@ def permission_event(
         decision_reason=reason,
         options=[ALLOW, ALLOW_ALWAYS, DENY] if suggestions else [ALLOW, DENY],
         parent_tool_call_id=parent_of(tool_use_id, agent_id),
+    )
+
+
+def _question(raw: object) -> Question | None:
+    if not isinstance(raw, dict):
+        return None
+    text, header, raw_options = raw.get("question"), raw.get("header"), raw.get("options")
+    options: list[QuestionOption] = []
+    for option in raw_options if isinstance(raw_options, list) else ():
+        if isinstance(option, dict) and isinstance(label := option.get("label"), str):
+            description = option.get("description")
+            options.append(
+                QuestionOption(
+                    label=label, description=description if isinstance(description, str) else ""
+                )
+            )
+    if not isinstance(text, str) or not text or not options:
+        return None
+    return Question(
+        question=text,
+        header=header if isinstance(header, str) else "",
+        options=options,
+        multi_select=raw.get("multiSelect") is True,
+    )
+
+
+def question_event(request: PermissionRequest) -> QuestionRequest | None:
+    """The :class:`QuestionRequest` of an ``AskUserQuestion`` permission prompt, or ``None``
+    when its input holds no well-formed question (text and at least one labelled option),
+    which the session refuses as the CLI's own dialog would have nothing to show."""
+    raw = request.input.get("questions")
+    questions = [q for q in map(_question, raw) if q is not None] if isinstance(raw, list) else []
+    if not questions:
+        return None
+    return QuestionRequest(
+        pending_id=request.pending_id,
+        questions=questions,
+        tool_call_id=request.tool_call_id,
+        parent_tool_call_id=request.parent_tool_call_id,
     )
 
 

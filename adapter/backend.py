@@ -18,7 +18,7 @@ workers, stateless gateways) can replace it without touching the front ends.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from typing import Any, Literal, Protocol, TypeAlias, runtime_checkable
@@ -165,9 +165,7 @@ class SessionBackend(Protocol):
         event of the turn arrives."""
         ...
 
-    async def prompt(
-        self, session_id: str, text: str, *, images: PromptImages = ()
-    ) -> None:
+    async def prompt(self, session_id: str, text: str, *, images: PromptImages = ()) -> None:
         """Send a prompt (with images as ``(media_type, bytes)`` pairs). A prompt sent while
         a turn runs is queued by the CLI and runs after it."""
         ...
@@ -176,6 +174,19 @@ class SessionBackend(Protocol):
         self, session_id: str, pending_id: str, decision: PermissionDecision
     ) -> None:
         """Answer an open permission request (``allow``, ``allow_always``, ``deny``)."""
+        ...
+
+    async def answer_question(
+        self, session_id: str, pending_id: str, answers: Mapping[str, Sequence[str]]
+    ) -> None:
+        """Answer an open question request: question text -> the chosen option labels (or
+        one free-text answer); an empty list skips a question."""
+        ...
+
+    async def decline_question(
+        self, session_id: str, pending_id: str, message: str | None = None
+    ) -> None:
+        """Decline an open question request; the model reads ``message`` as the reason."""
         ...
 
     async def interrupt(self, session_id: str) -> None:

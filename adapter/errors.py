@@ -9,6 +9,7 @@
           ├── TooManySessionsError*         too_many_sessions  429
           ├── CliSessionInUseError*         session_in_use     409
           ├── ThreadBusyError*              thread_busy        409
+          ├── InvalidAnswerError*           bad_request        422
           ├── HistoryNotFoundError          history_not_found  404   (also LookupError)
           ├── BackendUnavailableError       unavailable        503
           │    └── ClusterUnavailableError (adapter.cluster)
@@ -38,6 +39,7 @@ __all__ = (
     "describe",
     "ErrorInfo",
     "HistoryNotFoundError",
+    "InvalidAnswerError",
     "ThreadBusyError",
     "TooManySessionsError",
     "UnknownPermissionError",
@@ -93,6 +95,14 @@ class ThreadBusyError(AdapterError, UsageError):
 
     code = "thread_busy"
     http_status = 409
+
+
+class InvalidAnswerError(AdapterError, UsageError):
+    """The answers do not fit the question request (unknown question, several picks for a
+    single-choice question, an empty or oversized answer), or the request is not a question."""
+
+    code = "bad_request"
+    http_status = 422
 
 
 class HistoryNotFoundError(AdapterError, LookupError):

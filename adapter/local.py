@@ -26,7 +26,7 @@ import json
 import os
 import time
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Mapping, Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Self
 
@@ -351,9 +351,7 @@ class LocalBackend:
         with entry.session.subscribe(after_seq) as subscription:
             yield subscription
 
-    async def prompt(
-        self, session_id: str, text: str, *, images: PromptImages = ()
-    ) -> None:
+    async def prompt(self, session_id: str, text: str, *, images: PromptImages = ()) -> None:
         """Send a prompt to the session."""
         entry = self._live_entry(session_id)
         # The title is in place before the turn starts, so that watchers see the turn start
@@ -375,6 +373,22 @@ class LocalBackend:
         """Answer an open permission request."""
         entry = self._live_entry(session_id)
         await entry.session.answer_permission(pending_id, decision)
+        self._changed(entry)
+
+    async def answer_question(
+        self, session_id: str, pending_id: str, answers: Mapping[str, Sequence[str]]
+    ) -> None:
+        """Answer an open question (question text -> the chosen labels or free text)."""
+        entry = self._live_entry(session_id)
+        await entry.session.answer_question(pending_id, answers)
+        self._changed(entry)
+
+    async def decline_question(
+        self, session_id: str, pending_id: str, message: str | None = None
+    ) -> None:
+        """Decline an open question; ``message`` tells the model why."""
+        entry = self._live_entry(session_id)
+        await entry.session.decline_question(pending_id, message)
         self._changed(entry)
 
     async def answer_tool(

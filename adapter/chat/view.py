@@ -18,7 +18,10 @@ Rules:
 * **User messages** are parsed by :func:`~adapter.history.usertext.parse_user_text` (slash
   commands and their output, interruptions, IDE selections).
 * **Permission requests** are entries, ``open`` until withdrawn, answered (their tool call
-  moved on) or the turn ended.
+  moved on) or the turn ended; a ``permission_resolved`` sets their ``decision`` and ``by``.
+* **Questions** (``question_request``) are entries of their own, ``open`` until
+  ``answered`` / ``declined`` (``permission_resolved``), ``cancelled`` when withdrawn or the
+  turn ended.
 
 Ids are deterministic: the same events give the same entries whatever the batch split, so
 ``apply(all)`` equals any sequence of ``apply(part)`` and replaying the deltas onto an empty
@@ -51,6 +54,8 @@ from ..events import (
     ModeChanged,
     PermissionCancelled,
     PermissionRequest,
+    PermissionResolved,
+    QuestionRequest,
     RateLimit,
     Reasoning,
     SessionStatus,
@@ -69,6 +74,7 @@ from .entries import (
     InterruptEntry,
     NoticeEntry,
     PermissionEntry,
+    QuestionEntry,
     ReadGroup,
     ReasoningEntry,
     ToolEntry,
@@ -147,6 +153,12 @@ class ChatView:
             e
             for e in self._entries.values()
             if isinstance(e, PermissionEntry) and e.state == "open"
+        ]
+
+    def open_questions(self) -> list[QuestionEntry]:
+        """The questions still waiting for an answer."""
+        return [
+            e for e in self._entries.values() if isinstance(e, QuestionEntry) and e.state == "open"
         ]
 
     def snapshot(self) -> ChatSnapshot:
@@ -470,10 +482,51 @@ class ChatView:
 
     def _on_permission_cancelled(self, event: PermissionCancelled) -> None:
         self._close_permission(f"permission:{event.pending_id}")
+        self._cancel_question(f"question:{event.pending_id}")
+
+    def _on_question(self, event: QuestionRequest) -> None:
+        self._add(
+            QuestionEntry(
+                id=f"question:{event.pending_id}",
+                parent_id=event.parent_tool_call_id,
+                pending_id=event.pending_id,
+                questions=tuple(event.questions),
+                tool_call_id=event.tool_call_id,
+            )
+        )
+
+    def _cancel_question(self, entry_id: str) -> None:
+        entry = self._entries.get(entry_id)
+        if isinstance(entry, QuestionEntry) and entry.state == "open":
+            self._set(msgspec.structs.replace(entry, state="cancelled"))
+
+    def _on_resolved(self, event: PermissionResolved) -> None:
+        question = self._entries.get(f"question:{event.pending_id}")
+        if isinstance(question, QuestionEntry):
+            state: Any = "answered" if event.decision == "answered" else "declined"
+            self._set(
+                msgspec.structs.replace(
+                    question,
+                    state=state,
+                    answers=event.answers,
+                    message=event.message,
+                    by=event.by,
+                )
+            )
+            return
+        permission = self._entries.get(f"permission:{event.pending_id}")
+        if isinstance(permission, PermissionEntry):
+            self._set(
+                msgspec.structs.replace(
+                    permission, state="closed", decision=event.decision, by=event.by
+                )
+            )
 
     def _on_complete(self, event: Complete) -> None:
         for entry in self.open_permissions():
             self._close_permission(entry.id)
+        for question in self.open_questions():
+            self._cancel_question(question.id)
         usage = self.usage
         tokens = event.tokens
         self.usage = ChatUsage(
@@ -565,6 +618,8 @@ _HANDLERS: dict[type[Any], Any] = {
     ToolUpdate: ChatView._on_tool_update,
     PermissionRequest: ChatView._on_permission,
     PermissionCancelled: ChatView._on_permission_cancelled,
+    QuestionRequest: ChatView._on_question,
+    PermissionResolved: ChatView._on_resolved,
     Complete: ChatView._on_complete,
     ErrorEvent: ChatView._on_error,
     SessionStatus: ChatView._on_status,

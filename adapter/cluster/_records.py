@@ -32,6 +32,7 @@ _log = get_logger("claudecode.adapter.cluster.worker")
 #: A record's times and seq are refreshed about this often (state changes go at once).
 REFRESH = 2.0
 
+
 def refresh_period() -> float:
     """Seconds until a record's next refresh: :data:`REFRESH` on average, drawn anew after
     each write from half to one and a half times it. Sessions prompted together would

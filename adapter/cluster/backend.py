@@ -15,7 +15,7 @@ import shutil
 import tempfile
 import time
 import uuid
-from collections.abc import AsyncIterator, Awaitable
+from collections.abc import AsyncIterator, Awaitable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
 from types import TracebackType
@@ -48,9 +48,11 @@ from .registry import Registry
 from .transcripts import TranscriptCache, ensure_transcript_stream
 from .wire import (
     AnswerPermission,
+    AnswerQuestion,
     Close,
     Command,
     CreateSession,
+    DeclineQuestion,
     Interrupt,
     Prompt,
     Reply,
@@ -542,9 +544,7 @@ class ClusterBackend:
             raise_error(reply.error)
         return reply
 
-    async def prompt(
-        self, session_id: str, text: str, *, images: PromptImages = ()
-    ) -> None:
+    async def prompt(self, session_id: str, text: str, *, images: PromptImages = ()) -> None:
         """Send a prompt to the session's worker."""
         await self._command(session_id, Prompt(text=text, images=as_images(images)))
 
@@ -562,6 +562,19 @@ class ClusterBackend:
                 updated_input=decision.updated_input,
             ),
         )
+
+    async def answer_question(
+        self, session_id: str, pending_id: str, answers: Mapping[str, Sequence[str]]
+    ) -> None:
+        """Answer an open question on the session's worker."""
+        body = {text: list(picks) for text, picks in answers.items()}
+        await self._command(session_id, AnswerQuestion(pending_id=pending_id, answers=body))
+
+    async def decline_question(
+        self, session_id: str, pending_id: str, message: str | None = None
+    ) -> None:
+        """Decline an open question on the session's worker."""
+        await self._command(session_id, DeclineQuestion(pending_id=pending_id, message=message))
 
     async def interrupt(self, session_id: str) -> None:
         """Interrupt the running turn."""

@@ -50,9 +50,11 @@ from .registry import Registry
 from .transcripts import TranscriptMirror, ensure_transcript_stream, restore_transcript
 from .wire import (
     AnswerPermission,
+    AnswerQuestion,
     Close,
     CreateExpiredError,
     CreateSession,
+    DeclineQuestion,
     ErrorBody,
     Interrupt,
     Prompt,
@@ -577,6 +579,10 @@ class ClusterWorker:
                 await session.prompt(command.text, images=command.images)
             elif isinstance(command, AnswerPermission):
                 await session.answer_permission(command.pending_id, command.decision())
+            elif isinstance(command, AnswerQuestion):
+                await session.answer_question(command.pending_id, command.answers)
+            elif isinstance(command, DeclineQuestion):
+                await session.decline_question(command.pending_id, command.message)
             elif isinstance(command, Interrupt):
                 await session.interrupt()
             elif isinstance(command, SetModel):
