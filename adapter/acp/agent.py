@@ -172,6 +172,10 @@ class AcpAgent:
     async def _initialize(self, params: Any) -> dict[str, Any]:
         p = decode_params(params, InitializeParams)
         self._client_capabilities = p.client_capabilities
+        elicitation = p.client_capabilities.get("elicitation")
+        self._relay.elicitation_form = isinstance(elicitation, dict) and isinstance(
+            elicitation.get("form"), dict
+        )
         return {
             "protocolVersion": PROTOCOL_VERSION,
             "agentCapabilities": {

@@ -270,3 +270,84 @@ def test_prompt_content_reaches_the_model(
     assert f"@{cwd}/main.py" in text
     # The CLI resolved the @-mention itself: the model saw the file as it is on disk.
     assert "print('on disk')" in json.dumps(request.body["messages"])
+
+
+QUESTIONS = {
+    "questions": [
+        {
+            "question": "Which greeting style should I use?",
+            "header": "Style",
+            "options": [
+                {"label": "Formal", "description": "Good day."},
+                {"label": "Casual", "description": "Hey!"},
+            ],
+            "multiSelect": False,
+        },
+        {
+            "question": "Which languages?",
+            "header": "Languages",
+            "options": [
+                {"label": "English", "description": "en"},
+                {"label": "French", "description": "fr"},
+                {"label": "German", "description": "de"},
+            ],
+            "multiSelect": True,
+        },
+    ]
+}
+
+
+def _question_turns(fake_api: FakeAnthropicAPI) -> None:
+    fake_api.add_main(tool_turn("AskUserQuestion", QUESTIONS), text_turn("Thanks."))
+
+
+def _model_read(fake_api: FakeAnthropicAPI) -> str:
+    from ._assertions import api_tool_results, result_text
+
+    [result] = api_tool_results(fake_api.main_requests()[1].body)
+    return result_text(result)
+
+
+def test_questions_by_form_elicitation(acp: Acp, fake_api: FakeAnthropicAPI) -> None:
+    """A client that advertises form elicitation gets one form (a field per question, a
+    multi-select as an array, a free-text field beside each); what it accepts reaches the
+    model through the real CLI, the free text joining the multi-select's picks."""
+    _question_turns(fake_api)
+    content = {
+        "question_0": "Casual",
+        "question_1": ["English", "French"],
+        "question_1_custom": "Latin",
+    }
+    report = acp.run(
+        {"op": "initialize", "elicitation": True},
+        acp.new("a"),
+        prompt("ask me", elicitations=[{"action": "accept", "content": content}]),
+        END,
+    )
+    assert {"stopReason": "end_turn"} == report["results"][2], report["stderr"][-3000:]
+    [form] = report["elicitations"]["a"]
+    props = form["requestedSchema"]["properties"]
+    assert "array" == props["question_1"]["type"]
+    assert ["English", "French", "German"] == [
+        o["const"] for o in props["question_1"]["items"]["anyOf"]
+    ]
+    assert "Good day." == props["question_0"]["oneOf"][0]["description"]
+    assert form["toolCallId"]
+    read = _model_read(fake_api)
+    assert '"Which greeting style should I use?"="Casual"' in read, read
+    assert '"Which languages?"="English, French, Latin"' in read, read
+    assert "permissions" not in report or not report["permissions"].get("a")
+
+
+def test_questions_by_permission_requests_and_a_decline(
+    acp: Acp, fake_api: FakeAnthropicAPI
+) -> None:
+    """Without elicitation each question is a permission request whose options are its
+    answers; declining the second declines the whole request, and the model reads why."""
+    _question_turns(fake_api)
+    report = acp.in_session(prompt("ask me", permissions=["answer_0", "decline"]))
+    assert {"stopReason": "end_turn"} == report["results"][2], report["stderr"][-3000:]
+    first, second = report["permissions"]["a"]
+    assert ["Formal", "Casual", "Decline to answer"] == [o["name"] for o in first["options"]]
+    assert "Languages: Which languages?" == second["toolCall"]["title"]
+    assert "declined to answer" in _model_read(fake_api)
