@@ -46,6 +46,7 @@ from ...backend import (
 from ...errors import ThreadBusyError
 from ...fanout import SubscriberDropped
 from ...manager import UnknownSessionError
+from ...questions import InvalidAnswerError
 from ...session import UnknownPermissionError
 from .claims import ThreadClaims
 from .events import (
@@ -58,10 +59,16 @@ from .events import (
     sse_frame,
 )
 from .handle import RunHandle
-from .inputs import decision_from_answer, new_user_messages, prompt_from_message, with_context
+from .inputs import (
+    decision_from_answer,
+    new_user_messages,
+    prompt_from_message,
+    question_answer,
+    with_context,
+)
 from .snapshot import MessageLog
 from .threads import ThreadRecord, ThreadStore
-from .translate import APPROVAL_TOOL, RunTranslator, ThreadMemory, initial_state
+from .translate import APPROVAL_TOOL, QUESTION_TOOL, RunTranslator, ThreadMemory, initial_state
 
 __all__ = ("AguiService", "RunHandle", "ThreadBusyError")
 
@@ -424,7 +431,7 @@ class AguiService:
         return {
             tool.name: {"description": tool.description, "parameters": tool.parameters}
             for tool in run_input.tools
-            if tool.name != APPROVAL_TOOL and _TOOL_NAME.fullmatch(tool.name)
+            if tool.name not in (APPROVAL_TOOL, QUESTION_TOOL) and _TOOL_NAME.fullmatch(tool.name)
         }
 
     async def _ensure_session(
@@ -499,10 +506,14 @@ class AguiService:
         after = thread.last_seq if (answers or results or busy) else info.last_seq
         async with self.backend.subscribe(session_id, after_seq=after) as stream:
             for message in answers:
-                pending_id = thread.awaiting.pop(str(message["toolCallId"]))
-                decision = decision_from_answer(message.get("content"))
+                call_id = str(message["toolCallId"])
+                pending_id = thread.awaiting.pop(call_id)
                 try:
-                    await self.backend.answer_permission(session_id, pending_id, decision)
+                    if call_id.startswith("question-"):
+                        await self._answer_question(session_id, pending_id, message)
+                    else:
+                        decision = decision_from_answer(message.get("content"))
+                        await self.backend.answer_permission(session_id, pending_id, decision)
                 except UnknownPermissionError as exc:
                     note = CustomEvent(
                         name="claudecode.error",
@@ -522,6 +533,18 @@ class AguiService:
                 text, images = prompt_from_message(new_users[-1])
                 await self.backend.prompt(session_id, with_context(text, run_input), images=images)
             await self._pump(thread, handle, translator, stream, session_id, run_input)
+
+    async def _answer_question(
+        self, session_id: str, pending_id: str, message: dict[str, Any]
+    ) -> None:
+        kind, answers, why = question_answer(message.get("content"))
+        if kind == "answer":
+            try:
+                await self.backend.answer_question(session_id, pending_id, answers)
+                return
+            except InvalidAnswerError as exc:
+                why = f"the page's answer did not fit the questions: {exc}"
+        await self.backend.decline_question(session_id, pending_id, why)
 
     async def _pump(
         self,
@@ -578,6 +601,7 @@ class AguiService:
                 self._emit(thread, handle, translator.error(str(exc), "unavailable"))
                 break
             out: list[AguiEvent] = []
+            translator.batch(batch)
             for event in batch:
                 thread.last_seq = event.seq
                 out += translator.feed(event)

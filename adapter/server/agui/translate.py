@@ -26,6 +26,11 @@ Mapping
   ``TOOL_CALL_START`` / ``ARGS`` (the request: ``pendingId``, ``sessionId``, ``toolName``,
   ``input``, ``title``, ``options``...) / ``END``; :attr:`RunTranslator.awaiting` lists the
   calls the run ends with, pending.
+* a ``question_request`` -> a call of the question tool (:data:`QUESTION_TOOL`): its args
+  ``{pendingId, sessionId, toolCallId, questions: [{question, header, options: [{label,
+  description}], multiSelect}]}``, listed in :attr:`RunTranslator.awaiting` too; a question
+  settled in the same batch (the policy declined it) is not asked. ``permission_resolved``
+  -> ``CUSTOM`` ``claudecode.permission_resolved``.
 * sub-agent work (events with ``parent_tool_call_id``) -> ``CUSTOM`` ``claudecode.subagent``
   ``{parentToolCallId, event}``, so the chat shows the sub-agent's call, not its chatter.
 * ``context_window``, ``mode_changed``, todo lists, ``complete`` (cost, tokens) ->
@@ -64,6 +69,8 @@ from ...events import (
     PermissionCancelled,
     PermissionDenied,
     PermissionRequest,
+    PermissionResolved,
+    QuestionRequest,
     RateLimit,
     Reasoning,
     SessionStatus,
@@ -97,11 +104,15 @@ from .events import (
 )
 from .results import result_text
 
-__all__ = ("APPROVAL_TOOL", "RunTranslator", "ThreadMemory", "initial_state")
+__all__ = ("APPROVAL_TOOL", "QUESTION_TOOL", "RunTranslator", "ThreadMemory", "initial_state")
 
 #: The name of the frontend tool that presents a permission request (render it with
 #: CopilotKit's human-in-the-loop hook; answer with a ``role: "tool"`` message).
 APPROVAL_TOOL = "claudecode_approval"
+
+#: The name of the frontend tool that presents the agent's questions (AskUserQuestion): its
+#: result (a ``role: "tool"`` message) answers them (see :mod:`adapter.server.agui.inputs`).
+QUESTION_TOOL = "claudecode_question"
 
 _CUSTOM_EVENTS: dict[type[Event], str] = {
     RateLimit: "claudecode.rate_limit",
@@ -110,6 +121,7 @@ _CUSTOM_EVENTS: dict[type[Event], str] = {
     CompactBoundary: "claudecode.compact_boundary",
     PermissionCancelled: "claudecode.permission_cancelled",
     PermissionDenied: "claudecode.permission_denied",
+    PermissionResolved: "claudecode.permission_resolved",
     ToolProgress: "claudecode.tool_progress",
     AvailableCommands: "claudecode.commands",
 }
@@ -144,7 +156,12 @@ def initial_state(
         "costUsd": 0.0,
         "tokens": {"input": 0, "output": 0, "cacheRead": 0, "cacheCreation": 0},
         "contextWindow": None,
-        "capabilities": {"approvals": APPROVAL_TOOL, "stop": True, "reasoning": True},
+        "capabilities": {
+            "approvals": APPROVAL_TOOL,
+            "questions": QUESTION_TOOL,
+            "stop": True,
+            "reasoning": True,
+        },
     }
 
 
@@ -205,6 +222,8 @@ class RunTranslator:
         self._args: dict[str, list[str]] = {}  # streamed tool input, by call id
         self._args_size = 0
         self._calls = memory.tool_calls
+        #: Requests settled in the batch being translated (not to be asked).
+        self._settled: set[str] = set()
 
     def set_frontend_tools(self, names: Iterable[str]) -> None:
         """The names of the tools the page runs (see the constructor)."""
@@ -254,10 +273,17 @@ class RunTranslator:
 
     def feed_many(self, events: Iterable[Event]) -> list[AguiEvent]:
         """Translate a batch, in order."""
+        batch = list(events)
+        self.batch(batch)
         out: list[AguiEvent] = []
-        for event in events:
+        for event in batch:
             out.extend(self.feed(event))
         return out
+
+    def batch(self, events: Iterable[Event]) -> None:
+        """Note the batch about to be fed one event at a time: a question settled in it (a
+        policy's answer comes with the question) is not asked."""
+        self._settled = {e.pending_id for e in events if type(e) is PermissionResolved}
 
     def feed(self, event: Event) -> list[AguiEvent]:
         """The AG-UI events for one adapter event (none once the run ended)."""
@@ -272,7 +298,7 @@ class RunTranslator:
 
     def _feed(self, event: Event) -> list[AguiEvent]:
         parent = getattr(event, "parent_tool_call_id", None)
-        if parent is not None and not isinstance(event, PermissionRequest):
+        if parent is not None and not isinstance(event, PermissionRequest | QuestionRequest):
             return [
                 self._custom(
                     "claudecode.subagent", {"parentToolCallId": parent, "event": _plain(event)}
@@ -298,6 +324,9 @@ class RunTranslator:
         if kind is PermissionRequest:
             assert isinstance(event, PermissionRequest)
             return self._approval(event)
+        if kind is QuestionRequest:
+            assert isinstance(event, QuestionRequest)
+            return self._question(event)
         if kind is Complete:
             assert isinstance(event, Complete)
             return self._complete(event)
@@ -500,6 +529,31 @@ class RunTranslator:
         args = json.dumps({k: v for k, v in request.items() if v is not None}, ensure_ascii=False)
         self.awaiting[call_id] = event.pending_id
         return self._call(call_id, APPROVAL_TOOL, args, self._last_text)
+
+    def _question(self, event: QuestionRequest) -> list[AguiEvent]:
+        call_id = f"question-{event.pending_id}"
+        if call_id in self._calls or event.pending_id in self._settled:
+            return []
+        request = {
+            "pendingId": event.pending_id,
+            "sessionId": self.session_id,
+            "toolCallId": event.tool_call_id,
+            "parentToolCallId": event.parent_tool_call_id,
+            "questions": [
+                {
+                    "question": q.question,
+                    "header": q.header,
+                    "options": [
+                        {"label": o.label, "description": o.description} for o in q.options
+                    ],
+                    "multiSelect": q.multi_select,
+                }
+                for q in event.questions
+            ],
+        }
+        args = json.dumps({k: v for k, v in request.items() if v is not None}, ensure_ascii=False)
+        self.awaiting[call_id] = event.pending_id
+        return self._call(call_id, QUESTION_TOOL, args, self._last_text)
 
     # -- the end of a turn -------------------------------------------------------------------
 
