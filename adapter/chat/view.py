@@ -66,6 +66,7 @@ from ..events import (
     UserMessage,
 )
 from ..history.usertext import parse_user_text
+from ._requests import RequestEntries
 from .entries import (
     AssistantText,
     ChatEntry,
@@ -73,8 +74,6 @@ from .entries import (
     ErrorEntry,
     InterruptEntry,
     NoticeEntry,
-    PermissionEntry,
-    QuestionEntry,
     ReadGroup,
     ReasoningEntry,
     ToolEntry,
@@ -103,7 +102,7 @@ def _reads(entry: ChatEntry) -> tuple[ToolEntry, ...]:
     return (entry,)
 
 
-class ChatView:
+class ChatView(RequestEntries):
     """The chat of one session, built incrementally from events (see the module doc)."""
 
     def __init__(self) -> None:
@@ -145,21 +144,6 @@ class ChatView:
         """One entry by id."""
         self._join_pieces()
         return self._entries.get(entry_id)
-
-    def open_permissions(self) -> list[PermissionEntry]:
-        """The permission requests still open."""
-        self._join_pieces()
-        return [
-            e
-            for e in self._entries.values()
-            if isinstance(e, PermissionEntry) and e.state == "open"
-        ]
-
-    def open_questions(self) -> list[QuestionEntry]:
-        """The questions still waiting for an answer."""
-        return [
-            e for e in self._entries.values() if isinstance(e, QuestionEntry) and e.state == "open"
-        ]
 
     def snapshot(self) -> ChatSnapshot:
         """The whole view as one JSON-serializable value."""
@@ -452,75 +436,6 @@ class ChatView:
         elif isinstance(payload, CreateTask) and payload.task_id:
             item = TodoItem(id=payload.task_id, description=payload.title, status="pending")
             self.todos = _upsert(self.todos, item)
-
-    def _on_permission(self, event: PermissionRequest) -> None:
-        self._add(
-            PermissionEntry(
-                id=f"permission:{event.pending_id}",
-                parent_id=event.parent_tool_call_id,
-                pending_id=event.pending_id,
-                tool_name=event.tool_name,
-                title=event.title,
-                input=event.input,
-                normalized=event.normalized,
-                action_type=event.action_type,
-                tool_call_id=event.tool_call_id,
-                decision_reason=event.decision_reason,
-                blocked_path=event.blocked_path,
-            )
-        )
-
-    def _close_permission(self, entry_id: str) -> None:
-        entry = self._entries.get(entry_id)
-        if isinstance(entry, PermissionEntry) and entry.state == "open":
-            self._set(msgspec.structs.replace(entry, state="closed"))
-
-    def _close_permissions_of(self, tool_id: str) -> None:
-        for entry in self.open_permissions():
-            if entry.tool_call_id == tool_id:
-                self._close_permission(entry.id)
-
-    def _on_permission_cancelled(self, event: PermissionCancelled) -> None:
-        self._close_permission(f"permission:{event.pending_id}")
-        self._cancel_question(f"question:{event.pending_id}")
-
-    def _on_question(self, event: QuestionRequest) -> None:
-        self._add(
-            QuestionEntry(
-                id=f"question:{event.pending_id}",
-                parent_id=event.parent_tool_call_id,
-                pending_id=event.pending_id,
-                questions=tuple(event.questions),
-                tool_call_id=event.tool_call_id,
-            )
-        )
-
-    def _cancel_question(self, entry_id: str) -> None:
-        entry = self._entries.get(entry_id)
-        if isinstance(entry, QuestionEntry) and entry.state == "open":
-            self._set(msgspec.structs.replace(entry, state="cancelled"))
-
-    def _on_resolved(self, event: PermissionResolved) -> None:
-        question = self._entries.get(f"question:{event.pending_id}")
-        if isinstance(question, QuestionEntry):
-            state: Any = "answered" if event.decision == "answered" else "declined"
-            self._set(
-                msgspec.structs.replace(
-                    question,
-                    state=state,
-                    answers=event.answers,
-                    message=event.message,
-                    by=event.by,
-                )
-            )
-            return
-        permission = self._entries.get(f"permission:{event.pending_id}")
-        if isinstance(permission, PermissionEntry):
-            self._set(
-                msgspec.structs.replace(
-                    permission, state="closed", decision=event.decision, by=event.by
-                )
-            )
 
     def _on_complete(self, event: Complete) -> None:
         for entry in self.open_permissions():

@@ -46,12 +46,10 @@ from ...backend import (
 from ...errors import ThreadBusyError
 from ...fanout import SubscriberDropped
 from ...manager import UnknownSessionError
-from ...questions import InvalidAnswerError
-from ...session import UnknownPermissionError
+from .answers import apply_answer
 from .claims import ThreadClaims
 from .events import (
     AguiEvent,
-    CustomEvent,
     MessagesSnapshot,
     RunAgentInput,
     RunFinished,
@@ -59,13 +57,7 @@ from .events import (
     sse_frame,
 )
 from .handle import RunHandle
-from .inputs import (
-    decision_from_answer,
-    new_user_messages,
-    prompt_from_message,
-    question_answer,
-    with_context,
-)
+from .inputs import new_user_messages, prompt_from_message, with_context
 from .snapshot import MessageLog
 from .threads import ThreadRecord, ThreadStore
 from .translate import APPROVAL_TOOL, QUESTION_TOOL, RunTranslator, ThreadMemory, initial_state
@@ -508,17 +500,9 @@ class AguiService:
             for message in answers:
                 call_id = str(message["toolCallId"])
                 pending_id = thread.awaiting.pop(call_id)
-                try:
-                    if call_id.startswith("question-"):
-                        await self._answer_question(session_id, pending_id, message)
-                    else:
-                        decision = decision_from_answer(message.get("content"))
-                        await self.backend.answer_permission(session_id, pending_id, decision)
-                except UnknownPermissionError as exc:
-                    note = CustomEvent(
-                        name="claudecode.error",
-                        value={"message": f"approval not applied: {exc}", "kind": "expired"},
-                    )
+                content = message.get("content")
+                note = await apply_answer(self.backend, session_id, pending_id, call_id, content)
+                if note is not None:
                     self._emit(thread, handle, [note])
             for message in results:
                 call_id = str(message["toolCallId"])
@@ -533,18 +517,6 @@ class AguiService:
                 text, images = prompt_from_message(new_users[-1])
                 await self.backend.prompt(session_id, with_context(text, run_input), images=images)
             await self._pump(thread, handle, translator, stream, session_id, run_input)
-
-    async def _answer_question(
-        self, session_id: str, pending_id: str, message: dict[str, Any]
-    ) -> None:
-        kind, answers, why = question_answer(message.get("content"))
-        if kind == "answer":
-            try:
-                await self.backend.answer_question(session_id, pending_id, answers)
-                return
-            except InvalidAnswerError as exc:
-                why = f"the page's answer did not fit the questions: {exc}"
-        await self.backend.decline_question(session_id, pending_id, why)
 
     async def _pump(
         self,

@@ -102,17 +102,10 @@ from .events import (
     ToolCallResult,
     ToolCallStart,
 )
+from .requests import APPROVAL_TOOL, QUESTION_TOOL, approval_args, question_args
 from .results import result_text
 
 __all__ = ("APPROVAL_TOOL", "QUESTION_TOOL", "RunTranslator", "ThreadMemory", "initial_state")
-
-#: The name of the frontend tool that presents a permission request (render it with
-#: CopilotKit's human-in-the-loop hook; answer with a ``role: "tool"`` message).
-APPROVAL_TOOL = "claudecode_approval"
-
-#: The name of the frontend tool that presents the agent's questions (AskUserQuestion): its
-#: result (a ``role: "tool"`` message) answers them (see :mod:`adapter.server.agui.inputs`).
-QUESTION_TOOL = "claudecode_question"
 
 _CUSTOM_EVENTS: dict[type[Event], str] = {
     RateLimit: "claudecode.rate_limit",
@@ -513,46 +506,16 @@ class RunTranslator:
         call_id = f"approval-{event.pending_id}"
         if call_id in self._calls:
             return []
-        request = {
-            "pendingId": event.pending_id,
-            "sessionId": self.session_id,
-            "toolName": event.tool_name,
-            "toolCallId": event.tool_call_id,
-            "title": event.title,
-            "actionType": event.action_type,
-            "input": event.input,
-            "options": [{"id": o.id, "label": o.label} for o in event.options],
-            "decisionReason": event.decision_reason,
-            "blockedPath": event.blocked_path,
-            "parentToolCallId": event.parent_tool_call_id,
-        }
-        args = json.dumps({k: v for k, v in request.items() if v is not None}, ensure_ascii=False)
         self.awaiting[call_id] = event.pending_id
+        args = approval_args(event, self.session_id)
         return self._call(call_id, APPROVAL_TOOL, args, self._last_text)
 
     def _question(self, event: QuestionRequest) -> list[AguiEvent]:
         call_id = f"question-{event.pending_id}"
         if call_id in self._calls or event.pending_id in self._settled:
             return []
-        request = {
-            "pendingId": event.pending_id,
-            "sessionId": self.session_id,
-            "toolCallId": event.tool_call_id,
-            "parentToolCallId": event.parent_tool_call_id,
-            "questions": [
-                {
-                    "question": q.question,
-                    "header": q.header,
-                    "options": [
-                        {"label": o.label, "description": o.description} for o in q.options
-                    ],
-                    "multiSelect": q.multi_select,
-                }
-                for q in event.questions
-            ],
-        }
-        args = json.dumps({k: v for k, v in request.items() if v is not None}, ensure_ascii=False)
         self.awaiting[call_id] = event.pending_id
+        args = question_args(event, self.session_id)
         return self._call(call_id, QUESTION_TOOL, args, self._last_text)
 
     # -- the end of a turn -------------------------------------------------------------------
