@@ -63,6 +63,7 @@ class SessionSpec(msgspec.Struct, kw_only=True, frozen=True, omit_defaults=True)
     is a CLI session id (``resume_session_at`` a message uuid in it, ``fork`` resumes into a
     new id); ``cli_session_id`` is the id a new CLI session takes (a UUID, the CLI's
     ``--session-id``), so a front end can name the session before its first turn.
+    ``add_dirs`` are more directories the CLI may work in (its ``--add-dir``).
     ``mcp_servers`` adds MCP servers in the CLI's ``--mcp-config`` form (``{name: {"type":
     "stdio", "command": ..., "args": [...], "env": {...}}}`` or ``{"type": "http", "url":
     ..., "headers": {...}}``), e.g. the servers an editor asks for. ``labels`` are placement
@@ -81,6 +82,7 @@ class SessionSpec(msgspec.Struct, kw_only=True, frozen=True, omit_defaults=True)
     resume_session_at: str | None = None
     fork: bool = False
     cli_session_id: str | None = None
+    add_dirs: list[str] = []
     mcp_servers: dict[str, dict[str, Any]] = {}
     frontend_tools: dict[str, dict[str, Any]] = {}
     labels: dict[str, str] = {}

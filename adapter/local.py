@@ -274,6 +274,9 @@ class LocalBackend:
             changes["fork_session"] = spec.fork
         if spec.cli_session_id is not None:
             changes["cli_session_id"] = spec.cli_session_id
+        if spec.add_dirs:
+            add_dirs = tuple(spec.add_dirs)
+            changes["client_options"] = {**self.defaults.client_options, "add_dirs": add_dirs}
         if spec.mcp_servers:
             servers = _mcp_servers(self.defaults.mcp_config)
             servers.update(spec.mcp_servers)

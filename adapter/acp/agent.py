@@ -11,6 +11,7 @@ ends, every session is closed (its CLI reaped).
 
 from __future__ import annotations
 
+import os
 import uuid
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -43,6 +44,7 @@ from .jsonrpc import (
 from .params import (
     CancelParams,
     CloseParams,
+    DeleteSessionParams,
     InitializeParams,
     ListSessionsParams,
     LoadSessionParams,
@@ -120,6 +122,8 @@ class AcpAgent:
                 "authenticate": self._authenticate,
                 "session/new": self._new_session,
                 "session/load": self._load_session,
+                "session/resume": self._resume_session,
+                "session/delete": self._delete_session,
                 "session/list": self._list_sessions,
                 "session/prompt": self._prompt,
                 "session/set_mode": self._set_mode,
@@ -182,7 +186,15 @@ class AcpAgent:
                 "loadSession": True,
                 "promptCapabilities": {"image": True, "audio": False, "embeddedContext": True},
                 "mcpCapabilities": {"http": True, "sse": True},
-                "sessionCapabilities": {"close": {}, "list": {}},
+                "sessionCapabilities": {
+                    "close": {},
+                    "list": {},
+                    "resume": {},
+                    "additionalDirectories": {},
+                    # Deleting removes the transcript from the history this agent reads: a
+                    # backend that keeps its own copy (a cluster gateway) cannot offer it.
+                    **({"delete": {}} if history_dir_of(self.backend) is None else {}),
+                },
             },
             "agentInfo": {
                 "name": "claudecode-bridge",
@@ -202,13 +214,20 @@ class AcpAgent:
         # not in this machine's CLI directory: the backend keeps a copy of them.
         return history_dir_of(self.backend) or config_dir(self.options.env)
 
-    def _spec(self, cwd: str, mcp: list[dict[str, Any]], **changes: Any) -> SessionSpec:
+    def _spec(
+        self, cwd: str, mcp: list[dict[str, Any]], add_dirs: list[str], **changes: Any
+    ) -> SessionSpec:
+        if not all(os.path.isabs(d) for d in add_dirs):
+            raise JsonRpcError(
+                INVALID_PARAMS, "Invalid params: additionalDirectories: not absolute"
+            )
         return SessionSpec(
             cwd=cwd,
             model=self.options.model,
             policy=self.options.policy,
             permission_mode=self.options.permission_mode,
             mcp_servers=cli_mcp_servers(mcp),
+            add_dirs=add_dirs,
             **changes,
         )
 
@@ -240,15 +259,21 @@ class AcpAgent:
         p = decode_params(params, NewSessionParams)
         session_id = str(uuid.uuid4())
         cwd = self.options.cwd or p.cwd
-        session = await self._relay.start(
-            self._spec(cwd, p.mcp_servers, cli_session_id=session_id), session_id
-        )
+        spec = self._spec(cwd, p.mcp_servers, p.additional_directories, cli_session_id=session_id)
+        session = await self._relay.start(spec, session_id)
         # Updates (the slash commands first) only after the editor knows the session id.
         return Then(
             {"sessionId": session_id, **self._opened(session)}, lambda: self._relay.follow(session)
         )
 
     async def _load_session(self, params: Any) -> Then:
+        return await self._reopen(params, replay=True)
+
+    async def _resume_session(self, params: Any) -> Then:
+        # As session/load, without sending the conversation again (the editor has it).
+        return await self._reopen(params, replay=False)
+
+    async def _reopen(self, params: Any, *, replay: bool) -> Then:
         p = decode_params(params, LoadSessionParams)
         if p.session_id in self._relay.sessions:
             raise JsonRpcError(INVALID_REQUEST, f"session {p.session_id} is open already")
@@ -266,13 +291,13 @@ class AcpAgent:
                 RESOURCE_NOT_FOUND, f"Resource not found: session {p.session_id}"
             ) from None
         # The whole conversation goes to the editor before the answer, as ACP asks.
-        replay = await anyio.to_thread.run_sync(load_events, path)
+        history = await anyio.to_thread.run_sync(load_events, path)
         if elsewhere:
             # The CLI resumes a session only from its own project directory: run it where the
             # transcript says it ran.
-            recorded = next((e.cwd for e in replay if isinstance(e, SessionStatus)), None)
+            recorded = next((e.cwd for e in history if isinstance(e, SessionStatus)), None)
             cwd = recorded or cwd
-        spec = self._spec(cwd, p.mcp_servers, resume=p.session_id)
+        spec = self._spec(cwd, p.mcp_servers, p.additional_directories, resume=p.session_id)
         refused = JsonRpcError(
             INVALID_REQUEST, f"session {p.session_id} is open already (elsewhere)"
         )
@@ -291,9 +316,10 @@ class AcpAgent:
                     "errored",
                 ):
                     raise refused
-            translator = UpdateTranslator(cwd=spec.cwd, replay=True)
-            updates = [u for event in replay for u in translator.updates(event)]
-            await self._relay.notify_updates(p.session_id, updates)
+            if replay:
+                translator = UpdateTranslator(cwd=spec.cwd, replay=True)
+                updates = [u for event in history for u in translator.updates(event)]
+                await self._relay.notify_updates(p.session_id, updates)
             # Under an id of its own in the backend: the session may have run there under the
             # ACP id before (a cluster keeps a closed session's record and events a while).
             backend_id = f"{p.session_id}-{uuid.uuid4().hex[:8]}"
@@ -383,6 +409,25 @@ class AcpAgent:
         await self.backend.set_model(session.backend_id, None if p.value == "default" else p.value)
         session.model = None if p.value == "default" else p.value
         return {"configOptions": self._config_options(session)}
+
+    async def _delete_session(self, params: Any) -> dict[str, Any]:
+        p = decode_params(params, DeleteSessionParams)
+        if history_dir_of(self.backend) is not None:
+            raise JsonRpcError(INVALID_REQUEST, "this agent's backend keeps the history itself")
+        if p.session_id in self._relay.sessions or any(
+            info.cli_session_id == p.session_id and info.state not in ("closed", "errored")
+            for info in await self.backend.list()
+        ):
+            raise JsonRpcError(INVALID_REQUEST, f"session {p.session_id} is open: close it first")
+        try:
+            path = find_session_file(p.session_id, None, config=self._history_config())
+        except HistoryNotFoundError:
+            raise JsonRpcError(
+                RESOURCE_NOT_FOUND, f"Resource not found: session {p.session_id}"
+            ) from None
+        await anyio.to_thread.run_sync(path.unlink, True)
+        self._history = None  # listed no more
+        return {}
 
     async def _close_session(self, params: Any) -> dict[str, Any]:
         p = decode_params(params, CloseParams)

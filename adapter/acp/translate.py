@@ -18,6 +18,8 @@ adapter event                     ACP update
 ``available_commands``            ``available_commands_update``
 ``mode_changed``                  ``current_mode_update``
 ``context_window`` / ``complete`` ``usage_update`` (tokens in context, window size, cost)
+the first prompt (live)           ``session_info_update`` (its first line as the title)
+``compact_boundary``              ``compaction_update`` (completed) and an ``info`` ``notice``
 ================================= ==========================================================
 
 Sub-agent text and reasoning (``parent_tool_call_id`` set) are not the assistant's answer and
@@ -52,6 +54,7 @@ from normalize import (
 
 from ..events import (
     AvailableCommands,
+    CompactBoundary,
     Complete,
     ContextWindow,
     Event,
@@ -102,6 +105,11 @@ SESSION_MODES: tuple[dict[str, str], ...] = (
         "id": "plan",
         "name": "Plan",
         "description": "Read and plan only; nothing is changed",
+    },
+    {
+        "id": "auto",
+        "name": "Auto",
+        "description": "The CLI's classifier decides what runs without asking",
     },
     {
         "id": "dontAsk",
@@ -328,6 +336,7 @@ class UpdateTranslator:
         self._plans: set[str] = set()
         self._window: tuple[int, int] | None = None
         self._cost = 0.0
+        self._titled = replay  # a loaded session has its title in the session list
 
     def updates(self, event: Event) -> list[dict[str, Any]]:
         """The ``update`` objects for ``event`` (often none)."""
@@ -341,6 +350,19 @@ class UpdateTranslator:
             return [_chunk("agent_thought_chunk", event.text, event.message_id)]
         if isinstance(event, ToolCall):
             return self._tool_call(event)
+        if isinstance(event, UserMessage) and not self._titled and event.text.strip():
+            self._titled = True
+            title = event.text.strip().splitlines()[0][:80]
+            return [{"sessionUpdate": "session_info_update", "title": title}]
+        if isinstance(event, CompactBoundary):
+            return [
+                {
+                    "sessionUpdate": "compaction_update",
+                    "compactionId": f"compaction-{event.seq}",
+                    "status": "completed",
+                },
+                {"sessionUpdate": "notice", "severity": "info", "title": "Conversation compacted"},
+            ]
         if isinstance(event, UserMessage):
             if not self.replay or not event.text:
                 return []

@@ -351,3 +351,53 @@ def test_questions_by_permission_requests_and_a_decline(
     assert ["Formal", "Casual", "Decline to answer"] == [o["name"] for o in first["options"]]
     assert "Languages: Which languages?" == second["toolCall"]["title"]
     assert "declined to answer" in _model_read(fake_api)
+
+
+def test_resume_delete_and_additional_directories(
+    acp: Acp, cli_env: CLIEnv, fake_api: FakeAnthropicAPI, tmp_path: Path
+) -> None:
+    """A session in the project and an extra directory; its first prompt titles it; closed,
+    it is resumed without a replay and the model still has the first turn; closed again, it
+    is deleted and no longer listed."""
+    extra = tmp_path / "extra"
+    extra.mkdir()
+    (extra / "notes.md").write_text("remember the extra directory\n")
+    fake_api.add_main(
+        tool_turn("Read", {"file_path": str(extra / "notes.md")}),
+        text_turn("Read it."),
+        text_turn("Still here."),
+    )
+    new = {**acp.new("a"), "additionalDirectories": [str(extra)]}
+    resume = {"op": "resume", "name": "b", "from": "a", "cwd": acp.cwd}
+    report = acp.run(
+        INITIALIZE,
+        new,
+        prompt("Read the notes\nplease"),
+        {"op": "close", "session": "a"},
+        resume,
+        prompt("and now?", session="b"),
+        {"op": "close", "session": "b"},
+        {"op": "list", "cwd": acp.cwd},
+        {"op": "delete", "session": "b"},
+        {"op": "list", "cwd": acp.cwd},
+        END,
+    )
+    init, _, first, _, resumed, second, _, listed, deleted, after = report["results"]
+    assert {"resume", "delete", "additionalDirectories"} <= set(
+        init["agentCapabilities"]["sessionCapabilities"]
+    )
+    assert {"stopReason": "end_turn"} == first, report["stderr"][-3000:]
+    assert "modes" in resumed and {"stopReason": "end_turn"} == second, resumed
+    assert [{"sessionUpdate": "session_info_update", "title": "Read the notes"}] == updates_of(
+        report, "a", "session_info_update"
+    )
+    assert not updates_of(report, "b", "user_message_chunk"), "resume replays nothing"
+    [read] = [
+        c for c in updates_of(report, "a", "tool_call_update") if c.get("status") == "completed"
+    ]
+    assert "remember the extra directory" in json.dumps(read)
+    last = fake_api.main_requests()[-1].body
+    assert "Read the notes" in json.dumps(last["messages"]), "the resumed CLI has the first turn"
+    assert [report["sessions"]["b"]] == [s["sessionId"] for s in listed["sessions"]]
+    assert {} == deleted
+    assert [] == after["sessions"]

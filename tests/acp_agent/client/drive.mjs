@@ -10,6 +10,8 @@
 //     {"op": "initialize", "elicitation": true},   // advertise form elicitation
 //     {"op": "new", "name": "a", "cwd": "/abs"},
 //     {"op": "load", "name": "b", "sessionId": "<uuid>" | "from": "a", "cwd": "/abs"},
+//     {"op": "resume", ...as load},  {"op": "close", "session": "a"},
+//     {"op": "delete", "session": "a"}   // "new" and "resume" take "additionalDirectories"
 //     {"op": "prompt", "session": "a", "prompt": "text" | [blocks],
 //      "permissions": ["allow_once", "reject_once", "cancel", ...],   // answers, in order
 //      "elicitations": [{"action": "accept", "content": {...}}, ...],  // answers, in order
@@ -155,6 +157,7 @@ async function step(ctx, s) {
         const r = await ctx.request(acp.methods.agent.session.new, {
           cwd: s.cwd,
           mcpServers: s.mcpServers ?? [],
+          ...(s.additionalDirectories ? { additionalDirectories: s.additionalDirectories } : {}),
         });
         sessions[s.name] = r.sessionId;
         names[r.sessionId] = s.name;
@@ -170,6 +173,21 @@ async function step(ctx, s) {
           mcpServers: [],
         });
       }
+      case "resume": {
+        const sessionId = s.sessionId ?? sessions[s.from];
+        names[sessionId] = s.name;
+        sessions[s.name] = sessionId;
+        return await ctx.request(acp.methods.agent.session.resume, {
+          sessionId,
+          cwd: s.cwd,
+          mcpServers: [],
+          ...(s.additionalDirectories ? { additionalDirectories: s.additionalDirectories } : {}),
+        });
+      }
+      case "close":
+        return await ctx.request(acp.methods.agent.session.close, { sessionId: sessions[s.session] });
+      case "delete":
+        return await ctx.request(acp.methods.agent.session.delete, { sessionId: sessions[s.session] });
       case "prompt": {
         const sessionId = sessions[s.session];
         answers[sessionId] = [...(s.permissions ?? [])];
