@@ -6,7 +6,9 @@
 // Plan: {"base": "http://127.0.0.1:PORT", "token": "...", "steps": [STEP, ...]}
 //   {"op": "run", "client": "1.0.0" | "0.0.59", "path": "/agui", "threadId", "text",
 //    "approve": "allow" | "deny" | null, "stopAfterText": false, "toolResults": {name: text},
-//    "answer": {"answers": {question: [label]}} | {"decline": true} | null}
+//    "answer": {"answers": {question: [label]}} | {"decline": true} | null,
+//    "interrupts": false}   true (client 1.0): ask for AG-UI 1.0 interrupts instead of the
+//       approval / question tool calls, and answer them with `resume`
 //       one user message; the page offers the tools of "toolResults"; while the run ends
 //       with a pending approval call ("approve" set), question call ("answer" set) or a call
 //       of one of those tools, answer it with a role:"tool" message and run again.
@@ -48,7 +50,7 @@ function pendingCall(messages, names) {
   return null;
 }
 
-async function runOnce(agent, record, stopUrl, stopAfterText, tools) {
+async function runOnce(agent, record, stopUrl, stopAfterText, tools, extra = {}) {
   let stopped = false;
   const subscriber = {
     onEvent({ event }) {
@@ -66,7 +68,7 @@ async function runOnce(agent, record, stopUrl, stopAfterText, tools) {
     },
   };
   try {
-    const result = await agent.runAgent({ runId: randomUUID(), tools }, subscriber);
+    const result = await agent.runAgent({ runId: randomUUID(), tools, ...extra }, subscriber);
     record.results.push({ newMessages: result.newMessages.length });
   } catch (error) {
     record.errors.push(String(error?.stack ?? error));
@@ -88,6 +90,21 @@ async function stepRun(step) {
   const names = new Set(Object.keys(results));
   if (step.approve) names.add(APPROVAL_TOOL);
   if (step.answer) names.add(QUESTION_TOOL);
+  if (step.interrupts) {
+    const forwardedProps = { claudecode: { interrupts: true } };
+    await runOnce(agent, record, stopUrl, step.stopAfterText, tools, { forwardedProps });
+    for (let round = 0; round < 8 && agent.pendingInterrupts?.length; round++) {
+      record.interrupts = [...(record.interrupts ?? []), ...agent.pendingInterrupts];
+      const resume = agent.pendingInterrupts.map((i) => ({
+        interruptId: i.id,
+        status: "resolved",
+        payload: i.reason === "claudecode.question" ? step.answer : { behavior: step.approve },
+      }));
+      await runOnce(agent, record, stopUrl, false, tools, { forwardedProps, resume });
+    }
+    record.messages = agent.messages;
+    return record;
+  }
   await runOnce(agent, record, stopUrl, step.stopAfterText, tools);
   for (let round = 0; round < 8; round++) {
     const call = pendingCall(agent.messages, names);

@@ -146,3 +146,43 @@ def test_a_declined_question_and_the_autonomous_policy(tmp_path: Path) -> None:
     ]
     assert [("declined", "policy")] == [(r["decision"], r["by"]) for r in resolved]
     assert "No greeting style was chosen" in text_of(auto)
+
+
+def test_an_agui_1_0_client_takes_interrupts_and_resumes(tmp_path: Path) -> None:
+    """A 1.0 client that asks for interrupts (forwardedProps.claudecode.interrupts) gets
+    each approval and the question as RUN_FINISHED outcome interrupt, no tool call, and
+    answers through `resume`; the turn goes on to the end, naming the answer."""
+    with running(_bridge(tmp_path)) as base:
+        result = drive(
+            base,
+            [
+                {
+                    "op": "run",
+                    "client": "1.0.0",
+                    "path": "/agui",
+                    "threadId": "t5",
+                    "text": "show me around",
+                    "approve": "allow",
+                    "answer": {"answers": {DEMO_QUESTION: ["Casual"]}},
+                    "interrupts": True,
+                }
+            ],
+            tmp_path / "drive",
+        )
+    [step] = result["steps"]
+    runs = _checked(step)
+    assert [] == _question_calls(step)
+    assert not [e for e in step["events"] if e.get("toolCallName") == "claudecode_approval"]
+    reasons = [i["reason"] for i in step["interrupts"]]
+    assert "claudecode.question" in reasons and "claudecode.approval" in reasons
+    [question] = [i for i in step["interrupts"] if i["reason"] == "claudecode.question"]
+    assert DEMO_QUESTION == question["message"]
+    assert question["id"].startswith("question-") and question["toolCallId"]
+    assert ["Formal", "Casual"] == [
+        o["label"] for o in question["metadata"]["claudecode"]["questions"][0]["options"]
+    ]
+    ends = [run[-1] for run in runs]
+    assert all(e["outcome"]["type"] == "interrupt" for e in ends[:-1]), ends
+    assert "outcome" not in ends[-1]
+    assert "You chose Casual" in text_of(step)
+    assert [] == result["warnings"]

@@ -9,7 +9,17 @@ from ...errors import InvalidAnswerError, UnknownPermissionError
 from .events import CustomEvent
 from .inputs import decision_from_answer, question_answer
 
-__all__ = ("apply_answer",)
+__all__ = ("apply_answer", "resume_content")
+
+
+def resume_content(entry: dict[str, Any], call_id: str) -> Any:
+    """What an AG-UI 1.0 ``resume`` entry answers, as the call's result would: its
+    ``payload`` when ``resolved``; otherwise (``cancelled``) a denial or a decline."""
+    if entry.get("status") == "resolved":
+        return entry.get("payload")
+    if call_id.startswith("question-"):
+        return {"decline": True, "message": "the user cancelled the question"}
+    return {"behavior": "deny", "message": "the user cancelled the approval"}
 
 
 async def apply_answer(

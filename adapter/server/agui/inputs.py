@@ -18,20 +18,36 @@ from __future__ import annotations
 
 import contextlib
 import json
+import re
 from collections.abc import Container
 from typing import Any, Literal
 
 from ...images import Image
 from ...policies import PermissionDecision
 from .events import RunAgentInput
+from .requests import APPROVAL_TOOL, QUESTION_TOOL
 
 __all__ = (
     "decision_from_answer",
     "new_user_messages",
+    "page_tools",
     "prompt_from_message",
     "question_answer",
     "with_context",
 )
+
+#: Tool names Claude accepts (the MCP name ``mcp__frontend__<name>`` must stay valid).
+_TOOL_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
+
+
+def page_tools(run_input: RunAgentInput) -> dict[str, dict[str, Any]]:
+    """The page's own tools, offered to Claude: not the approval and question tools, and only
+    names Claude accepts."""
+    return {
+        tool.name: {"description": tool.description, "parameters": tool.parameters}
+        for tool in run_input.tools
+        if tool.name not in (APPROVAL_TOOL, QUESTION_TOOL) and _TOOL_NAME.fullmatch(tool.name)
+    }
 
 
 def decision_from_answer(content: Any) -> PermissionDecision:

@@ -12,7 +12,7 @@ from typing import Any
 
 from ...events import PermissionRequest, QuestionRequest
 
-__all__ = ("APPROVAL_TOOL", "QUESTION_TOOL", "approval_args", "question_args")
+__all__ = ("APPROVAL_TOOL", "QUESTION_TOOL", "approval_args", "interrupt_of", "question_args")
 
 #: The name of the frontend tool that presents a permission request (render it with
 #: CopilotKit's human-in-the-loop hook; answer with a ``role: "tool"`` message).
@@ -21,6 +21,47 @@ APPROVAL_TOOL = "claudecode_approval"
 #: The name of the frontend tool that presents the agent's questions (AskUserQuestion): its
 #: result (a ``role: "tool"`` message) answers them.
 QUESTION_TOOL = "claudecode_question"
+
+
+#: What an interrupt's ``payload`` is (``responseSchema``), by the kind of call it stands for.
+_APPROVAL_RESPONSE = {
+    "type": "object",
+    "properties": {
+        "behavior": {"enum": ["allow", "allow_always", "deny"]},
+        "message": {"type": "string"},
+        "updatedInput": {"type": "object"},
+    },
+    "required": ["behavior"],
+}
+_QUESTION_RESPONSE = {
+    "type": "object",
+    "properties": {
+        "answers": {
+            "type": "object",
+            "additionalProperties": {"type": "array", "items": {"type": "string"}},
+        },
+        "decline": {"type": "boolean"},
+        "message": {"type": "string"},
+    },
+}
+
+
+def interrupt_of(call_id: str, args: str, message: str, tool_call_id: str | None) -> dict[str, Any]:
+    """The AG-UI 1.0 ``Interrupt`` that stands for the call ``call_id`` (an approval or a
+    question) for a client that takes interrupts instead of frontend tool calls: its id is
+    the call id, ``metadata.claudecode`` the call's arguments, ``responseSchema`` what the
+    ``resume`` payload is (the call's result would be the same)."""
+    question = call_id.startswith("question-")
+    interrupt: dict[str, Any] = {
+        "id": call_id,
+        "reason": "claudecode.question" if question else "claudecode.approval",
+        "message": message,
+        "responseSchema": _QUESTION_RESPONSE if question else _APPROVAL_RESPONSE,
+        "metadata": {"claudecode": json.loads(args)},
+    }
+    if tool_call_id:
+        interrupt["toolCallId"] = tool_call_id
+    return interrupt
 
 
 def _json(request: dict[str, Any]) -> str:

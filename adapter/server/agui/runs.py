@@ -23,7 +23,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import json
-import re
 import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
@@ -46,7 +45,7 @@ from ...backend import (
 from ...errors import ThreadBusyError
 from ...fanout import SubscriberDropped
 from ...manager import UnknownSessionError
-from .answers import apply_answer
+from .answers import apply_answer, resume_content
 from .claims import ThreadClaims
 from .events import (
     AguiEvent,
@@ -57,10 +56,10 @@ from .events import (
     sse_frame,
 )
 from .handle import RunHandle
-from .inputs import new_user_messages, prompt_from_message, with_context
+from .inputs import new_user_messages, page_tools, prompt_from_message, with_context
 from .snapshot import MessageLog
 from .threads import ThreadRecord, ThreadStore
-from .translate import APPROVAL_TOOL, QUESTION_TOOL, RunTranslator, ThreadMemory, initial_state
+from .translate import RunTranslator, ThreadMemory, initial_state
 
 __all__ = ("AguiService", "RunHandle", "ThreadBusyError")
 
@@ -70,9 +69,6 @@ _log = get_logger("claudecode.adapter.agui")
 _STOP_GRACE = 15.0
 #: Seconds between the saver's rounds while runs go on.
 _SAVE_INTERVAL = 0.5
-
-#: Tool names Claude accepts (the MCP name ``mcp__frontend__<name>`` must stay valid).
-_TOOL_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
 
 
 def _now_ms() -> int:
@@ -420,11 +416,7 @@ class AguiService:
     def _frontend_tools(self, run_input: RunAgentInput) -> dict[str, dict[str, Any]]:
         if not isinstance(self.backend, FrontendToolBackend):
             return {}  # the backend cannot run them: Claude is not told about them
-        return {
-            tool.name: {"description": tool.description, "parameters": tool.parameters}
-            for tool in run_input.tools
-            if tool.name not in (APPROVAL_TOOL, QUESTION_TOOL) and _TOOL_NAME.fullmatch(tool.name)
-        }
+        return page_tools(run_input)
 
     async def _ensure_session(
         self, thread: _Thread, tools: dict[str, dict[str, Any]]
@@ -491,6 +483,12 @@ class AguiService:
         new_users = new_user_messages(thread.log, run_input)
         for message in (*new_users, *answers, *results):
             thread.log.add(message)
+        # AG-UI 1.0: answers to the last run's interrupts (not messages: not in the log).
+        answers += [
+            {"toolCallId": r["interruptId"], "content": resume_content(r, r["interruptId"])}
+            for r in run_input.resume
+            if r.get("interruptId") in thread.awaiting
+        ]
         busy = info.state in ("busy", "waiting")
         if not answers and not results and not new_users and not busy:
             return  # nothing to do: the run just finishes
@@ -531,6 +529,8 @@ class AguiService:
         options = props.get("claudecode") if isinstance(props, dict) else None
         mode = options.get("approvals") if isinstance(options, dict) else None
         end_at_approval = mode != "in_run"
+        # AG-UI 1.0 clients may take requests as interrupts (and answer with `resume`).
+        translator.use_interrupts = isinstance(options, dict) and options.get("interrupts") is True
         live = _LiveRun(thread, translator, session_id)
         self._live[handle] = live
         try:
@@ -584,6 +584,8 @@ class AguiService:
             ended_for = sorted(translator.awaiting_tools)
             if end_at_approval:
                 ended_for += sorted(translator.awaiting)
+            if translator.interrupts and end_at_approval and not translator.finished:
+                out += translator.finish_interrupted()
             if ended_for and not translator.finished:
                 # The page must act (run its tools, answer approvals): the run ends here
                 # and the next one carries its answers.

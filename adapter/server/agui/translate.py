@@ -102,8 +102,9 @@ from .events import (
     ToolCallResult,
     ToolCallStart,
 )
-from .requests import APPROVAL_TOOL, QUESTION_TOOL, approval_args, question_args
+from .requests import APPROVAL_TOOL, QUESTION_TOOL, approval_args, interrupt_of, question_args
 from .results import result_text
+from .state import initial_state
 
 __all__ = ("APPROVAL_TOOL", "QUESTION_TOOL", "RunTranslator", "ThreadMemory", "initial_state")
 
@@ -130,32 +131,6 @@ _MAX_KEPT_ARGS = 4 * 1024 * 1024
 def _plain(event: Event) -> Any:
     """The adapter event as JSON-ready data (its public wire form)."""
     return msgspec.json.decode(encode_event(event))
-
-
-def initial_state(
-    *,
-    session_id: str | None = None,
-    model: str | None = None,
-    permission_mode: str | None = None,
-    cwd: str | None = None,
-) -> dict[str, Any]:
-    """The shared state a run starts from (every key present, so deltas can replace)."""
-    return {
-        "sessionId": session_id,
-        "model": model,
-        "permissionMode": permission_mode,
-        "cwd": cwd,
-        "todos": [],
-        "costUsd": 0.0,
-        "tokens": {"input": 0, "output": 0, "cacheRead": 0, "cacheCreation": 0},
-        "contextWindow": None,
-        "capabilities": {
-            "approvals": APPROVAL_TOOL,
-            "questions": QUESTION_TOOL,
-            "stop": True,
-            "reasoning": True,
-        },
-    }
 
 
 @dataclass
@@ -217,6 +192,10 @@ class RunTranslator:
         self._calls = memory.tool_calls
         #: Requests settled in the batch being translated (not to be asked).
         self._settled: set[str] = set()
+        #: AG-UI 1.0 interrupts instead of approval / question tool calls (the client asked).
+        self.use_interrupts = False
+        #: The interrupts the run ends with (see :meth:`finish_interrupted`).
+        self.interrupts: list[dict[str, Any]] = []
 
     def set_frontend_tools(self, names: Iterable[str]) -> None:
         """The names of the tools the page runs (see the constructor)."""
@@ -248,6 +227,19 @@ class RunTranslator:
         out += self._close_all()
         out.append(
             self._stamp(RunFinished(thread_id=self.thread_id, run_id=self.run_id, result=result))
+        )
+        self.finished = True
+        return out
+
+    def finish_interrupted(self) -> list[AguiEvent]:
+        """End the run with the AG-UI 1.0 ``interrupt`` outcome: the requests it waits for."""
+        if self.finished:
+            return []
+        out = self.start()
+        out += self._close_all()
+        outcome = {"type": "interrupt", "interrupts": self.interrupts}
+        out.append(
+            self._stamp(RunFinished(thread_id=self.thread_id, run_id=self.run_id, outcome=outcome))
         )
         self.finished = True
         return out
@@ -508,6 +500,9 @@ class RunTranslator:
             return []
         self.awaiting[call_id] = event.pending_id
         args = approval_args(event, self.session_id)
+        if self.use_interrupts:
+            self.interrupts.append(interrupt_of(call_id, args, event.title, event.tool_call_id))
+            return []
         return self._call(call_id, APPROVAL_TOOL, args, self._last_text)
 
     def _question(self, event: QuestionRequest) -> list[AguiEvent]:
@@ -516,6 +511,10 @@ class RunTranslator:
             return []
         self.awaiting[call_id] = event.pending_id
         args = question_args(event, self.session_id)
+        if self.use_interrupts:
+            text = event.questions[0].question
+            self.interrupts.append(interrupt_of(call_id, args, text, event.tool_call_id))
+            return []
         return self._call(call_id, QUESTION_TOOL, args, self._last_text)
 
     # -- the end of a turn -------------------------------------------------------------------
