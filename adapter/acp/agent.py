@@ -124,6 +124,7 @@ class AcpAgent:
                 "session/load": self._load_session,
                 "session/resume": self._resume_session,
                 "session/delete": self._delete_session,
+                "session/fork": self._fork_session,
                 "session/list": self._list_sessions,
                 "session/prompt": self._prompt,
                 "session/set_mode": self._set_mode,
@@ -191,6 +192,7 @@ class AcpAgent:
                     "list": {},
                     "resume": {},
                     "additionalDirectories": {},
+                    "fork": {},  # unstable in ACP v1
                     # Deleting removes the transcript from the history this agent reads: a
                     # backend that keeps its own copy (a cluster gateway) cannot offer it.
                     **({"delete": {}} if history_dir_of(self.backend) is None else {}),
@@ -409,6 +411,31 @@ class AcpAgent:
         await self.backend.set_model(session.backend_id, None if p.value == "default" else p.value)
         session.model = None if p.value == "default" else p.value
         return {"configOptions": self._config_options(session)}
+
+    async def _fork_session(self, params: Any) -> Then:
+        # Unstable in ACP v1: a new session that continues a stored one's conversation under
+        # a new id (the CLI's --resume with --fork-session, named up front with --session-id);
+        # the stored session is left as it was.
+        p = decode_params(params, LoadSessionParams)
+        cwd = self.options.cwd or p.cwd
+        try:  # the CLI resumes a session from its own project only
+            find_session_file(p.session_id, cwd, config=self._history_config())
+        except HistoryNotFoundError:
+            raise JsonRpcError(
+                RESOURCE_NOT_FOUND, f"Resource not found: session {p.session_id} in {cwd}"
+            ) from None
+        fork_id = str(uuid.uuid4())
+        spec = self._spec(
+            cwd,
+            p.mcp_servers,
+            p.additional_directories,
+            resume=p.session_id,
+            fork=True,
+            cli_session_id=fork_id,
+        )
+        session = await self._relay.start(spec, fork_id)
+        result = {"sessionId": fork_id, **self._opened(session)}
+        return Then(result, lambda: self._relay.follow(session))
 
     async def _delete_session(self, params: Any) -> dict[str, Any]:
         p = decode_params(params, DeleteSessionParams)

@@ -401,3 +401,24 @@ def test_resume_delete_and_additional_directories(
     assert [report["sessions"]["b"]] == [s["sessionId"] for s in listed["sessions"]]
     assert {} == deleted
     assert [] == after["sessions"]
+
+
+def test_fork_continues_a_conversation_under_a_new_id(acp: Acp, fake_api: FakeAnthropicAPI) -> None:
+    """session/fork (unstable) of a session with a turn: a new session id, whose next turn
+    the model sees with the first one; both are listed, the original unchanged."""
+    fake_api.add_main(text_turn("Noted: apple."), text_turn("It was apple."))
+    fork = {"op": "fork", "name": "b", "from": "a", "cwd": acp.cwd}
+    report = acp.in_session(
+        prompt("Remember the word apple"),
+        fork,
+        prompt("Which word?", session="b"),
+        {"op": "list", "cwd": acp.cwd},
+    )
+    _, new, first, forked, second, listed = report["results"]
+    assert {"stopReason": "end_turn"} == first, report["stderr"][-3000:]
+    assert forked["sessionId"] != new["sessionId"] and "modes" in forked, forked
+    assert {"stopReason": "end_turn"} == second, report["stderr"][-3000:]
+    last = json.dumps(fake_api.main_requests()[-1].body["messages"])
+    assert "Remember the word apple" in last and "Which word?" in last
+    ids = {s["sessionId"] for s in listed["sessions"]}
+    assert {new["sessionId"], forked["sessionId"]} <= ids

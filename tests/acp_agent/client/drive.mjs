@@ -12,6 +12,7 @@
 //     {"op": "load", "name": "b", "sessionId": "<uuid>" | "from": "a", "cwd": "/abs"},
 //     {"op": "resume", ...as load},  {"op": "close", "session": "a"},
 //     {"op": "delete", "session": "a"}   // "new" and "resume" take "additionalDirectories"
+//     {"op": "fork", "name": "b", "from": "a", "cwd": "/abs"}   (unstable)
 //     {"op": "prompt", "session": "a", "prompt": "text" | [blocks],
 //      "permissions": ["allow_once", "reject_once", "cancel", ...],   // answers, in order
 //      "elicitations": [{"action": "accept", "content": {...}}, ...],  // answers, in order
@@ -183,6 +184,16 @@ async function step(ctx, s) {
           mcpServers: [],
           ...(s.additionalDirectories ? { additionalDirectories: s.additionalDirectories } : {}),
         });
+      }
+      case "fork": {
+        const r = await ctx.request("session/fork", {
+          sessionId: sessions[s.from],
+          cwd: s.cwd,
+          mcpServers: [],
+        });
+        sessions[s.name] = r.sessionId;
+        names[r.sessionId] = s.name;
+        return r;
       }
       case "close":
         return await ctx.request(acp.methods.agent.session.close, { sessionId: sessions[s.session] });
