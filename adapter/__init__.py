@@ -43,6 +43,8 @@ from .events import (
     PermissionCancelled,
     PermissionDenied,
     PermissionRequest,
+    PermissionResolved,
+    QuestionRequest,
     RateLimit,
     Raw,
     Reasoning,
@@ -63,6 +65,7 @@ from .images import Image
 from .local import LocalBackend
 from .manager import PoolStatus, SessionManager, TooManySessionsError, UnknownSessionError
 from .policies import PermissionDecision, PermissionPolicy
+from .questions import InvalidAnswerError
 from .session import AgentSession, UnknownPermissionError
 from .telemetry import TurnTracer
 from .translate import Translator
@@ -92,6 +95,7 @@ __all__ = (
     "history_dir_of",
     "HistoryBackend",
     "Image",
+    "InvalidAnswerError",
     "LocalBackend",
     "MessageChunk",
     "ModeChanged",
@@ -100,7 +104,9 @@ __all__ = (
     "PermissionDenied",
     "PermissionPolicy",
     "PermissionRequest",
+    "PermissionResolved",
     "PoolStatus",
+    "QuestionRequest",
     "RateLimit",
     "Raw",
     "Reasoning",

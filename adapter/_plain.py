@@ -6,7 +6,7 @@ Everything here is a pure function of its arguments; the stateful part of the tr
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, Final
 
 import msgspec
@@ -29,6 +29,7 @@ from claudecode.messages import (
     SystemTaskUpdated,
     UnknownMessage,
 )
+from claudecode.results import ModelInfo
 from normalize import action_type_for, normalize_tool_use, title_for
 
 from .events import (
@@ -38,9 +39,13 @@ from .events import (
     ErrorEvent,
     ErrorKind,
     Event,
+    ModelChoice,
     PermissionDenied,
     PermissionOption,
     PermissionRequest,
+    Question,
+    QuestionOption,
+    QuestionRequest,
     RateLimit,
     Raw,
     TaskEvent,
@@ -54,7 +59,9 @@ __all__ = (
     "complete_of",
     "malformed",
     "permission_denied",
+    "model_choices",
     "permission_event",
+    "question_event",
     "rate_limit",
     "raw_of",
     "result_error",
@@ -248,6 +255,59 @@ def permission_event(
         decision_reason=reason,
         options=[ALLOW, ALLOW_ALWAYS, DENY] if suggestions else [ALLOW, DENY],
         parent_tool_call_id=parent_of(tool_use_id, agent_id),
+    )
+
+
+def model_choices(models: Sequence[ModelInfo]) -> list[ModelChoice]:
+    """The models of the CLI's ``initialize`` answer (effort levels only where supported)."""
+    return [
+        ModelChoice(
+            value=m.value,
+            name=m.display_name or "",
+            description=m.description or "",
+            effort_levels=list(m.supported_effort_levels or []) if m.supports_effort else [],
+        )
+        for m in models
+        if m.value
+    ]
+
+
+def _question(raw: object) -> Question | None:
+    if not isinstance(raw, dict):
+        return None
+    text, header, raw_options = raw.get("question"), raw.get("header"), raw.get("options")
+    options: list[QuestionOption] = []
+    for option in raw_options if isinstance(raw_options, list) else ():
+        if isinstance(option, dict) and isinstance(label := option.get("label"), str):
+            description = option.get("description")
+            options.append(
+                QuestionOption(
+                    label=label, description=description if isinstance(description, str) else ""
+                )
+            )
+    if not isinstance(text, str) or not text or not options:
+        return None
+    return Question(
+        question=text,
+        header=header if isinstance(header, str) else "",
+        options=options,
+        multi_select=raw.get("multiSelect") is True,
+    )
+
+
+def question_event(request: PermissionRequest) -> QuestionRequest | None:
+    """The :class:`QuestionRequest` of an ``AskUserQuestion`` permission prompt, or ``None``
+    when its input holds no well-formed question (text and at least one labelled option),
+    which the session refuses as the CLI's own dialog would have nothing to show."""
+    raw = request.input.get("questions")
+    questions = [q for q in map(_question, raw) if q is not None] if isinstance(raw, list) else []
+    if not questions:
+        return None
+    return QuestionRequest(
+        pending_id=request.pending_id,
+        questions=questions,
+        tool_call_id=request.tool_call_id,
+        parent_tool_call_id=request.parent_tool_call_id,
     )
 
 

@@ -18,7 +18,7 @@ workers, stateless gateways) can replace it without touching the front ends.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from typing import Any, Literal, Protocol, TypeAlias, runtime_checkable
@@ -63,6 +63,7 @@ class SessionSpec(msgspec.Struct, kw_only=True, frozen=True, omit_defaults=True)
     is a CLI session id (``resume_session_at`` a message uuid in it, ``fork`` resumes into a
     new id); ``cli_session_id`` is the id a new CLI session takes (a UUID, the CLI's
     ``--session-id``), so a front end can name the session before its first turn.
+    ``add_dirs`` are more directories the CLI may work in (its ``--add-dir``).
     ``mcp_servers`` adds MCP servers in the CLI's ``--mcp-config`` form (``{name: {"type":
     "stdio", "command": ..., "args": [...], "env": {...}}}`` or ``{"type": "http", "url":
     ..., "headers": {...}}``), e.g. the servers an editor asks for. ``labels`` are placement
@@ -84,6 +85,7 @@ class SessionSpec(msgspec.Struct, kw_only=True, frozen=True, omit_defaults=True)
     resume_session_at: str | None = None
     fork: bool = False
     cli_session_id: str | None = None
+    add_dirs: list[str] = []
     mcp_servers: dict[str, dict[str, Any]] = {}
     frontend_tools: dict[str, dict[str, Any]] = {}
     labels: dict[str, str] = {}
@@ -180,6 +182,19 @@ class SessionBackend(Protocol):
         self, session_id: str, pending_id: str, decision: PermissionDecision
     ) -> None:
         """Answer an open permission request (``allow``, ``allow_always``, ``deny``)."""
+        ...
+
+    async def answer_question(
+        self, session_id: str, pending_id: str, answers: Mapping[str, Sequence[str]]
+    ) -> None:
+        """Answer an open question request: question text -> the chosen option labels (or
+        one free-text answer); an empty list skips a question."""
+        ...
+
+    async def decline_question(
+        self, session_id: str, pending_id: str, message: str | None = None
+    ) -> None:
+        """Decline an open question request; the model reads ``message`` as the reason."""
         ...
 
     async def interrupt(self, session_id: str) -> None:

@@ -9,6 +9,7 @@
           ├── TooManySessionsError*         too_many_sessions  429
           ├── CliSessionInUseError*         session_in_use     409
           ├── ThreadBusyError*              thread_busy        409
+          ├── InvalidAnswerError*           bad_request        422
           ├── HistoryNotFoundError          history_not_found  404   (also LookupError)
           ├── ForbiddenError*               forbidden          403
           ├── BackendUnavailableError       unavailable        503
@@ -40,6 +41,7 @@ __all__ = (
     "ErrorInfo",
     "ForbiddenError",
     "HistoryNotFoundError",
+    "InvalidAnswerError",
     "ThreadBusyError",
     "TooManySessionsError",
     "UnknownPermissionError",
@@ -95,6 +97,14 @@ class ThreadBusyError(AdapterError, UsageError):
 
     code = "thread_busy"
     http_status = 409
+
+
+class InvalidAnswerError(AdapterError, UsageError):
+    """The answers do not fit the question request (unknown question, several picks for a
+    single-choice question, an empty or oversized answer), or the request is not a question."""
+
+    code = "bad_request"
+    http_status = 422
 
 
 class ForbiddenError(AdapterError, UsageError):

@@ -32,16 +32,25 @@ __all__ = (
     "CompactBoundary",
     "Complete",
     "ContextWindow",
+    "Decision",
+    "decode_event",
+    "encode_event",
     "ErrorEvent",
     "ErrorKind",
     "Event",
+    "event_schema",
     "McpServer",
     "MessageChunk",
+    "ModelChoice",
     "ModeChanged",
     "PermissionCancelled",
     "PermissionDenied",
     "PermissionOption",
     "PermissionRequest",
+    "PermissionResolved",
+    "Question",
+    "QuestionOption",
+    "QuestionRequest",
     "RateLimit",
     "Raw",
     "Reasoning",
@@ -54,9 +63,6 @@ __all__ = (
     "ToolUpdate",
     "TurnError",
     "UserMessage",
-    "decode_event",
-    "encode_event",
-    "event_schema",
 )
 
 
@@ -105,10 +111,21 @@ class Command(_Part, frozen=True):
     argument_hint: str = ""
 
 
+class ModelChoice(_Part, frozen=True):
+    """A model the CLI offers (``value`` is what ``set_model`` takes), with the effort levels
+    it supports (none: no effort setting)."""
+
+    value: str
+    name: str = ""
+    description: str = ""
+    effort_levels: list[str] = []
+
+
 class AvailableCommands(Event, tag="available_commands"):
-    """The slash commands from the ``initialize`` answer."""
+    """The slash commands from the ``initialize`` answer, and the models it lists."""
 
     commands: list[Command] = []
+    models: list[ModelChoice] = []
 
 
 class UserMessage(Event, tag="user_message"):
@@ -205,6 +222,53 @@ class PermissionRequest(Event, tag="permission_request"):
     decision_reason: str | None = None
     options: list[PermissionOption] = []
     parent_tool_call_id: str | None = None
+
+
+class QuestionOption(_Part, frozen=True):
+    """One answer a question offers."""
+
+    label: str
+    description: str = ""
+
+
+class Question(_Part, frozen=True):
+    """One question the agent asks (``AskUserQuestion``); ``question`` is its key in answers."""
+
+    question: str
+    header: str = ""
+    options: list[QuestionOption] = []
+    multi_select: bool = False
+
+
+class QuestionRequest(Event, tag="question_request"):
+    """The agent asks the user (the ``AskUserQuestion`` tool) instead of a permission prompt.
+
+    ``pending_id`` shares the permission requests' table: answer it through the session
+    (``answer_question`` / ``decline_question``); a ``permission_resolved`` follows, or a
+    ``permission_cancelled`` when the CLI withdraws it or it times out.
+    """
+
+    pending_id: str
+    questions: list[Question]
+    tool_call_id: str | None = None
+    parent_tool_call_id: str | None = None
+
+
+Decision: TypeAlias = Literal["allow", "allow_always", "deny", "answered", "declined"]
+
+
+class PermissionResolved(Event, tag="permission_resolved"):
+    """An open permission or question request was settled (by a person or by the policy).
+
+    ``answers`` (questions only): question text -> the chosen labels or the free text.
+    ``message``: the reason given with a denial or a declined question.
+    """
+
+    pending_id: str
+    decision: Decision
+    by: Literal["user", "policy"] = "user"
+    message: str | None = None
+    answers: dict[str, list[str]] | None = None
 
 
 class PermissionCancelled(Event, tag="permission_cancelled"):
@@ -354,6 +418,8 @@ AnyEvent: TypeAlias = (
     | ToolProgress
     | ToolUpdate
     | PermissionRequest
+    | QuestionRequest
+    | PermissionResolved
     | PermissionCancelled
     | PermissionDenied
     | ModeChanged

@@ -26,7 +26,7 @@ import json
 import os
 import time
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Mapping, Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Self
 
@@ -285,6 +285,9 @@ class LocalBackend:
             changes["fork_session"] = spec.fork
         if spec.cli_session_id is not None:
             changes["cli_session_id"] = spec.cli_session_id
+        if spec.add_dirs:
+            add_dirs = tuple(spec.add_dirs)
+            changes["client_options"] = {**self.defaults.client_options, "add_dirs": add_dirs}
         if spec.mcp_servers:
             servers = _mcp_servers(self.defaults.mcp_config)
             servers.update(spec.mcp_servers)
@@ -385,6 +388,22 @@ class LocalBackend:
         """Answer an open permission request."""
         entry = self._live_entry(session_id)
         await entry.session.answer_permission(pending_id, decision)
+        self._changed(entry)
+
+    async def answer_question(
+        self, session_id: str, pending_id: str, answers: Mapping[str, Sequence[str]]
+    ) -> None:
+        """Answer an open question (question text -> the chosen labels or free text)."""
+        entry = self._live_entry(session_id)
+        await entry.session.answer_question(pending_id, answers)
+        self._changed(entry)
+
+    async def decline_question(
+        self, session_id: str, pending_id: str, message: str | None = None
+    ) -> None:
+        """Decline an open question; ``message`` tells the model why."""
+        entry = self._live_entry(session_id)
+        await entry.session.decline_question(pending_id, message)
         self._changed(entry)
 
     async def answer_tool(

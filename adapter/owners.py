@@ -30,7 +30,15 @@ import contextvars
 import json
 import os
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Iterator, Sequence
+from collections.abc import (
+    AsyncIterator,
+    Awaitable,
+    Callable,
+    Coroutine,
+    Iterator,
+    Mapping,
+    Sequence,
+)
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from pathlib import Path
@@ -51,7 +59,7 @@ from .backend import (
     history_dir_of,
 )
 from .errors import ForbiddenError, UnknownSessionError
-from .events import Event, PermissionRequest
+from .events import Event, PermissionRequest, QuestionRequest
 from .images import PromptImages
 from .policies import PermissionDecision
 
@@ -217,8 +225,12 @@ class _Recorded:
         for event in events:
             if isinstance(event, PermissionRequest):
                 self._tools[(self._sid, event.pending_id)] = event.tool_name
-                while len(self._tools) > _TOOL_CACHE:
-                    self._tools.popitem(last=False)
+            elif isinstance(event, QuestionRequest):
+                self._tools[(self._sid, event.pending_id)] = "AskUserQuestion"
+            else:
+                continue
+            while len(self._tools) > _TOOL_CACHE:
+                self._tools.popitem(last=False)
 
     async def receive_batch(self) -> list[Event]:
         batch = await self._stream.receive_batch()
@@ -374,6 +386,9 @@ class OwnedBackend:
     ) -> None:
         caller = await self._guard(session_id, "permission_response")
         await self.inner.answer_permission(session_id, pending_id, decision)
+        self._audit_decision(caller, session_id, pending_id, decision.behavior)
+
+    def _audit_decision(self, caller: Caller, session_id: str, pending_id: str, what: str) -> None:
         self.audit.write(
             "permission_decision",
             user=caller.principal.name,
@@ -381,8 +396,22 @@ class OwnedBackend:
             session=session_id,
             pending_id=pending_id,
             tool=self._tools.pop((session_id, pending_id), None),
-            decision=decision.behavior,
+            decision=what,
         )
+
+    async def answer_question(
+        self, session_id: str, pending_id: str, answers: Mapping[str, Sequence[str]]
+    ) -> None:
+        caller = await self._guard(session_id, "question_response")
+        await self.inner.answer_question(session_id, pending_id, answers)
+        self._audit_decision(caller, session_id, pending_id, "answered")
+
+    async def decline_question(
+        self, session_id: str, pending_id: str, message: str | None = None
+    ) -> None:
+        caller = await self._guard(session_id, "question_response")
+        await self.inner.decline_question(session_id, pending_id, message)
+        self._audit_decision(caller, session_id, pending_id, "declined")
 
     async def interrupt(self, session_id: str) -> None:
         await self._guard(session_id, "interrupt")

@@ -1,15 +1,20 @@
 """Permission policies: who decides whether a tool may run.
 
 ========== =====================================================================
-autonomous No prompts: every ``can_use_tool`` is allowed as asked.
+autonomous No prompts: every ``can_use_tool`` is allowed as asked; the agent's questions
+           (``AskUserQuestion``) are declined with a reason the model reads (nobody is there
+           to answer), published as a ``question_request`` and its ``permission_resolved``.
 supervised Every tool except the read-only ones asks a person: a PreToolUse hook answers
            ``ask`` for them (so even calls the CLI would allow by itself are shown), and the
            CLI's ``can_use_tool`` over stdio becomes a ``permission_request`` event.
            Read-only tools (Read, Glob, Grep, NotebookRead, Task/Agent, TodoWrite, ...) are
            allowed by the hook without asking.
 plan       The CLI runs in ``plan`` mode (read-only); only leaving plan mode (ExitPlanMode)
-           asks. Anything else the CLI asks about is allowed.
-custom     A callback sees each request and decides, or returns ``None`` to ask a person.
+           and the agent's questions ask. Anything else the CLI asks about is allowed.
+custom     A callback sees each request and decides, or returns ``None`` to ask a person. For
+           a question (tool ``AskUserQuestion``) ``deny`` declines it and ``allow`` with
+           ``updated_input={"answers": {question: [labels]}}`` answers it; an ``allow``
+           without answers leaves it to a person.
 ========== =====================================================================
 
 No Stop hook is registered on purpose: an approved Stop hook ends the turn without a

@@ -17,7 +17,6 @@ without a prompt (a :class:`~adapter.SessionManager` never reaps such a session)
 from __future__ import annotations
 
 import contextlib
-import math
 import time
 import uuid
 from collections.abc import Sequence
@@ -49,18 +48,18 @@ from claudecode.internal import (
 )
 
 from ._debug_files import DebugFiles
+from ._pending import PendingRequests
 from .config import SessionConfig, cli_options
 from .errors import UnknownPermissionError
 from .events import (
     ErrorEvent,
     Event,
-    PermissionCancelled,
-    PermissionRequest,
+    QuestionRequest,
     UserMessage,
 )
 from .fanout import EventHub, Subscription
 from .images import PromptImages, as_images
-from .policies import PermissionDecision, hook_decision, policy_decision
+from .policies import PermissionDecision, hook_decision
 from .telemetry import TurnTracer
 from .translate import Translator
 
@@ -73,7 +72,7 @@ _CONTROL_TYPES = frozenset({InboundControlRequest, ControlCancelRequest})
 SessionStatus = Literal["starting", "connected", "active", "idle", "terminated", "errored"]
 
 
-class AgentSession:
+class AgentSession(PendingRequests):
     """One Claude Code session seen as a stream of normalized events.
 
     Args:
@@ -111,6 +110,8 @@ class AgentSession:
         )
         self._client: Session | None = None
         self._pending: dict[str, InboundControlRequest] = {}
+        # the open requests that are questions (AskUserQuestion), by the same pending id
+        self._questions: dict[str, QuestionRequest] = {}
         self._always_allowed: set[str] = set()
         self._timers: dict[str, anyio.CancelScope] = {}
         self._stack: contextlib.AsyncExitStack | None = None
@@ -290,6 +291,7 @@ class AgentSession:
                 continue
             if type(message) is ControlCancelRequest:
                 self._pending.pop(message.request_id, None)
+                self._questions.pop(message.request_id, None)
                 timer = self._timers.pop(message.request_id, None)
                 if timer is not None:
                     timer.cancel()
@@ -307,6 +309,8 @@ class AgentSession:
 
     def _permission(self, req: InboundControlRequest) -> list[Event]:
         event = self._translator.permission_request(req)
+        if event.tool_name == "AskUserQuestion":
+            return self._question(req, event)
         policy = self.config.policy
         if (
             policy.name == "autonomous"
@@ -319,68 +323,6 @@ class AgentSession:
             self._spawn(self._ask_custom, req, event)
             return []
         return self._open_pending(req, event)
-
-    def _open_pending(
-        self, req: InboundControlRequest, event: PermissionRequest, timeout: float | None = None
-    ) -> list[Event]:
-        self._pending[req.request_id] = req
-        if timeout is None:
-            timeout = self.config.permission_timeout
-        if timeout is not None:
-            self._timers[req.request_id] = self._spawn(self._expire, req.request_id, timeout)
-        return [event]
-
-    async def _ask_custom(self, req: InboundControlRequest, event: PermissionRequest) -> None:
-        # permission_timeout bounds the whole request: the policy's own time counts, and a
-        # policy that never returns is answered with a denial.
-        timeout = self.config.permission_timeout
-        deadline = None if timeout is None else anyio.current_time() + timeout
-        decision: PermissionDecision | None = None
-        with anyio.move_on_after(timeout if timeout is not None else math.inf) as scope:
-            try:
-                decision = await policy_decision(self.config.policy, event)
-            except Exception as exc:
-                _log.warning("adapter.policy_failed", session_id=self.id, error=repr(exc))
-                decision = PermissionDecision("deny", f"permission policy failed: {exc}")
-        if scope.cancelled_caught:
-            _log.warning(
-                "adapter.policy_timeout",
-                session_id=self.id,
-                pending_id=req.request_id,
-                tool=event.tool_name,
-                timeout=timeout,
-            )
-            decision = PermissionDecision(
-                "deny", "the permission policy did not decide in time", interrupt=True
-            )
-        if decision is None:
-            left = None if deadline is None else max(0.0, deadline - anyio.current_time())
-            self._publish(self._open_pending(req, event, left))
-        else:
-            await self._respond(req, decision)
-
-    async def _expire(self, pending_id: str, timeout: float) -> None:
-        await anyio.sleep(timeout)
-        req = self._cancel_pending(pending_id, "timeout")
-        if req is not None:
-            _log.info("adapter.permission_timeout", session_id=self.id, pending_id=pending_id)
-            await self._respond(
-                req,
-                PermissionDecision(
-                    "deny", "no answer to the permission request in time", interrupt=True
-                ),
-            )
-
-    def _cancel_pending(
-        self, pending_id: str, reason: Literal["timeout", "session_closed"]
-    ) -> InboundControlRequest | None:
-        req = self._pending.pop(pending_id, None)
-        timer = self._timers.pop(pending_id, None)
-        if timer is not None and reason != "timeout":
-            timer.cancel()
-        if req is not None:
-            self._publish([PermissionCancelled(pending_id=pending_id, reason=reason)])
-        return req
 
     def _spawn(self, fn: Any, *args: Any) -> anyio.CancelScope:
         assert self._tasks is not None
@@ -441,11 +383,6 @@ class AgentSession:
         return self._translator.last_committed_uuid
 
     @property
-    def pending_permissions(self) -> list[str]:
-        """Ids of the permission requests waiting for an answer."""
-        return list(self._pending)
-
-    @property
     def background_tasks(self) -> tuple[str, ...]:
         """Ids of the background tasks (sub-agents) the CLI runs that have not finished."""
         return self._translator.background_tasks
@@ -504,20 +441,6 @@ class AgentSession:
             self._translator.prompt_failed(prompt_uuid)
             self._follow_turns()
             raise
-
-    async def answer_permission(self, pending_id: str, decision: PermissionDecision) -> None:
-        """Answer an open :class:`~adapter.events.PermissionRequest`.
-
-        Raises:
-            UnknownPermissionError: no such request is open (answered, cancelled, expired).
-        """
-        req = self._pending.pop(pending_id, None)
-        if req is None:
-            raise UnknownPermissionError(f"no open permission request {pending_id!r}")
-        timer = self._timers.pop(pending_id, None)
-        if timer is not None:
-            timer.cancel()
-        await self._respond(req, decision)
 
     async def _respond(self, req: InboundControlRequest, decision: PermissionDecision) -> None:
         body = req.request

@@ -1,7 +1,7 @@
 """Drive the Claude Code CLI with the low-level client: prompt, stream, approve.
 
-    python examples/client_quickstart.py "list the files here"      # the real CLI
-    python examples/client_quickstart.py --demo                        # the scripted stand-in
+python examples/client_quickstart.py "list the files here"      # the real CLI
+python examples/client_quickstart.py --demo                        # the scripted stand-in
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Consume one session as normalized events, the way a UI would.
 
-    python examples/event_stream.py "explain this repository"      # the real CLI
-    python examples/event_stream.py --demo                           # the scripted stand-in
+python examples/event_stream.py "explain this repository"      # the real CLI
+python examples/event_stream.py --demo                           # the scripted stand-in
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from adapter import (
     MessageChunk,
     PermissionDecision,
     PermissionRequest,
+    QuestionRequest,
     SessionConfig,
     ToolCall,
     ToolUpdate,
@@ -39,6 +40,11 @@ async def main(prompt: str, cli_path: str | None) -> int:
                     case PermissionRequest(pending_id=pending_id, title=title):
                         print(f"[approve] {title}")
                         await session.answer_permission(pending_id, PermissionDecision("allow"))
+                    case QuestionRequest(pending_id=pending_id, questions=questions):
+                        # A UI shows a form; here every question takes its first option.
+                        answers = {q.question: [q.options[0].label] for q in questions}
+                        print(f"[answer] {answers}")
+                        await session.answer_question(pending_id, answers)
                     case Complete(is_error=failed, cost_usd=cost):
                         print(f"\n-- {'failed' if failed else 'done'}, ${cost:.4f}")
                         return 1 if failed else 0

@@ -28,7 +28,11 @@ from claudecode.sdk import (
 async def can_use_tool(
     tool_name: str, tool_input: dict[str, Any], context: ToolPermissionContext
 ) -> PermissionResultAllow | PermissionResultDeny:
-    """Allow everything but deleting files."""
+    """Allow everything but deleting files; answer the agent's questions (AskUserQuestion)
+    with their first option, the answers in the tool's updated input as the SDK documents."""
+    if tool_name == "AskUserQuestion":
+        answers = {q["question"]: q["options"][0]["label"] for q in tool_input["questions"]}
+        return PermissionResultAllow(updated_input={**tool_input, "answers": answers})
     if str(tool_input.get("command", "")).startswith("rm "):
         return PermissionResultDeny(message="not on my machine")
     return PermissionResultAllow()

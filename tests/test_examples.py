@@ -15,8 +15,8 @@ EXAMPLES = Path(__file__).parents[1] / "examples"
     ("name", "expected"),
     [
         ("client_quickstart.py", "-- success"),
-        ("event_stream.py", "[complete] Edit greeting.py"),
-        ("sdk_dropin.py", "-- success"),
+        ("event_stream.py", "You chose Formal"),
+        ("sdk_dropin.py", "You chose Formal"),
     ],
 )
 def test_example_runs_with_the_demo(name: str, expected: str, tmp_path: Path) -> None:

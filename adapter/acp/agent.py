@@ -11,6 +11,7 @@ ends, every session is closed (its CLI reaped).
 
 from __future__ import annotations
 
+import os
 import uuid
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -43,6 +44,7 @@ from .jsonrpc import (
 from .params import (
     CancelParams,
     CloseParams,
+    DeleteSessionParams,
     InitializeParams,
     ListSessionsParams,
     LoadSessionParams,
@@ -56,20 +58,12 @@ from .params import (
 )
 from .peer import JsonRpcPeer, Send, Then
 from .sessions import AcpSession, SessionRelay, Turn, unavailable_error
-from .translate import SESSION_MODES, UpdateTranslator, mode_state, stop_reason
+from .translate import SESSION_MODES, UpdateTranslator, mode_state, model_options, stop_reason
 
 __all__ = ("AcpAgent", "AgentOptions", "PROTOCOL_VERSION")
 
 #: The ACP protocol version this agent speaks.
 PROTOCOL_VERSION = 1
-
-#: Model choices offered besides the configured one: the CLI's own aliases.
-_MODEL_ALIASES = (
-    ("default", "Default"),
-    ("sonnet", "Sonnet"),
-    ("opus", "Opus"),
-    ("haiku", "Haiku"),
-)
 
 #: Requests served at once (each session runs at most one prompt; the rest are short).
 _MAX_REQUESTS = 256
@@ -120,6 +114,9 @@ class AcpAgent:
                 "authenticate": self._authenticate,
                 "session/new": self._new_session,
                 "session/load": self._load_session,
+                "session/resume": self._resume_session,
+                "session/delete": self._delete_session,
+                "session/fork": self._fork_session,
                 "session/list": self._list_sessions,
                 "session/prompt": self._prompt,
                 "session/set_mode": self._set_mode,
@@ -172,13 +169,26 @@ class AcpAgent:
     async def _initialize(self, params: Any) -> dict[str, Any]:
         p = decode_params(params, InitializeParams)
         self._client_capabilities = p.client_capabilities
+        elicitation = p.client_capabilities.get("elicitation")
+        self._relay.elicitation_form = isinstance(elicitation, dict) and isinstance(
+            elicitation.get("form"), dict
+        )
         return {
             "protocolVersion": PROTOCOL_VERSION,
             "agentCapabilities": {
                 "loadSession": True,
                 "promptCapabilities": {"image": True, "audio": False, "embeddedContext": True},
                 "mcpCapabilities": {"http": True, "sse": True},
-                "sessionCapabilities": {"close": {}, "list": {}},
+                "sessionCapabilities": {
+                    "close": {},
+                    "list": {},
+                    "resume": {},
+                    "additionalDirectories": {},
+                    "fork": {},  # unstable in ACP v1
+                    # Deleting removes the transcript from the history this agent reads: a
+                    # backend that keeps its own copy (a cluster gateway) cannot offer it.
+                    **({"delete": {}} if history_dir_of(self.backend) is None else {}),
+                },
             },
             "agentInfo": {
                 "name": "claudecode-bridge",
@@ -198,33 +208,25 @@ class AcpAgent:
         # not in this machine's CLI directory: the backend keeps a copy of them.
         return history_dir_of(self.backend) or config_dir(self.options.env)
 
-    def _spec(self, cwd: str, mcp: list[dict[str, Any]], **changes: Any) -> SessionSpec:
+    def _spec(
+        self, cwd: str, mcp: list[dict[str, Any]], add_dirs: list[str], **changes: Any
+    ) -> SessionSpec:
+        if not all(os.path.isabs(d) for d in add_dirs):
+            raise JsonRpcError(
+                INVALID_PARAMS, "Invalid params: additionalDirectories: not absolute"
+            )
         return SessionSpec(
             cwd=cwd,
             model=self.options.model,
             policy=self.options.policy,
             permission_mode=self.options.permission_mode,
             mcp_servers=cli_mcp_servers(mcp),
+            add_dirs=add_dirs,
             **changes,
         )
 
     def _config_options(self, session: AcpSession) -> list[dict[str, Any]]:
-        choices = list(_MODEL_ALIASES)
-        if self.options.model and all(v != self.options.model for v, _ in choices):
-            choices.insert(1, (self.options.model, self.options.model))
-        current = session.model or "default"
-        if all(v != current for v, _ in choices):
-            choices.append((current, current))
-        return [
-            {
-                "id": "model",
-                "name": "Model",
-                "category": "model",
-                "type": "select",
-                "currentValue": current,
-                "options": [{"value": v, "name": n} for v, n in choices],
-            }
-        ]
+        return model_options(session.model, self.options.model, session.models)
 
     def _opened(self, session: AcpSession) -> dict[str, Any]:
         return {
@@ -236,15 +238,21 @@ class AcpAgent:
         p = decode_params(params, NewSessionParams)
         session_id = str(uuid.uuid4())
         cwd = self.options.cwd or p.cwd
-        session = await self._relay.start(
-            self._spec(cwd, p.mcp_servers, cli_session_id=session_id), session_id
-        )
+        spec = self._spec(cwd, p.mcp_servers, p.additional_directories, cli_session_id=session_id)
+        session = await self._relay.start(spec, session_id)
         # Updates (the slash commands first) only after the editor knows the session id.
         return Then(
             {"sessionId": session_id, **self._opened(session)}, lambda: self._relay.follow(session)
         )
 
     async def _load_session(self, params: Any) -> Then:
+        return await self._reopen(params, replay=True)
+
+    async def _resume_session(self, params: Any) -> Then:
+        # As session/load, without sending the conversation again (the editor has it).
+        return await self._reopen(params, replay=False)
+
+    async def _reopen(self, params: Any, *, replay: bool) -> Then:
         p = decode_params(params, LoadSessionParams)
         if p.session_id in self._relay.sessions:
             raise JsonRpcError(INVALID_REQUEST, f"session {p.session_id} is open already")
@@ -262,13 +270,13 @@ class AcpAgent:
                 RESOURCE_NOT_FOUND, f"Resource not found: session {p.session_id}"
             ) from None
         # The whole conversation goes to the editor before the answer, as ACP asks.
-        replay = await anyio.to_thread.run_sync(load_events, path)
+        history = await anyio.to_thread.run_sync(load_events, path)
         if elsewhere:
             # The CLI resumes a session only from its own project directory: run it where the
             # transcript says it ran.
-            recorded = next((e.cwd for e in replay if isinstance(e, SessionStatus)), None)
+            recorded = next((e.cwd for e in history if isinstance(e, SessionStatus)), None)
             cwd = recorded or cwd
-        spec = self._spec(cwd, p.mcp_servers, resume=p.session_id)
+        spec = self._spec(cwd, p.mcp_servers, p.additional_directories, resume=p.session_id)
         refused = JsonRpcError(
             INVALID_REQUEST, f"session {p.session_id} is open already (elsewhere)"
         )
@@ -287,9 +295,10 @@ class AcpAgent:
                     "errored",
                 ):
                     raise refused
-            translator = UpdateTranslator(cwd=spec.cwd, replay=True)
-            updates = [u for event in replay for u in translator.updates(event)]
-            await self._relay.notify_updates(p.session_id, updates)
+            if replay:
+                translator = UpdateTranslator(cwd=spec.cwd, replay=True)
+                updates = [u for event in history for u in translator.updates(event)]
+                await self._relay.notify_updates(p.session_id, updates)
             # Under an id of its own in the backend: the session may have run there under the
             # ACP id before (a cluster keeps a closed session's record and events a while).
             backend_id = f"{p.session_id}-{uuid.uuid4().hex[:8]}"
@@ -379,6 +388,50 @@ class AcpAgent:
         await self.backend.set_model(session.backend_id, None if p.value == "default" else p.value)
         session.model = None if p.value == "default" else p.value
         return {"configOptions": self._config_options(session)}
+
+    async def _fork_session(self, params: Any) -> Then:
+        # Unstable in ACP v1: a new session that continues a stored one's conversation under
+        # a new id (the CLI's --resume with --fork-session, named up front with --session-id);
+        # the stored session is left as it was.
+        p = decode_params(params, LoadSessionParams)
+        cwd = self.options.cwd or p.cwd
+        try:  # the CLI resumes a session from its own project only
+            find_session_file(p.session_id, cwd, config=self._history_config())
+        except HistoryNotFoundError:
+            raise JsonRpcError(
+                RESOURCE_NOT_FOUND, f"Resource not found: session {p.session_id} in {cwd}"
+            ) from None
+        fork_id = str(uuid.uuid4())
+        spec = self._spec(
+            cwd,
+            p.mcp_servers,
+            p.additional_directories,
+            resume=p.session_id,
+            fork=True,
+            cli_session_id=fork_id,
+        )
+        session = await self._relay.start(spec, fork_id)
+        result = {"sessionId": fork_id, **self._opened(session)}
+        return Then(result, lambda: self._relay.follow(session))
+
+    async def _delete_session(self, params: Any) -> dict[str, Any]:
+        p = decode_params(params, DeleteSessionParams)
+        if history_dir_of(self.backend) is not None:
+            raise JsonRpcError(INVALID_REQUEST, "this agent's backend keeps the history itself")
+        if p.session_id in self._relay.sessions or any(
+            info.cli_session_id == p.session_id and info.state not in ("closed", "errored")
+            for info in await self.backend.list()
+        ):
+            raise JsonRpcError(INVALID_REQUEST, f"session {p.session_id} is open: close it first")
+        try:
+            path = find_session_file(p.session_id, None, config=self._history_config())
+        except HistoryNotFoundError:
+            raise JsonRpcError(
+                RESOURCE_NOT_FOUND, f"Resource not found: session {p.session_id}"
+            ) from None
+        await anyio.to_thread.run_sync(path.unlink, True)
+        self._history = None  # listed no more
+        return {}
 
     async def _close_session(self, params: Any) -> dict[str, Any]:
         p = decode_params(params, CloseParams)

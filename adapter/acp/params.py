@@ -45,12 +45,20 @@ class InitializeParams(_Params):
 class NewSessionParams(_Params):
     cwd: str
     mcp_servers: list[dict[str, Any]] = []
+    additional_directories: list[str] = []
 
 
 class LoadSessionParams(_Params):
+    """``session/load`` and ``session/resume`` (the same params)."""
+
     session_id: str
     cwd: str
     mcp_servers: list[dict[str, Any]] = []
+    additional_directories: list[str] = []
+
+
+class DeleteSessionParams(_Params):
+    session_id: str
 
 
 class ListSessionsParams(_Params):

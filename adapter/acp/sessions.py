@@ -2,8 +2,11 @@
 
 Per session, one task follows the backend's event stream from ``seq`` 1 and turns events into
 ``session/update`` notifications (:mod:`adapter.acp.translate`); permission requests become
-``session/request_permission`` calls to the editor, whose answers go back to the session; a
-``complete`` event ends the running ``session/prompt`` with its stop reason. Cancelling a
+``session/request_permission`` calls to the editor, whose answers go back to the session; the
+agent's questions become an ``elicitation/create`` form when the editor advertised form
+elicitation, else one permission request per question whose options are the answers
+(:mod:`adapter.acp.questions`); a ``complete`` event ends the running ``session/prompt`` with
+its stop reason. Cancelling a
 turn withdraws its open permission requests and interrupts the CLI; closing a session (or the
 agent) closes it in the backend.
 
@@ -28,20 +31,37 @@ from claudecode.internal import get_logger
 
 from ..backend import BackendUnavailableError, SessionBackend, SessionSpec
 from ..events import (
+    AvailableCommands,
     Complete,
     ErrorEvent,
     Event,
     ModeChanged,
+    ModelChoice,
     PermissionCancelled,
     PermissionRequest,
+    PermissionResolved,
+    QuestionRequest,
 )
 from ..fanout import SubscriberDropped
 from ..manager import UnknownSessionError
 from ..policies import PermissionDecision
+from ..questions import InvalidAnswerError
 from ..session import UnknownPermissionError
 from .jsonrpc import INTERNAL_ERROR, RESOURCE_NOT_FOUND, JsonRpcError, encode_notification
 from .peer import JsonRpcPeer, Outgoing
-from .translate import UpdateTranslator, decision_for_option, permission_request_params
+from .questions import (
+    Outcome,
+    answers_of_elicitation,
+    answers_of_permission,
+    elicitation_params,
+    permission_params,
+)
+from .translate import (
+    UpdateTranslator,
+    decision_for_option,
+    model_options,
+    permission_request_params,
+)
 
 __all__ = ("AcpSession", "SessionRelay", "Turn", "unavailable_error")
 
@@ -96,6 +116,9 @@ class AcpSession:
     #: pending_id -> our request id to the editor
     asking: dict[str, int] = field(default_factory=dict)
     rejected_tools: set[str] = field(default_factory=set)
+    #: The models the CLI listed (its ``initialize`` answer), and the agent's own model.
+    models: list[ModelChoice] = field(default_factory=list)
+    configured_model: str | None = None
     scope: anyio.CancelScope | None = None
     last_error: str | None = None
     #: Turns whose prompt was answered "unavailable" while they ran on: their ``complete``,
@@ -111,6 +134,8 @@ class SessionRelay:
         self.sessions: dict[str, AcpSession] = {}
         self._peer = peer
         self._cancel_grace = cancel_grace
+        #: Whether the editor advertised form elicitation (set from its ``initialize``).
+        self.elicitation_form = False
 
     def get(self, session_id: str) -> AcpSession:
         """The open session ``session_id``; a ``Resource not found`` error otherwise."""
@@ -136,6 +161,7 @@ class SessionRelay:
             mode=info.permission_mode or "default",
             model=info.model,
             translator=UpdateTranslator(cwd=spec.cwd),
+            configured_model=spec.model,
         )
         self.sessions[session_id] = session
         return session
@@ -248,13 +274,20 @@ class SessionRelay:
     async def _on_events(self, session: AcpSession, batch: list[Event]) -> None:
         updates: list[dict[str, Any]] = []
         ended: Complete | None = None
+        # A question the policy settled at once comes with its resolution: nothing to ask.
+        settled = {e.pending_id for e in batch if isinstance(e, PermissionResolved)}
         for event in batch:
             updates += session.translator.updates(event)
             if isinstance(event, PermissionRequest):
                 await self.notify_updates(session.id, updates)
                 updates = []
                 await self._ask(session, event)
-            elif isinstance(event, PermissionCancelled):
+            elif isinstance(event, QuestionRequest) and event.pending_id not in settled:
+                await self.notify_updates(session.id, updates)
+                updates = []
+                await self._ask_question(session, event)
+            elif isinstance(event, PermissionCancelled | PermissionResolved):
+                # Withdrawn, or settled by someone else (another client of the backend).
                 request_id = session.asking.pop(event.pending_id, None)
                 if request_id is not None:
                     self._peer.withdraw(request_id)
@@ -263,6 +296,10 @@ class SessionRelay:
                     )
             elif isinstance(event, ModeChanged):
                 session.mode = event.mode
+            elif isinstance(event, AvailableCommands) and event.models:
+                session.models = list(event.models)
+                options = model_options(session.model, session.configured_model, session.models)
+                updates.append({"sessionUpdate": "config_option_update", "configOptions": options})
             elif isinstance(event, ErrorEvent):
                 session.last_error = event.message
             elif isinstance(event, Complete):
@@ -324,6 +361,78 @@ class SessionRelay:
         if option_id == "reject_always":
             session.rejected_tools.add(event.tool_name)
         await self._answer(session, event, decision)
+
+    async def _ask_question(self, session: AcpSession, event: QuestionRequest) -> None:
+        if not self.elicitation_form:
+            self._peer.start_soon(
+                self._ask_by_permissions, session, event, name="acp question (permissions)"
+            )
+            return
+        params = elicitation_params(session.id, event)
+        request_id, out = await self._peer.call("elicitation/create", params)
+        session.asking[event.pending_id] = request_id
+        self._peer.start_soon(
+            self._await_elicitation, session, event, out, name="acp question (elicitation)"
+        )
+
+    async def _await_elicitation(
+        self, session: AcpSession, event: QuestionRequest, out: Outgoing
+    ) -> None:
+        await out.done.wait()
+        if session.asking.pop(event.pending_id, None) is None:
+            return  # withdrawn
+        response = out.response
+        if response is None or response.error is not None:
+            await self._settle_question(session, event, ("decline", {}), "the editor failed")
+            return
+        await self._settle_question(session, event, answers_of_elicitation(event, response.result))
+
+    async def _ask_by_permissions(self, session: AcpSession, event: QuestionRequest) -> None:
+        answers: dict[str, list[str]] = {}
+        for index, question in enumerate(event.questions):
+            params = permission_params(session.id, event, index, session.cwd or None)
+            request_id, out = await self._peer.call("session/request_permission", params)
+            session.asking[event.pending_id] = request_id
+            await out.done.wait()
+            if session.asking.pop(event.pending_id, None) is None:
+                return  # withdrawn
+            response = out.response
+            option_id: str | None = None
+            if response is None or response.error is not None:
+                await self._settle_question(session, event, ("decline", {}), "the editor failed")
+                return
+            result = response.result if isinstance(response.result, dict) else {}
+            outcome = result.get("outcome")
+            if isinstance(outcome, dict) and outcome.get("outcome") == "selected":
+                selected = outcome.get("optionId")
+                option_id = selected if isinstance(selected, str) else ""
+            kind, label = answers_of_permission(event, index, option_id)
+            if kind != "answer":
+                await self._settle_question(session, event, (kind, {}))
+                return
+            answers[question.question] = [label]
+        await self._settle_question(session, event, ("answer", answers))
+
+    async def _settle_question(
+        self, session: AcpSession, event: QuestionRequest, outcome: Outcome, why: str = ""
+    ) -> None:
+        kind, answers = outcome
+        backend, sid, pending = self.backend, session.backend_id, event.pending_id
+        with contextlib.suppress(UnknownPermissionError, UsageError, ClaudeCodeError):
+            if kind == "answer":
+                try:
+                    await backend.answer_question(sid, pending, answers)
+                except InvalidAnswerError as exc:
+                    await backend.decline_question(sid, pending, f"the editor's answer: {exc}")
+                    return
+                if event.tool_call_id:
+                    await self.notify_updates(
+                        session.id, session.translator.running(event.tool_call_id)
+                    )
+                return
+            await backend.decline_question(sid, pending, why or None)
+        if kind == "cancel":
+            await self.cancel(session)
 
     async def _answer(
         self, session: AcpSession, event: PermissionRequest, decision: PermissionDecision

@@ -18,6 +18,8 @@ adapter event                     ACP update
 ``available_commands``            ``available_commands_update``
 ``mode_changed``                  ``current_mode_update``
 ``context_window`` / ``complete`` ``usage_update`` (tokens in context, window size, cost)
+the first prompt (live)           ``session_info_update`` (its first line as the title)
+``compact_boundary``              ``compaction_update`` (completed) and an ``info`` ``notice``
 ================================= ==========================================================
 
 Sub-agent text and reasoning (``parent_tool_call_id`` set) are not the assistant's answer and
@@ -32,6 +34,7 @@ and the CLI's permission modes as ACP session modes (:data:`SESSION_MODES`).
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from typing import Any, Literal
 
 from normalize import (
@@ -52,11 +55,13 @@ from normalize import (
 
 from ..events import (
     AvailableCommands,
+    CompactBoundary,
     Complete,
     ContextWindow,
     Event,
     MessageChunk,
     ModeChanged,
+    ModelChoice,
     PermissionRequest,
     Reasoning,
     ToolCall,
@@ -71,6 +76,8 @@ __all__ = (
     "mode_state",
     "PERMISSION_OPTIONS",
     "permission_request_params",
+    "MODEL_ALIASES",
+    "model_options",
     "SESSION_MODES",
     "stop_reason",
     "StopReason",
@@ -104,6 +111,11 @@ SESSION_MODES: tuple[dict[str, str], ...] = (
         "description": "Read and plan only; nothing is changed",
     },
     {
+        "id": "auto",
+        "name": "Auto",
+        "description": "The CLI's classifier decides what runs without asking",
+    },
+    {
         "id": "dontAsk",
         "name": "Don't Ask",
         "description": "Never ask: what is not pre-approved is denied",
@@ -114,6 +126,39 @@ SESSION_MODES: tuple[dict[str, str], ...] = (
         "description": "Every tool runs without any check (the CLI refuses this as root)",
     },
 )
+
+#: Model choices when the CLI lists none: the CLI's own aliases.
+MODEL_ALIASES: tuple[tuple[str, str], ...] = (
+    ("default", "Default"),
+    ("sonnet", "Sonnet"),
+    ("opus", "Opus"),
+    ("haiku", "Haiku"),
+)
+
+
+def model_options(
+    current: str | None, configured: str | None, models: Sequence[ModelChoice]
+) -> list[dict[str, Any]]:
+    """The ``model`` config option: the models the CLI's ``initialize`` answer lists (its
+    aliases until it did), the agent's configured model and the current one among them."""
+    choices = [("default", "Default")]
+    choices += [(m.value, m.name or m.value) for m in models if m.value != "default"]
+    if not models:
+        choices = list(MODEL_ALIASES)
+    for extra in (configured, current):
+        if extra and all(v != extra for v, _ in choices):
+            choices.append((extra, extra))
+    return [
+        {
+            "id": "model",
+            "name": "Model",
+            "category": "model",
+            "type": "select",
+            "currentValue": current or "default",
+            "options": [{"value": v, "name": n} for v, n in choices],
+        }
+    ]
+
 
 #: The four ways to answer a permission request (ACP option ids equal their kinds).
 PERMISSION_OPTIONS: tuple[dict[str, str], ...] = (
@@ -328,6 +373,7 @@ class UpdateTranslator:
         self._plans: set[str] = set()
         self._window: tuple[int, int] | None = None
         self._cost = 0.0
+        self._titled = replay  # a loaded session has its title in the session list
 
     def updates(self, event: Event) -> list[dict[str, Any]]:
         """The ``update`` objects for ``event`` (often none)."""
@@ -341,6 +387,19 @@ class UpdateTranslator:
             return [_chunk("agent_thought_chunk", event.text, event.message_id)]
         if isinstance(event, ToolCall):
             return self._tool_call(event)
+        if isinstance(event, UserMessage) and not self._titled and event.text.strip():
+            self._titled = True
+            title = event.text.strip().splitlines()[0][:80]
+            return [{"sessionUpdate": "session_info_update", "title": title}]
+        if isinstance(event, CompactBoundary):
+            return [
+                {
+                    "sessionUpdate": "compaction_update",
+                    "compactionId": f"compaction-{event.seq}",
+                    "status": "completed",
+                },
+                {"sessionUpdate": "notice", "severity": "info", "title": "Conversation compacted"},
+            ]
         if isinstance(event, UserMessage):
             if not self.replay or not event.text:
                 return []

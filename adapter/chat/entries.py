@@ -14,6 +14,8 @@ import msgspec
 
 from normalize import ActionType, NormalizedPayload
 
+from ..events import Question
+
 __all__ = (
     "AssistantText",
     "ChatEntry",
@@ -22,6 +24,7 @@ __all__ = (
     "InterruptEntry",
     "NoticeEntry",
     "PermissionEntry",
+    "QuestionEntry",
     "ReadGroup",
     "ReasoningEntry",
     "ToolEntry",
@@ -98,7 +101,11 @@ class ReadGroup(_Entry, frozen=True, tag="read_group"):
 
 
 class PermissionEntry(_Entry, frozen=True, tag="permission"):
-    """A permission request: ``open`` until answered, withdrawn or the turn ends."""
+    """A permission request: ``open`` until answered, withdrawn or the turn ends.
+
+    ``decision`` (``allow``, ``allow_always``, ``deny``) and ``by`` (``user``, ``policy``)
+    once a ``permission_resolved`` said how it was answered.
+    """
 
     pending_id: str
     tool_name: str
@@ -110,6 +117,22 @@ class PermissionEntry(_Entry, frozen=True, tag="permission"):
     decision_reason: str | None = None
     blocked_path: str | None = None
     state: Literal["open", "closed"] = "open"
+    decision: str | None = None
+    by: str | None = None
+
+
+class QuestionEntry(_Entry, frozen=True, tag="question"):
+    """The agent's questions (``AskUserQuestion``): ``open`` until ``answered`` (``answers``:
+    question text -> the chosen labels or free text), ``declined`` (``message``: why) or
+    ``cancelled`` (withdrawn, timed out, or the turn ended); ``by``: ``user`` or ``policy``."""
+
+    pending_id: str
+    questions: tuple[Question, ...]
+    tool_call_id: str | None = None
+    state: Literal["open", "answered", "declined", "cancelled"] = "open"
+    answers: dict[str, list[str]] | None = None
+    message: str | None = None
+    by: str | None = None
 
 
 class ErrorEntry(_Entry, frozen=True, tag="error"):
@@ -135,6 +158,7 @@ ChatEntry: TypeAlias = (
     | ToolEntry
     | ReadGroup
     | PermissionEntry
+    | QuestionEntry
     | ErrorEntry
     | NoticeEntry
 )

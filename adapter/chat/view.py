@@ -18,7 +18,10 @@ Rules:
 * **User messages** are parsed by :func:`~adapter.history.usertext.parse_user_text` (slash
   commands and their output, interruptions, IDE selections).
 * **Permission requests** are entries, ``open`` until withdrawn, answered (their tool call
-  moved on) or the turn ended.
+  moved on) or the turn ended; a ``permission_resolved`` sets their ``decision`` and ``by``.
+* **Questions** (``question_request``) are entries of their own, ``open`` until
+  ``answered`` / ``declined`` (``permission_resolved``), ``cancelled`` when withdrawn or the
+  turn ended.
 
 Ids are deterministic: the same events give the same entries whatever the batch split, so
 ``apply(all)`` equals any sequence of ``apply(part)`` and replaying the deltas onto an empty
@@ -51,6 +54,8 @@ from ..events import (
     ModeChanged,
     PermissionCancelled,
     PermissionRequest,
+    PermissionResolved,
+    QuestionRequest,
     RateLimit,
     Reasoning,
     SessionStatus,
@@ -61,6 +66,7 @@ from ..events import (
     UserMessage,
 )
 from ..history.usertext import parse_user_text
+from ._requests import RequestEntries
 from .entries import (
     AssistantText,
     ChatEntry,
@@ -68,7 +74,6 @@ from .entries import (
     ErrorEntry,
     InterruptEntry,
     NoticeEntry,
-    PermissionEntry,
     ReadGroup,
     ReasoningEntry,
     ToolEntry,
@@ -97,7 +102,7 @@ def _reads(entry: ChatEntry) -> tuple[ToolEntry, ...]:
     return (entry,)
 
 
-class ChatView:
+class ChatView(RequestEntries):
     """The chat of one session, built incrementally from events (see the module doc)."""
 
     def __init__(self) -> None:
@@ -144,16 +149,6 @@ class ChatView:
         """One entry by id."""
         self._join_pieces()
         return self._entries.get(entry_id)
-
-    def open_permissions(self) -> list[PermissionEntry]:
-        """The permission requests still open."""
-        self._join_pieces()
-        found = []
-        for entry_id in self._permissions:
-            entry = self._entries.get(entry_id)
-            if isinstance(entry, PermissionEntry) and entry.state == "open":
-                found.append(entry)
-        return found
 
     def snapshot(self) -> ChatSnapshot:
         """The whole view as one JSON-serializable value."""
@@ -448,41 +443,11 @@ class ChatView:
             item = TodoItem(id=payload.task_id, description=payload.title, status="pending")
             self.todos = _upsert(self.todos, item)
 
-    def _on_permission(self, event: PermissionRequest) -> None:
-        entry_id = f"permission:{event.pending_id}"
-        self._permissions[entry_id] = None
-        self._add(
-            PermissionEntry(
-                id=entry_id,
-                parent_id=event.parent_tool_call_id,
-                pending_id=event.pending_id,
-                tool_name=event.tool_name,
-                title=event.title,
-                input=event.input,
-                normalized=event.normalized,
-                action_type=event.action_type,
-                tool_call_id=event.tool_call_id,
-                decision_reason=event.decision_reason,
-                blocked_path=event.blocked_path,
-            )
-        )
-
-    def _close_permission(self, entry_id: str) -> None:
-        entry = self._entries.get(entry_id)
-        if isinstance(entry, PermissionEntry) and entry.state == "open":
-            self._set(msgspec.structs.replace(entry, state="closed"))
-
-    def _close_permissions_of(self, tool_id: str) -> None:
-        for entry in self.open_permissions():
-            if entry.tool_call_id == tool_id:
-                self._close_permission(entry.id)
-
-    def _on_permission_cancelled(self, event: PermissionCancelled) -> None:
-        self._close_permission(f"permission:{event.pending_id}")
-
     def _on_complete(self, event: Complete) -> None:
         for entry in self.open_permissions():
             self._close_permission(entry.id)
+        for question in self.open_questions():
+            self._cancel_question(question.id)
         usage = self.usage
         tokens = event.tokens
         self.usage = ChatUsage(
@@ -574,6 +539,8 @@ _HANDLERS: dict[type[Any], Any] = {
     ToolUpdate: ChatView._on_tool_update,
     PermissionRequest: ChatView._on_permission,
     PermissionCancelled: ChatView._on_permission_cancelled,
+    QuestionRequest: ChatView._on_question,
+    PermissionResolved: ChatView._on_resolved,
     Complete: ChatView._on_complete,
     ErrorEvent: ChatView._on_error,
     SessionStatus: ChatView._on_status,

@@ -81,6 +81,8 @@ def config_for(defaults: SessionConfig, spec: SessionSpec) -> SessionConfig:
         changes["cli_session_id"] = spec.cli_session_id
     if spec.fork:
         changes["fork_session"] = True
+    if spec.add_dirs:
+        changes["client_options"] = {**defaults.client_options, "add_dirs": tuple(spec.add_dirs)}
     if spec.policy is not None:
         if spec.policy not in _POLICIES:
             raise UsageError(f"unknown permission policy {spec.policy!r}; use one of {_POLICIES}")

@@ -15,7 +15,7 @@ import shutil
 import tempfile
 import time
 import uuid
-from collections.abc import AsyncIterator, Awaitable
+from collections.abc import AsyncIterator, Awaitable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
 from types import TracebackType
@@ -23,7 +23,6 @@ from typing import TYPE_CHECKING, Any, Self, TypeVar
 
 import anyio
 import anyio.abc
-import msgspec
 
 from claudecode import UsageError
 from claudecode.internal import get_logger
@@ -40,6 +39,7 @@ from ..manager import UnknownSessionError
 from ..policies import PermissionDecision
 from ._claims import ResumeClaims
 from ._feeds import SessionFeed, open_stream
+from ._watchers import Watchers
 from .config import ClusterConfig, NatsSettings, valid_token
 from .eventlog import ClusterEventStream, ensure_event_stream
 from .placement import place_session
@@ -48,13 +48,14 @@ from .registry import Registry
 from .transcripts import TranscriptCache, ensure_transcript_stream
 from .wire import (
     AnswerPermission,
+    AnswerQuestion,
     Close,
     Command,
     CreateSession,
+    DeclineQuestion,
     Interrupt,
     Prompt,
     Reply,
-    SessionRecord,
     SetModel,
     SetPermissionMode,
     WireError,
@@ -105,55 +106,6 @@ _NATS_LOST = (
 )
 
 
-class _Watchers:
-    """Fan-out of registry changes to :meth:`ClusterBackend.watch` callers, bounded: each
-    watcher holds at most the newest snapshot per session.
-
-    Like :class:`~adapter.LocalBackend`'s, only changes that matter are reported: a record
-    whose only news is its ``last_seq`` / ``last_activity`` (a busy session's worker
-    refreshes them every few seconds) is not, so every client of every gateway does not get
-    a ``session_changed`` per busy session every few seconds."""
-
-    def __init__(self) -> None:
-        self._all: list[tuple[dict[str, SessionInfo], list[anyio.Event]]] = []
-        # Per session, the last reported snapshot without its times and seq.
-        self._reported: dict[str, SessionInfo] = {}
-
-    def publish(self, record: SessionRecord) -> None:
-        info = record.info
-        key = msgspec.structs.replace(info, last_seq=0, last_activity=0.0)
-        if self._reported.get(info.id) == key:
-            return
-        if info.state == "closed":
-            self._reported.pop(info.id, None)  # its last record: keep nothing per session
-        else:
-            self._reported[info.id] = key
-        for latest, wake in self._all:
-            latest.pop(info.id, None)
-            latest[info.id] = info
-            wake[0].set()
-
-    @asynccontextmanager
-    async def watch(self) -> AsyncIterator[AsyncIterator[SessionInfo]]:
-        latest: dict[str, SessionInfo] = {}
-        wake = [anyio.Event()]
-        entry = (latest, wake)
-        self._all.append(entry)
-
-        async def changes() -> AsyncIterator[SessionInfo]:
-            while True:
-                while not latest:
-                    await wake[0].wait()
-                    wake[0] = anyio.Event()
-                key = next(iter(latest))
-                yield latest.pop(key)
-
-        try:
-            yield changes()
-        finally:
-            self._all.remove(entry)
-
-
 class ClusterBackend:
     """Sessions on the cluster's workers, reached through NATS (a drop-in
     :class:`~adapter.SessionBackend`).
@@ -188,7 +140,7 @@ class ClusterBackend:
         self._nc: Any = None if isinstance(nats, NatsSettings) else nats
         self.resume_lost = resume_lost
         self.subscriber_buffer = subscriber_buffer
-        self._watchers = _Watchers()
+        self._watchers = Watchers()
         self._stack: contextlib.AsyncExitStack | None = None
         self.registry: Registry | None = None
         self._claims: ResumeClaims | None = None
@@ -560,6 +512,19 @@ class ClusterBackend:
                 updated_input=decision.updated_input,
             ),
         )
+
+    async def answer_question(
+        self, session_id: str, pending_id: str, answers: Mapping[str, Sequence[str]]
+    ) -> None:
+        """Answer an open question on the session's worker."""
+        body = {text: list(picks) for text, picks in answers.items()}
+        await self._command(session_id, AnswerQuestion(pending_id=pending_id, answers=body))
+
+    async def decline_question(
+        self, session_id: str, pending_id: str, message: str | None = None
+    ) -> None:
+        """Decline an open question on the session's worker."""
+        await self._command(session_id, DeclineQuestion(pending_id=pending_id, message=message))
 
     async def interrupt(self, session_id: str) -> None:
         """Interrupt the running turn."""

@@ -27,15 +27,18 @@ from ..events import AnyEvent, Event
 from ..images import Image
 from ..manager import TooManySessionsError, UnknownSessionError
 from ..policies import PermissionDecision
+from ..questions import InvalidAnswerError
 from ..session import UnknownPermissionError
 
 __all__ = (
     "AnswerPermission",
+    "AnswerQuestion",
     "batch_range",
     "Close",
     "Command",
     "CreateExpiredError",
     "CreateSession",
+    "DeclineQuestion",
     "decode_batch",
     "decode_command",
     "decode_record",
@@ -155,6 +158,20 @@ class AnswerPermission(_Command, tag="answer_permission", frozen=True):
         return PermissionDecision(self.behavior, self.message, self.interrupt, self.updated_input)
 
 
+class AnswerQuestion(_Command, tag="answer_question", frozen=True):
+    """Answer an open question: question text -> the chosen labels (or free text)."""
+
+    pending_id: str
+    answers: dict[str, list[str]] = {}
+
+
+class DeclineQuestion(_Command, tag="decline_question", frozen=True):
+    """Decline an open question (``message``: why, read by the model)."""
+
+    pending_id: str
+    message: str | None = None
+
+
 class Interrupt(_Command, tag="interrupt", frozen=True):
     """Interrupt the running turn."""
 
@@ -195,7 +212,15 @@ class CreateSession(_Command, tag="create", frozen=True):
 
 
 Command: TypeAlias = (
-    Prompt | AnswerPermission | Interrupt | SetModel | SetPermissionMode | Close | CreateSession
+    Prompt
+    | AnswerPermission
+    | AnswerQuestion
+    | DeclineQuestion
+    | Interrupt
+    | SetModel
+    | SetPermissionMode
+    | Close
+    | CreateSession
 )
 _command = msgspec.json.Decoder(Command)
 
@@ -272,6 +297,8 @@ def error_body(exc: BaseException) -> ErrorBody:
         return ErrorBody("unknown_permission", str(exc))
     if isinstance(exc, CliSessionInUseError):
         return ErrorBody("cli_session_in_use", str(exc))
+    if isinstance(exc, InvalidAnswerError):  # a subtype: older gateways read plain usage
+        return ErrorBody("usage", str(exc), "invalid_answer")
     if isinstance(exc, UsageError):
         return ErrorBody("usage", str(exc))
     if isinstance(exc, ControlRequestError):
@@ -292,6 +319,8 @@ def raise_error(error: ErrorBody) -> None:
         raise UnknownPermissionError(message)
     if error.type == "cli_session_in_use":
         raise CliSessionInUseError(message)
+    if error.type == "usage" and error.subtype == "invalid_answer":
+        raise InvalidAnswerError(message)
     if error.type in ("usage", "bad_request"):
         raise UsageError(message)
     if error.type == "control":

@@ -37,6 +37,7 @@ from ..manager import PoolStatus, SessionManager, TooManySessionsError
 from ..session import AgentSession
 from ._acks import AckInbox
 from ._claims import ResumeClaims, claimed_cli_session
+from ._commands import session_command
 from ._gate import PublishGate, timer_linger
 from ._hosted import Hosted, cli_env, respond
 from ._liveness import Heartbeat, host_token
@@ -49,17 +50,12 @@ from .fencing import FencedError
 from .registry import Registry
 from .transcripts import TranscriptMirror, ensure_transcript_stream, restore_transcript
 from .wire import (
-    AnswerPermission,
     Close,
     CreateExpiredError,
     CreateSession,
     ErrorBody,
-    Interrupt,
-    Prompt,
     Reply,
     SessionRecord,
-    SetModel,
-    SetPermissionMode,
     WireError,
     decode_command,
     error_body,
@@ -575,21 +571,11 @@ class ClusterWorker:
             await respond(msg, Reply(error=ErrorBody("bad_request", str(exc))))
             return
         try:
-            if isinstance(command, Prompt):
-                await session.prompt(command.text, images=command.images)
-            elif isinstance(command, AnswerPermission):
-                await session.answer_permission(command.pending_id, command.decision())
-            elif isinstance(command, Interrupt):
-                await session.interrupt()
-            elif isinstance(command, SetModel):
-                await session.set_model(command.model)
-            elif isinstance(command, SetPermissionMode):
-                await session.set_permission_mode(command.mode)
-            elif isinstance(command, Close):
+            if isinstance(command, Close):
                 await self._manager.close(session.id)
                 with anyio.move_on_after(10):  # answer once the registry says closed
                     await hosted.finalized.wait()
-            else:
+            elif not await session_command(session, command):
                 raise UsageError(f"{type(command).__name__} is not a session command")
         except Exception as exc:
             await respond(msg, Reply(error=error_body(exc)))

@@ -1,9 +1,10 @@
 """The built-in demo: the whole pipeline against a scripted stand-in for the CLI.
 
 The stand-in is :mod:`claudecode.testing`'s fake CLI, a real subprocess speaking
-stream-json, scripted to think, talk, run a command that needs approval, edit a file (with
-its diff) and keep a todo list — so ``claudecode-bridge run --demo`` shows everything
-working on a machine with no Claude Code CLI and no credentials.
+stream-json, scripted to think, talk, run a command that needs approval, ask the user a
+question (and name the chosen option next), edit a file (with its diff) and keep a todo list
+— so ``claudecode-bridge run --demo`` shows everything working on a machine with no Claude
+Code CLI and no credentials.
 
 Its sessions are stored as the real CLI stores them (transcripts under a config directory,
 ``CLAUDE_CONFIG_DIR``), in a home the demo owns (:class:`DemoHome`): a temporary one removed
@@ -26,10 +27,26 @@ from claudecode.testing import (
     turn,
 )
 
-__all__ = ("DEMO_FILE", "DemoHome", "demo_cli", "demo_script")
+__all__ = ("DEMO_FILE", "DEMO_OPTIONS", "DEMO_QUESTION", "DemoHome", "demo_cli", "demo_script")
 
 #: The file the demo writes and then edits in its working directory.
 DEMO_FILE = "greeting.py"
+#: The question the demo asks (AskUserQuestion), and its options (single choice).
+DEMO_QUESTION = "Which greeting style should I use?"
+DEMO_OPTIONS = ("Formal", "Casual")
+_ASK = {
+    "questions": [
+        {
+            "question": DEMO_QUESTION,
+            "header": "Style",
+            "options": [
+                {"label": "Formal", "description": "A polite greeting: Good day, world."},
+                {"label": "Casual", "description": "A relaxed greeting: Hey, world!"},
+            ],
+            "multiSelect": False,
+        }
+    ]
+}
 
 _ORIGINAL = 'def greet(name):\n    return "Hello " + name\n\n\nprint(greet("world"))\n'
 _TODOS = [
@@ -40,7 +57,8 @@ _TODOS = [
 
 
 def demo_script() -> dict[str, Any]:
-    """The scripted turn: reasoning, text, Bash (asks), Write, Edit (diff), TodoWrite."""
+    """The scripted turn: reasoning, text, Bash (asks), a question (AskUserQuestion) whose
+    answer the next sentence names, TodoWrite, Write, Edit (diff)."""
     body: dict[str, Any] = script(
         turn(
             [
@@ -56,7 +74,22 @@ def demo_script() -> dict[str, Any]:
                 ),
             ],
             [
-                text_block("I'll plan the work."),
+                text_block("One question before I write anything."),
+                tool_use_block("AskUserQuestion", _ASK, permission=True),
+            ],
+            [
+                text_block(
+                    "No greeting style was chosen, so I'll keep it plain. Now I'll plan the work.",
+                    by_answer=(
+                        DEMO_QUESTION,
+                        {
+                            "Formal": "You chose Formal: I'll keep the greeting polite. "
+                            "Now I'll plan the work.",
+                            "Casual": "You chose Casual: I'll keep the greeting relaxed. "
+                            "Now I'll plan the work.",
+                        },
+                    ),
+                ),
                 tool_use_block(
                     "TodoWrite",
                     {"todos": _TODOS},

@@ -33,6 +33,7 @@ from ..events import (
     ErrorEvent,
     Event,
     PermissionRequest,
+    QuestionRequest,
     encode_event,
 )
 from ..policies import PermissionDecision, PermissionPolicy
@@ -98,7 +99,34 @@ class _Prompter:
             return PermissionDecision("allow")
         return PermissionDecision("deny", "the user said no")
 
-    def _read(self, question: str) -> str:
+    async def ask_question(
+        self, event: QuestionRequest
+    ) -> tuple[dict[str, list[str]] | None, str | None]:
+        """Each question with its numbered options; the answer is a number (several,
+        comma-separated, for a multi-select), or text of one's own; an empty line declines
+        the whole request. Returns the answers, or ``None`` and why (declined)."""
+        answers: dict[str, list[str]] = {}
+        for question in event.questions:
+            lines = [f"\n{question.header or 'Question'}: {question.question}"]
+            for number, option in enumerate(question.options, 1):
+                about = f" — {option.description}" if option.description else ""
+                lines.append(f"  {number}. {option.label}{about}")
+            several = "numbers, comma-separated" if question.multi_select else "a number"
+            lines.append(f"Answer ({several}, your own text, or empty to decline): ")
+            raw = await anyio.to_thread.run_sync(
+                self._read, escape_control("\n".join(lines)), False
+            )
+            if not raw:
+                return None, "the user declined at the terminal"
+            labels = [o.label for o in question.options]
+            picks = [p.strip() for p in raw.split(",")] if question.multi_select else [raw]
+            if all(p.isdigit() and 1 <= int(p) <= len(labels) for p in picks):
+                answers[question.question] = [labels[int(p) - 1] for p in picks]
+            else:
+                answers[question.question] = [raw]
+        return answers, None
+
+    def _read(self, question: str, lower: bool = True) -> str:
         self.out.write(question)
         self.out.flush()
         try:
@@ -106,7 +134,7 @@ class _Prompter:
                 line = tty.readline()
         except OSError:
             line = sys.stdin.readline()
-        return line.strip().lower()
+        return line.strip().lower() if lower else line.strip()
 
 
 def _policy(approve: str) -> PermissionPolicy:
@@ -215,6 +243,16 @@ async def _run_session(
                             renderer.pause()
                         decision = await prompter.ask(event)
                         await session.answer_permission(event.pending_id, decision)
+                    elif isinstance(event, QuestionRequest) and event.pending_id in (
+                        session.pending_questions  # not one the policy answered already
+                    ):
+                        if renderer is not None:
+                            renderer.pause()
+                        answers, why = await prompter.ask_question(event)
+                        if answers is None:
+                            await session.decline_question(event.pending_id, why)
+                        else:
+                            await session.answer_question(event.pending_id, answers)
                     elif isinstance(event, ErrorEvent):
                         failed = True
                     elif isinstance(event, Complete):

@@ -18,6 +18,7 @@ from ..events import (
     ModeChanged,
     PermissionCancelled,
     PermissionDenied,
+    PermissionResolved,
     RateLimit,
     Reasoning,
     SessionStatus,
@@ -133,6 +134,11 @@ class TerminalRenderer:
                 self._line(
                     self._c("33", f"  permission request {_safe(pending_id)} withdrawn ({reason})")
                 )
+            case PermissionResolved(decision="answered", answers=answers):
+                said = "; ".join(f"{q} {', '.join(a)}" for q, a in (answers or {}).items())
+                self._line(self._c("2", _safe(f"  answered: {said}")))
+            case PermissionResolved(decision="declined", by=by, message=message):
+                self._line(self._c("33", _safe(f"  question declined by {by}: {message or ''}")))
             case PermissionDenied(tool_name=tool, message=message):
                 self._line(self._c("33", _safe(f"  {tool} denied: {message}")))
             case SessionStatus():

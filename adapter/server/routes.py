@@ -36,7 +36,12 @@ from .app import ServerContext
 from .input_checks import SPEC_TEXT_FIELDS
 from .json_io import json_response, read_json, reject_nul
 
-__all__ = ("PermissionAnswer", "PromptBody", "core_routes")
+__all__ = (
+    "core_routes",
+    "PermissionAnswer",
+    "PromptBody",
+    "QuestionAnswer",
+)
 
 
 class PromptBody(msgspec.Struct, forbid_unknown_fields=True):
@@ -56,6 +61,15 @@ class PermissionAnswer(msgspec.Struct, forbid_unknown_fields=True):
     def decision(self) -> PermissionDecision:
         """As the adapter's :class:`PermissionDecision`."""
         return PermissionDecision(self.behavior, self.message, self.interrupt, self.updated_input)
+
+
+class QuestionAnswer(msgspec.Struct, forbid_unknown_fields=True):
+    """``POST /api/sessions/{id}/questions/{pending_id}``: ``answers`` (question text -> the
+    chosen labels or one free-text answer), or ``decline`` with an optional ``message``."""
+
+    answers: dict[str, list[str]] = {}
+    decline: bool = False
+    message: str | None = None
 
 
 def core_routes(ctx: ServerContext) -> list[BaseRoute]:
@@ -133,6 +147,18 @@ def core_routes(ctx: ServerContext) -> list[BaseRoute]:
         )
         return json_response({"ok": True})
 
+    async def answer_question(request: Request) -> Response:
+        answer = await read_json(request, QuestionAnswer)
+        session_id, pending_id = (
+            request.path_params["session_id"],
+            request.path_params["pending_id"],
+        )
+        if answer.decline:
+            await backend.decline_question(session_id, pending_id, answer.message)
+        else:
+            await backend.answer_question(session_id, pending_id, answer.answers)
+        return json_response({"ok": True})
+
     return [
         Route("/healthz", healthz, methods=["GET"]),
         Route("/readyz", readyz, methods=["GET"]),
@@ -146,6 +172,11 @@ def core_routes(ctx: ServerContext) -> list[BaseRoute]:
         Route(
             "/api/sessions/{session_id}/permissions/{pending_id}",
             answer_permission,
+            methods=["POST"],
+        ),
+        Route(
+            "/api/sessions/{session_id}/questions/{pending_id}",
+            answer_question,
             methods=["POST"],
         ),
     ]

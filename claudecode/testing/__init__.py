@@ -26,7 +26,8 @@ of the client under test. It behaves like the real CLI where the transcripts sho
   honoured), then ``can_use_tool`` if the tool needs permission (allow runs it with
   ``updatedInput``; deny writes an ``is_error`` tool_result and a permission denial), then
   the simulated tool — ``Bash`` really runs ``/bin/sh -c`` in the cwd, ``Write``/``Edit``
-  really write, ``Read`` reads — then PostToolUse hooks and the ``user`` tool_result line.
+  really write, ``Read`` reads, ``AskUserQuestion`` reads the ``answers`` of its (updated)
+  input as the real CLI does — then PostToolUse hooks and the ``user`` tool_result line.
 * stdin EOF: queued turns finish, then exit 0 (1 if the last turn was an API error).
 * ``--version`` prints ``fake (Claude Code)``; stream-json output under ``-p`` without
   ``--verbose`` exits 1 with the real error text.
@@ -85,7 +86,8 @@ Script format (a JSON object; unknown keys are an error, exit code 2)::
             "garbage_lines": [...], "big_line_bytes": N,
             "hang": true}          # hang after system/init
     BLOCK = "text"
-          | {"type": "text", "text": "..."}
+          | {"type": "text", "text": "...",
+             "by_answer": {"question": "...", "texts": {"answer": "text"}}}  # see text_block
           | {"type": "thinking", "thinking": "..."}
           | {"type": "tool_use", "name": "Bash", "input": {...}, "id": "toolu_...",
              "permission": true,              # ask can_use_tool first (default: see

@@ -71,6 +71,8 @@ class FakeCLI:
         self.hooks: dict[str, list[tuple[str | None, list[str]]]] = {}
         self.pending_users: deque[Json] = deque()
         self.responses: dict[str, Json] = {}
+        #: Answers to AskUserQuestion so far (question -> answer), for ``by_answer`` texts.
+        self.answers: dict[str, str] = {}
         self.pending_status: Json | None = None
         self.eof = False
         self.turn_active = False

@@ -53,9 +53,26 @@ def run_tool(name: str, tool_input: dict[str, Any], cwd: str, block: dict[str, A
             return _edit(tool_input, cwd)
         if name == "Read":
             return _read(tool_input, cwd)
+        if name == "AskUserQuestion":
+            return _ask(tool_input)
     except (OSError, KeyError, TypeError, ValueError, subprocess.SubprocessError) as exc:
         return ToolOutcome(f"Error: {exc}", True, f"Error: {exc}")
     return ToolOutcome("ok", False, "ok")
+
+
+def _ask(tool_input: dict[str, Any]) -> ToolOutcome:
+    """AskUserQuestion reads the answers the host put in its input (the permission answer's
+    ``updatedInput``), as the real CLI (2.1.332) does; without any the user is said to have
+    answered nothing."""
+    answers = tool_input.get("answers")
+    answers = answers if isinstance(answers, dict) else {}
+    said = ", ".join(f'"{question}"="{answer}"' for question, answer in answers.items())
+    content = (
+        f"Your questions have been answered: {said}. You can now continue with these answers "
+        "in mind."
+    )
+    structured = {"questions": tool_input.get("questions", []), "answers": answers}
+    return ToolOutcome(content, False, structured)
 
 
 def _path(tool_input: dict[str, Any], cwd: str) -> str:

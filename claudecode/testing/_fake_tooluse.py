@@ -255,6 +255,9 @@ def tool_use(cli: FakeCLI, spec: Json, state: TurnState) -> None:
         )
     else:
         outcome = run_tool(name, tool_input, info.cwd, spec)
+        answers = tool_input.get("answers")
+        if name == "AskUserQuestion" and isinstance(answers, dict) and not outcome.is_error:
+            cli.answers.update({str(k): str(v) for k, v in answers.items()})
     post_input = _hook_input(cli, "PostToolUse", name, tool_input, tool_id)
     del post_input["tool_use_id"]
     post_input["tool_response"] = outcome.tool_use_result

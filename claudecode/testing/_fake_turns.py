@@ -75,6 +75,18 @@ def _normalize_block(block: Any) -> Json:
     return dict(block)
 
 
+def _text_of(cli: FakeCLI, spec: Json) -> str:
+    """A text block's text: with ``by_answer`` ``{"question", "texts": {answer: text}}``, the
+    text for the answer the user gave to that question (``text`` when none fits)."""
+    by_answer = spec.get("by_answer")
+    if isinstance(by_answer, dict):
+        texts = by_answer.get("texts") or {}
+        answer = cli.answers.get(str(by_answer.get("question")))
+        if answer is not None and answer in texts:
+            return str(texts[answer])
+    return str(spec.get("text", ""))
+
+
 def _prompt_text(user: Json) -> str:
     content = (user.get("message") or {}).get("content")
     if isinstance(content, str):
@@ -197,7 +209,7 @@ def _stream_message(
     for index, spec in enumerate(message["blocks"]):
         kind = spec.get("type")
         if kind == "text":
-            payload = str(spec.get("text", ""))
+            payload = _text_of(cli, spec)
             block: Json = {"type": "text", "text": ""}
             delta_type, field_name = "text_delta", "text"
         elif kind == "thinking":

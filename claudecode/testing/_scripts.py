@@ -39,9 +39,17 @@ Turn = dict[str, Any]
 Script = dict[str, Any]
 
 
-def text_block(text: str) -> Block:
-    """A ``text`` content block."""
-    return {"type": "text", "text": text}
+def text_block(text: str, *, by_answer: tuple[str, Mapping[str, str]] | None = None) -> Block:
+    """A ``text`` content block.
+
+    ``by_answer=(question, {answer: text})``: the text for the answer the host gave to that
+    AskUserQuestion question earlier in the session (``text`` when none fits), so a script
+    can name the user's choice.
+    """
+    block: Block = {"type": "text", "text": text}
+    if by_answer is not None:
+        block["by_answer"] = {"question": by_answer[0], "texts": dict(by_answer[1])}
+    return block
 
 
 def thinking_block(thinking: str) -> Block:

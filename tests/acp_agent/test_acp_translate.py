@@ -163,7 +163,10 @@ def test_commands_mode_usage_and_user_replay() -> None:
     assert (1000, 200_000) == (usage["used"], usage["size"])
     [with_cost] = t.updates(Complete(cost_usd=0.25))
     assert {"amount": 0.25, "currency": "USD"} == with_cost["cost"]
-    assert [] == t.updates(UserMessage(text="live prompt"))
+    # live, the editor shows its own prompts: only the first one titles the session
+    title = {"sessionUpdate": "session_info_update", "title": "live prompt"}
+    assert [title] == t.updates(UserMessage(text="live prompt"))
+    assert [] == t.updates(UserMessage(text="second prompt"))
     [replayed] = UpdateTranslator(replay=True).updates(UserMessage(text="old prompt"))
     assert "user_message_chunk" == replayed["sessionUpdate"]
     assert_valid([available, mode, usage, with_cost, replayed])

@@ -23,4 +23,5 @@ def test_schema_names_every_event_type() -> None:
     schema = event_schema()
     tags = set(schema["discriminator"]["mapping"])
     assert {"message_chunk", "tool_call", "tool_update", "permission_request", "complete"} <= tags
-    assert 21 == len(tags)
+    assert {"question_request", "permission_resolved"} <= tags
+    assert 23 == len(tags)

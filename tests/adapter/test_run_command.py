@@ -15,14 +15,17 @@ import pytest
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
 
-def run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[bytes]:
+def run(
+    *args: str, env: dict[str, str] | None = None, stdin: bytes | None = None
+) -> subprocess.CompletedProcess[bytes]:
     return subprocess.run(
         [sys.executable, "-m", "adapter", "run", *args],
         capture_output=True,
         timeout=120,
         check=False,
         env=env,
-        start_new_session=True,
+        input=stdin,
+        start_new_session=True,  # no controlling terminal: the prompts read stdin
     )
 
 
@@ -39,7 +42,15 @@ def test_demo_renders_the_whole_pipeline() -> None:
 
 def test_demo_json_follows_the_public_schema() -> None:
     """--json prints one event per line that decodes as the event union."""
-    from adapter.events import Complete, ToolCall, ToolUpdate, decode_event
+    from adapter.events import (
+        Complete,
+        MessageChunk,
+        PermissionResolved,
+        QuestionRequest,
+        ToolCall,
+        ToolUpdate,
+        decode_event,
+    )
 
     done = run("--demo", "--json")
     assert 0 == done.returncode, done.stderr.decode()
@@ -48,7 +59,29 @@ def test_demo_json_follows_the_public_schema() -> None:
     calls = {e.tool_call_id for e in events if isinstance(e, ToolCall)}
     updates = {e.tool_call_id for e in events if isinstance(e, ToolUpdate)}
     assert calls == updates
-    assert 4 == len(calls)
+    assert 5 == len(calls)
+    # --demo approves everything (the autonomous policy), which declines the tour's question
+    [question] = [e for e in events if isinstance(e, QuestionRequest)]
+    assert ["Formal", "Casual"] == [o.label for o in question.questions[0].options]
+    [resolved] = [e for e in events if isinstance(e, PermissionResolved)]
+    assert (question.pending_id, "declined", "policy") == (
+        resolved.pending_id,
+        resolved.decision,
+        resolved.by,
+    )
+    text = "".join(e.text for e in events if isinstance(e, MessageChunk))
+    assert "No greeting style was chosen" in text
+
+
+def test_demo_asks_its_question_at_the_terminal() -> None:
+    """--approve ask: the question's options are numbered, the answer (2: Casual) reaches the
+    stand-in CLI, whose next sentence names it."""
+    done = run("--demo", "--approve", "ask", stdin=b"y\n2\ny\ny\n")
+    out = done.stdout.decode()
+    assert 0 == done.returncode, done.stderr.decode()
+    assert "Style: Which greeting style should I use?" in out
+    assert "  2. Casual" in out
+    assert "You chose Casual" in out
 
 
 def test_usage_error_exit_code() -> None:

@@ -2,8 +2,8 @@
 //
 //   node browser.mjs URL SCREENSHOT.png   ->   JSON on stdout: what the page showed
 //
-// Types a message, approves the tool call from the page, waits for the reply and the rendered
-// tool result, and keeps a screenshot. Console errors and page errors are reported.
+// Types a message, answers the agent's question (picks "Casual") and approves the tool call
+// from the page, waits for the reply and the rendered tool result, and keeps a screenshot. Console errors and page errors are reported.
 import { chromium } from "playwright-core";
 
 const [url, screenshot] = process.argv.slice(2);
@@ -39,6 +39,12 @@ try {
   report.steps.push("connected");
   await input.press("Enter");
   await page.getByTestId("copilot-user-message").first().waitFor({ timeout: 60_000 });
+  const answer = page.getByRole("button", { name: "Answer" });
+  await answer.waitFor({ timeout: 60_000 });
+  report.steps.push("question shown");
+  report.questionText = await page.getByTestId("question").innerText();
+  await page.getByRole("radio", { name: /Casual/ }).check();
+  await answer.click();
   const approve = page.getByRole("button", { name: "Approve" });
   await approve.waitFor({ timeout: 60_000 });
   report.steps.push("approval shown");
@@ -46,7 +52,7 @@ try {
   await approve.click();
   await page.getByText("All done", { exact: false }).first().waitFor({ timeout: 60_000 });
   report.steps.push("reply shown");
-  const result = page.getByTestId("tool-result").first();
+  const result = page.getByTestId("tool-result").filter({ hasText: "hello-from-bash" }).first();
   await result.waitFor({ timeout: 60_000 });
   report.toolResult = await result.innerText();
   report.bodyText = await page.locator("body").innerText();

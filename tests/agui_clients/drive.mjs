@@ -5,14 +5,18 @@
 //
 // Plan: {"base": "http://127.0.0.1:PORT", "token": "...", "steps": [STEP, ...]}
 //   {"op": "run", "client": "1.0.0" | "0.0.59", "path": "/agui", "threadId", "text",
-//    "approve": "allow" | "deny" | null, "stopAfterText": false, "toolResults": {name: text}}
+//    "approve": "allow" | "deny" | null, "stopAfterText": false, "toolResults": {name: text},
+//    "answer": {"answers": {question: [label]}} | {"decline": true} | null,
+//    "interrupts": false}   true (client 1.0): ask for AG-UI 1.0 interrupts instead of the
+//       approval / question tool calls, and answer them with `resume`
 //       one user message; the page offers the tools of "toolResults"; while the run ends
-//       with a pending approval call ("approve" set) or a call of one of those tools, answer
-//       it with a role:"tool" message and run again.
+//       with a pending approval call ("approve" set), question call ("answer" set) or a call
+//       of one of those tools, answer it with a role:"tool" message and run again.
 //   {"op": "connect", "client": ..., "path": "/agui/connect", "threadId"}
 //   {"op": "parallel", "steps": [STEP, ...]}   the steps at the same time
 //   {"op": "copilotkit", "transport": "auto" | "single" | "rest", "path": "/copilotkit",
-//    "threadId", "text", "approve": ...}   headless @copilotkit/core, HITL approval tool
+//    "threadId", "text", "approve": ..., "answer": ...}   headless @copilotkit/core, the
+//       approval and question tools as human-in-the-loop frontend tools
 import { randomUUID } from "node:crypto";
 import { readFileSync } from "node:fs";
 
@@ -22,6 +26,7 @@ import { CopilotKitCore } from "@copilotkit/core";
 import { z } from "zod";
 
 const APPROVAL_TOOL = "claudecode_approval";
+const QUESTION_TOOL = "claudecode_question";
 const warnings = [];
 for (const level of ["warn", "error"]) {
   const original = console[level].bind(console);
@@ -45,7 +50,7 @@ function pendingCall(messages, names) {
   return null;
 }
 
-async function runOnce(agent, record, stopUrl, stopAfterText, tools) {
+async function runOnce(agent, record, stopUrl, stopAfterText, tools, extra = {}) {
   let stopped = false;
   const subscriber = {
     onEvent({ event }) {
@@ -63,7 +68,7 @@ async function runOnce(agent, record, stopUrl, stopAfterText, tools) {
     },
   };
   try {
-    const result = await agent.runAgent({ runId: randomUUID(), tools }, subscriber);
+    const result = await agent.runAgent({ runId: randomUUID(), tools, ...extra }, subscriber);
     record.results.push({ newMessages: result.newMessages.length });
   } catch (error) {
     record.errors.push(String(error?.stack ?? error));
@@ -84,13 +89,35 @@ async function stepRun(step) {
   }));
   const names = new Set(Object.keys(results));
   if (step.approve) names.add(APPROVAL_TOOL);
+  if (step.answer) names.add(QUESTION_TOOL);
+  if (step.interrupts) {
+    const forwardedProps = { claudecode: { interrupts: true } };
+    await runOnce(agent, record, stopUrl, step.stopAfterText, tools, { forwardedProps });
+    for (let round = 0; round < 8 && agent.pendingInterrupts?.length; round++) {
+      record.interrupts = [...(record.interrupts ?? []), ...agent.pendingInterrupts];
+      const resume = agent.pendingInterrupts.map((i) => ({
+        interruptId: i.id,
+        status: "resolved",
+        payload: i.reason === "claudecode.question" ? step.answer : { behavior: step.approve },
+      }));
+      await runOnce(agent, record, stopUrl, false, tools, { forwardedProps, resume });
+    }
+    record.messages = agent.messages;
+    return record;
+  }
   await runOnce(agent, record, stopUrl, step.stopAfterText, tools);
-  for (let round = 0; round < 5; round++) {
+  for (let round = 0; round < 8; round++) {
     const call = pendingCall(agent.messages, names);
     if (!call) break;
     const approval = call.function.name === APPROVAL_TOOL;
+    const question = call.function.name === QUESTION_TOOL;
     if (approval) record.approvals = (record.approvals ?? 0) + 1;
-    const content = approval ? step.approve : results[call.function.name];
+    if (question) record.questionArgs = [...(record.questionArgs ?? []), JSON.parse(call.function.arguments)];
+    const content = approval
+      ? step.approve
+      : question
+        ? JSON.stringify(step.answer)
+        : results[call.function.name];
     agent.addMessage({ id: randomUUID(), role: "tool", toolCallId: call.id, content });
     await runOnce(agent, record, stopUrl, false, tools);
   }
@@ -150,6 +177,24 @@ async function stepCopilotKit(step) {
       handler: async (args) => {
         record.approvalArgs = args;
         return step.approve;
+      },
+    });
+  }
+  if (step.answer) {
+    // What a page's useHumanInTheLoop render does: show the questions, return the answers.
+    core.addTool({
+      name: QUESTION_TOOL,
+      description: "Ask the user the agent's questions",
+      followUp: true,
+      parameters: z
+        .object({
+          pendingId: z.string(),
+          questions: z.array(z.object({ question: z.string() }).passthrough()),
+        })
+        .passthrough(),
+      handler: async (args) => {
+        record.questionArgs = [...(record.questionArgs ?? []), args];
+        return JSON.stringify(step.answer);
       },
     });
   }

@@ -19,19 +19,79 @@ from adapter.cluster import (
     SessionRecord,
 )
 from adapter.cluster.wire import decode_reply
-from adapter.events import Complete, ErrorEvent, Event, MessageChunk, PermissionRequest
+from adapter.errors import InvalidAnswerError
+from adapter.events import (
+    Complete,
+    ErrorEvent,
+    Event,
+    MessageChunk,
+    PermissionRequest,
+    PermissionResolved,
+    QuestionRequest,
+)
 from adapter.manager import TooManySessionsError, UnknownSessionError
 from adapter.policies import PermissionDecision
 from adapter.session import UnknownPermissionError
 from claudecode import ControlRequestError, UsageError
-from claudecode.testing import script, text_turn, tool_turn
+from claudecode.testing import (
+    script,
+    text_block,
+    text_turn,
+    tool_turn,
+    tool_use_block,
+    turn,
+)
 from tests.support.cluster import until_moved
 from tests.support.timeouts import HANG_GUARD
-from tests.support.waits import eventually, until_complete
+from tests.support.waits import eventually, until_complete, until_event
 
 from ._support import fast_config, running, wait_state, worker_defaults
 
 pytestmark = [pytest.mark.anyio, pytest.mark.nats]
+
+
+async def test_a_question_answered_and_one_declined_through_the_gateway(
+    nats_server: LocalNatsServer, tmp_path: Path
+) -> None:
+    """The agent's question crosses the wire: answers that do not fit come back as
+    InvalidAnswerError (the question stays open), an answer reaches the CLI (its next
+    sentence names it); a second question is declined; an unknown id is UnknownPermissionError."""
+    ask = {
+        "questions": [
+            {
+                "question": "Style?",
+                "options": [{"label": "Formal"}, {"label": "Casual"}],
+                "multiSelect": False,
+            }
+        ]
+    }
+    said = text_block("none", by_answer=("Style?", {"Casual": "Casual it is."}))
+    body = script(
+        turn([tool_use_block("AskUserQuestion", ask, permission=True)], [said]),
+        turn([tool_use_block("AskUserQuestion", ask, permission=True)], ["declined"]),
+    )
+    async with running(nats_server, fast_config(), worker_defaults(tmp_path, body)) as (backend, _):
+        info = await backend.create(SessionSpec(policy="supervised"))
+        async with backend.subscribe(info.id, after_seq=0) as events:
+            await backend.prompt(info.id, "go")
+            question = (await until_event(events, QuestionRequest))[-1]
+            assert isinstance(question, QuestionRequest)
+            with pytest.raises(InvalidAnswerError):
+                await backend.answer_question(info.id, question.pending_id, {"Style?": ["a", "b"]})
+            with pytest.raises(UnknownPermissionError):
+                await backend.decline_question(info.id, "nope")
+            await backend.answer_question(info.id, question.pending_id, {"Style?": ["Casual"]})
+            first = await until_complete(events)
+            assert "Casual it is." == "".join(e.text for e in first if isinstance(e, MessageChunk))
+            [resolved] = [e for e in first if isinstance(e, PermissionResolved)]
+            assert {"Style?": ["Casual"]} == resolved.answers
+            await backend.prompt(info.id, "again")
+            asked = (await until_event(events, QuestionRequest))[-1]
+            assert isinstance(asked, QuestionRequest)
+            await backend.decline_question(info.id, asked.pending_id, "no time")
+            second = await until_complete(events)
+            [declined] = [e for e in second if isinstance(e, PermissionResolved)]
+            assert ("declined", "no time") == (declined.decision, declined.message)
 
 
 async def test_a_backend_left_at_once_closes_cleanly(nats_server: LocalNatsServer) -> None:

@@ -10,13 +10,13 @@ import pytest
 
 from adapter.backend import SessionInfo
 from adapter.cluster import SessionRecord
-from adapter.cluster.backend import _Watchers
+from adapter.cluster._watchers import Watchers
 from tests.support.timeouts import HANG_GUARD
 
 pytestmark = pytest.mark.anyio
 
 
-def pending(watchers: _Watchers) -> list[SessionInfo]:
+def pending(watchers: Watchers) -> list[SessionInfo]:
     """What the (only) watcher has pending now, taken: publish() is synchronous."""
     (latest, _), *_ = watchers._all
     taken = list(latest.values())
@@ -25,7 +25,7 @@ def pending(watchers: _Watchers) -> list[SessionInfo]:
 
 
 async def test_only_changes_that_matter_are_reported() -> None:
-    watchers = _Watchers()
+    watchers = Watchers()
     busy = SessionInfo(id="s1", status="active", state="busy", last_seq=10, owner="w1")
     async with watchers.watch() as changes:
         watchers.publish(SessionRecord(info=busy))

@@ -271,3 +271,170 @@ def test_prompt_content_reaches_the_model(
     assert f"@{cwd}/main.py" in text
     # The CLI resolved the @-mention itself: the model saw the file as it is on disk.
     assert "print('on disk')" in json.dumps(request.body["messages"])
+
+
+QUESTIONS = {
+    "questions": [
+        {
+            "question": "Which greeting style should I use?",
+            "header": "Style",
+            "options": [
+                {"label": "Formal", "description": "Good day."},
+                {"label": "Casual", "description": "Hey!"},
+            ],
+            "multiSelect": False,
+        },
+        {
+            "question": "Which languages?",
+            "header": "Languages",
+            "options": [
+                {"label": "English", "description": "en"},
+                {"label": "French", "description": "fr"},
+                {"label": "German", "description": "de"},
+            ],
+            "multiSelect": True,
+        },
+    ]
+}
+
+
+def _question_turns(fake_api: FakeAnthropicAPI) -> None:
+    fake_api.add_main(tool_turn("AskUserQuestion", QUESTIONS), text_turn("Thanks."))
+
+
+def _model_read(fake_api: FakeAnthropicAPI) -> str:
+    from ._assertions import api_tool_results, result_text
+
+    [result] = api_tool_results(fake_api.main_requests()[1].body)
+    return result_text(result)
+
+
+def test_questions_by_form_elicitation(acp: Acp, fake_api: FakeAnthropicAPI) -> None:
+    """A client that advertises form elicitation gets one form (a field per question, a
+    multi-select as an array, a free-text field beside each); what it accepts reaches the
+    model through the real CLI, the free text joining the multi-select's picks."""
+    _question_turns(fake_api)
+    content = {
+        "question_0": "Casual",
+        "question_1": ["English", "French"],
+        "question_1_custom": "Latin",
+    }
+    report = acp.run(
+        {"op": "initialize", "elicitation": True},
+        acp.new("a"),
+        prompt("ask me", elicitations=[{"action": "accept", "content": content}]),
+        END,
+    )
+    assert {"stopReason": "end_turn"} == report["results"][2], report["stderr"][-3000:]
+    [form] = report["elicitations"]["a"]
+    props = form["requestedSchema"]["properties"]
+    assert "array" == props["question_1"]["type"]
+    assert ["English", "French", "German"] == [
+        o["const"] for o in props["question_1"]["items"]["anyOf"]
+    ]
+    assert "Good day." == props["question_0"]["oneOf"][0]["description"]
+    assert form["toolCallId"]
+    read = _model_read(fake_api)
+    assert '"Which greeting style should I use?"="Casual"' in read, read
+    assert '"Which languages?"="English, French, Latin"' in read, read
+    assert "permissions" not in report or not report["permissions"].get("a")
+
+
+def test_questions_by_permission_requests_and_a_decline(
+    acp: Acp, fake_api: FakeAnthropicAPI
+) -> None:
+    """Without elicitation each question is a permission request whose options are its
+    answers; declining the second declines the whole request, and the model reads why."""
+    _question_turns(fake_api)
+    report = acp.in_session(prompt("ask me", permissions=["answer_0", "decline"]))
+    assert {"stopReason": "end_turn"} == report["results"][2], report["stderr"][-3000:]
+    first, second = report["permissions"]["a"]
+    assert ["Formal", "Casual", "Decline to answer"] == [o["name"] for o in first["options"]]
+    assert "Languages: Which languages?" == second["toolCall"]["title"]
+    assert "declined to answer" in _model_read(fake_api)
+
+
+def test_resume_delete_and_additional_directories(
+    acp: Acp, cli_env: CLIEnv, fake_api: FakeAnthropicAPI, tmp_path: Path
+) -> None:
+    """A session in the project and an extra directory; its first prompt titles it; closed,
+    it is resumed without a replay and the model still has the first turn; closed again, it
+    is deleted and no longer listed."""
+    extra = tmp_path / "extra"
+    extra.mkdir()
+    (extra / "notes.md").write_text("remember the extra directory\n")
+    fake_api.add_main(
+        tool_turn("Read", {"file_path": str(extra / "notes.md")}),
+        text_turn("Read it."),
+        text_turn("Still here."),
+    )
+    new = {**acp.new("a"), "additionalDirectories": [str(extra)]}
+    resume = {"op": "resume", "name": "b", "from": "a", "cwd": acp.cwd}
+    report = acp.run(
+        INITIALIZE,
+        new,
+        prompt("Read the notes\nplease"),
+        {"op": "close", "session": "a"},
+        resume,
+        prompt("and now?", session="b"),
+        {"op": "close", "session": "b"},
+        {"op": "list", "cwd": acp.cwd},
+        {"op": "delete", "session": "b"},
+        {"op": "list", "cwd": acp.cwd},
+        END,
+    )
+    init, _, first, _, resumed, second, _, listed, deleted, after = report["results"]
+    assert {"resume", "delete", "additionalDirectories"} <= set(
+        init["agentCapabilities"]["sessionCapabilities"]
+    )
+    assert {"stopReason": "end_turn"} == first, report["stderr"][-3000:]
+    assert "modes" in resumed and {"stopReason": "end_turn"} == second, resumed
+    assert [{"sessionUpdate": "session_info_update", "title": "Read the notes"}] == updates_of(
+        report, "a", "session_info_update"
+    )
+    assert not updates_of(report, "b", "user_message_chunk"), "resume replays nothing"
+    [read] = [
+        c for c in updates_of(report, "a", "tool_call_update") if c.get("status") == "completed"
+    ]
+    assert "remember the extra directory" in json.dumps(read)
+    last = fake_api.main_requests()[-1].body
+    assert "Read the notes" in json.dumps(last["messages"]), "the resumed CLI has the first turn"
+    assert [report["sessions"]["b"]] == [s["sessionId"] for s in listed["sessions"]]
+    assert {} == deleted
+    assert [] == after["sessions"]
+
+
+def test_fork_continues_a_conversation_under_a_new_id(acp: Acp, fake_api: FakeAnthropicAPI) -> None:
+    """session/fork (unstable) of a session with a turn: a new session id, whose next turn
+    the model sees with the first one; both are listed, the original unchanged."""
+    fake_api.add_main(text_turn("Noted: apple."), text_turn("It was apple."))
+    fork = {"op": "fork", "name": "b", "from": "a", "cwd": acp.cwd}
+    report = acp.in_session(
+        prompt("Remember the word apple"),
+        fork,
+        prompt("Which word?", session="b"),
+        {"op": "list", "cwd": acp.cwd},
+    )
+    _, new, first, forked, second, listed = report["results"]
+    assert {"stopReason": "end_turn"} == first, report["stderr"][-3000:]
+    assert forked["sessionId"] != new["sessionId"] and "modes" in forked, forked
+    assert {"stopReason": "end_turn"} == second, report["stderr"][-3000:]
+    last = json.dumps(fake_api.main_requests()[-1].body["messages"])
+    assert "Remember the word apple" in last and "Which word?" in last
+    ids = {s["sessionId"] for s in listed["sessions"]}
+    assert {new["sessionId"], forked["sessionId"]} <= ids
+
+
+def test_the_model_option_lists_the_clis_own_models(acp: Acp, fake_api: FakeAnthropicAPI) -> None:
+    """Once the CLI answered initialize, a config_option_update offers the models it lists
+    (with their display names), not a fixed set of aliases; selecting one still works."""
+    fake_api.add_main(text_turn("hi"))
+    report = acp.in_session(prompt("hello"), {"op": "set_model", "session": "a", "value": "sonnet"})
+    assert {"stopReason": "end_turn"} == report["results"][2], report["stderr"][-3000:]
+    [update] = updates_of(report, "a", "config_option_update")
+    [option] = update["configOptions"]
+    values = [o["value"] for o in option["options"]]
+    assert "default" == values[0] and len(values) >= 2, values
+    # The pinned CLI (2.1.332) lists a model that is none of the aliases offered before.
+    assert "fable" in values and "Fable" == option["options"][values.index("fable")]["name"]
+    assert "sonnet" == report["results"][3]["configOptions"][0]["currentValue"]

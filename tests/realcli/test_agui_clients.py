@@ -20,6 +20,7 @@ from adapter.server.agui import APPROVAL_TOOL, verify_events
 from tests.support.agui_clients import drive, runs_of, text_of
 from tests.support.servers import running
 
+from ._assertions import api_tool_results, result_text
 from .cli import CLIEnv
 from .fake_api import FakeAnthropicAPI
 from .script import Rule, error_turn, text_turn, tool_turn
@@ -300,3 +301,60 @@ def test_frontend_actions_run_in_the_page_and_claude_uses_their_result(
     # Claude got the page's real results as the tool results.
     bodies = json.dumps([r.body for r in fake_api.requests() if r.kind == "main"])
     assert "PINEAPPLE-42" in bodies and "MANGO-7" in bodies
+
+
+def test_questions_reach_the_real_cli_from_the_page_and_as_interrupts(
+    cli_command: str, cli_env: CLIEnv, fake_api: FakeAnthropicAPI, tmp_path: Path
+) -> None:
+    """The agent's question answered by CopilotKit's core (its question tool), and by a 1.0
+    client through an interrupt and resume: the model reads each answer in its tool result."""
+    question = "Which greeting style should I use?"
+    ask = {
+        "questions": [
+            {
+                "question": question,
+                "header": "Style",
+                "options": [
+                    {"label": "Formal", "description": "Good day."},
+                    {"label": "Casual", "description": "Hey!"},
+                ],
+                "multiSelect": False,
+            }
+        ]
+    }
+    fake_api.add_main(
+        tool_turn("AskUserQuestion", ask),
+        text_turn("Formal it is."),
+        tool_turn("AskUserQuestion", ask),
+        text_turn("Casual it is."),
+    )
+    steps = [
+        {
+            "op": "copilotkit",
+            "transport": "auto",
+            "path": "/copilotkit",
+            "threadId": "q1",
+            "text": "greet me",
+            "answer": {"answers": {question: ["Formal"]}},
+        },
+        {
+            "op": "run",
+            "client": "1.0.0",
+            "path": "/agui",
+            "threadId": "q2",
+            "text": "greet me again",
+            "answer": {"answers": {question: ["Casual"]}},
+            "interrupts": True,
+        },
+    ]
+    with running(bridge(cli_command, cli_env, tmp_path / "state")) as base:
+        result = drive(base, steps, tmp_path / "drive")
+    kit, interrupted = result["steps"]
+    assert [] == kit["errors"], kit
+    check(interrupted)
+    assert "Formal it is." in text_of(kit) and "Casual it is." in text_of(interrupted)
+    [first, second] = [
+        r for request in fake_api.main_requests() for r in api_tool_results(request.body)
+    ]
+    assert f'"{question}"="Formal"' in result_text(first), first
+    assert f'"{question}"="Casual"' in result_text(second), second

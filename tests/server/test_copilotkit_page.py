@@ -17,7 +17,7 @@ from starlette.staticfiles import StaticFiles
 
 from adapter import PermissionPolicy, SessionConfig
 from adapter.server import ServerContext, ServerSettings, create_app
-from claudecode.testing import fake_cli_command, script, tool_turn
+from claudecode.testing import fake_cli_command, script, text_block, tool_use_block, turn
 from tests.support.servers import running
 
 pytestmark = [pytest.mark.browser, pytest.mark.node, pytest.mark.server, pytest.mark.slow]
@@ -73,13 +73,40 @@ def test_a_copilotkit_page_chats_and_approves(tmp_path: Path) -> None:
         )
     work = tmp_path / "work"
     work.mkdir()
+    ask = {
+        "questions": [
+            {
+                "question": "Which greeting style should I use?",
+                "header": "Style",
+                "options": [
+                    {"label": "Formal", "description": "Good day."},
+                    {"label": "Casual", "description": "Hey!"},
+                ],
+                "multiSelect": False,
+            }
+        ]
+    }
     body = script(
-        tool_turn(
-            "Bash",
-            {"command": "echo hello-from-bash", "description": "Say hello"},
-            permission=True,
-            before="Let me run it.",
-            after="All done: the shell printed hello-from-bash.",
+        turn(
+            [
+                text_block("One question first."),
+                tool_use_block("AskUserQuestion", ask, permission=True),
+            ],
+            [
+                text_block(
+                    "No style chosen.",
+                    by_answer=(
+                        "Which greeting style should I use?",
+                        {"Casual": "You chose Casual."},
+                    ),
+                ),
+                tool_use_block(
+                    "Bash",
+                    {"command": "echo hello-from-bash", "description": "Say hello"},
+                    permission=True,
+                ),
+            ],
+            ["All done: the shell printed hello-from-bash."],
         )
     )
     defaults = SessionConfig(
@@ -109,7 +136,16 @@ def test_a_copilotkit_page_chats_and_approves(tmp_path: Path) -> None:
     assert 0 == done.returncode, done.stderr[-3000:]
     report = json.loads(done.stdout)
     assert report.get("error") is None, report
-    assert ["loaded", "connected", "approval shown", "reply shown", "screenshot"] == report["steps"]
+    assert [
+        "loaded",
+        "connected",
+        "question shown",
+        "approval shown",
+        "reply shown",
+        "screenshot",
+    ] == report["steps"]
+    assert "Which greeting style should I use?" in report["questionText"]
+    assert "You chose Casual." in report["bodyText"]
     assert "Bash" in report["approvalText"]
     assert "hello-from-bash" in report["toolResult"]
     assert "All done" in report["bodyText"]

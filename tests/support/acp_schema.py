@@ -1,4 +1,5 @@
-"""Strict checks of ACP messages against the protocol's JSON Schema (version 1).
+"""Strict checks of ACP messages against the protocol's JSON Schema (version 1; the
+unstable methods the agent serves, such as ``session/fork``, against the unstable one).
 
 The schema file is ``tests/fixtures/acp_schema/schema.v1.json``, copied from
 ``@agentclientprotocol/sdk`` 2.4.0 (``schema/v1/schema.json``, the same file the
@@ -18,19 +19,23 @@ from typing import Any
 import jsonschema
 
 SCHEMA_PATH = Path(__file__).parent.parent / "fixtures" / "acp_schema" / "schema.v1.json"
+#: The same SDK's unstable v1 schema (``schema/v1/schema.unstable.json``), for the methods
+#: that are only there (:data:`UNSTABLE_METHODS`).
+UNSTABLE_PATH = SCHEMA_PATH.with_name("schema.v1.unstable.json")
+UNSTABLE_METHODS = frozenset({"session/fork"})
 
 
 @cache
-def _schema() -> dict[str, Any]:
-    schema: dict[str, Any] = json.loads(SCHEMA_PATH.read_text())
+def _schema(unstable: bool = False) -> dict[str, Any]:
+    schema: dict[str, Any] = json.loads((UNSTABLE_PATH if unstable else SCHEMA_PATH).read_text())
     return schema
 
 
 @cache
-def _by_method() -> tuple[dict[str, str], dict[str, str]]:
+def _by_method(unstable: bool = False) -> tuple[dict[str, str], dict[str, str]]:
     params: dict[str, str] = {}
     results: dict[str, str] = {}
-    for name, body in _schema()["$defs"].items():
+    for name, body in _schema(unstable)["$defs"].items():
         method = body.get("x-method")
         if method is None:
             continue
@@ -42,18 +47,18 @@ def _by_method() -> tuple[dict[str, str], dict[str, str]]:
 
 
 @cache
-def validator(definition: str) -> jsonschema.Draft202012Validator:
+def validator(definition: str, unstable: bool = False) -> jsonschema.Draft202012Validator:
     """A validator of one ``$defs`` entry."""
     return jsonschema.Draft202012Validator(
-        {"$ref": f"#/$defs/{definition}", "$defs": _schema()["$defs"]}
+        {"$ref": f"#/$defs/{definition}", "$defs": _schema(unstable)["$defs"]}
     )
 
 
-def errors_of(definition: str, value: Any) -> list[str]:
+def errors_of(definition: str, value: Any, unstable: bool = False) -> list[str]:
     """What is wrong with ``value`` as a ``definition`` (empty: valid)."""
     return [
         f"{definition}: {e.message[:300]} at {list(e.absolute_path)}"
-        for e in validator(definition).iter_errors(value)
+        for e in validator(definition, unstable).iter_errors(value)
     ]
 
 
@@ -73,25 +78,26 @@ class WireChecker:
         problems = self._envelope(msg)
         if problems:
             return problems
-        params_defs, result_defs = _by_method()
         method = msg.get("method")
         if method is not None:
             if "id" in msg:
                 self.pending[(sender, msg["id"])] = method
-            definition = params_defs.get(method)
+            unstable = method in UNSTABLE_METHODS
+            definition = _by_method(unstable)[0].get(method)
             if definition is None:
                 return [f"unknown method {method!r}"]
-            return errors_of(definition, msg.get("params"))
+            return errors_of(definition, msg.get("params"), unstable)
         other = "client" if sender == "agent" else "agent"
         asked = self.pending.pop((other, msg.get("id")), None)
         if "error" in msg:
             return errors_of("Error", msg["error"])
         if asked is None:
             return [f"a response to no request: {str(msg)[:200]}"]
-        definition = result_defs.get(asked)
+        unstable = asked in UNSTABLE_METHODS
+        definition = _by_method(unstable)[1].get(asked)
         if definition is None:
             return [f"no response schema for {asked!r}"]
-        return errors_of(definition, msg.get("result"))
+        return errors_of(definition, msg.get("result"), unstable)
 
 
 def check_wire(agent_lines: list[bytes], client_lines: list[bytes]) -> list[str]:

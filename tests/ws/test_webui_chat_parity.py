@@ -23,6 +23,12 @@ from adapter.events import (
     ErrorEvent,
     Event,
     MessageChunk,
+    PermissionCancelled,
+    PermissionRequest,
+    PermissionResolved,
+    Question,
+    QuestionOption,
+    QuestionRequest,
     TaskEvent,
     ToolCall,
     ToolProgress,
@@ -53,6 +59,9 @@ const project = (e) => [
   e.error_kind || (e.kind === "error" ? "execution" : null),
   e.normalized ? JSON.stringify(e.normalized) : null,
   e.reads ? e.reads.map((r) => r.id + "/" + r.status).join() : null,
+  e.state || (e.kind === "question" ? "open" : null), e.decision ?? null, e.by ?? null,
+  e.message ?? null, e.answers ? JSON.stringify(e.answers) : null,
+  e.questions ? JSON.stringify(e.questions) : null,
 ];
 """
 
@@ -98,9 +107,42 @@ def _tags_and_tools() -> list[Event]:
         ApiRetry(attempt=2, error="overloaded"),
         ErrorEvent(message="stopped", kind="interrupted"),
         ErrorEvent(message="boom", kind="api_error"),
+        *_questions_and_decisions(),
         Complete(cost_usd=0.5),
     ]
     return events
+
+
+def _questions_and_decisions() -> list[Event]:
+    """A question answered, one declined by the policy, one withdrawn, one left open when
+    the turn ends; a permission denied and one allowed always."""
+    shell = normalize_tool_use("Bash", {"command": "ls"})
+    options = [QuestionOption(label="Formal", description="Dear ..."), QuestionOption(label="B")]
+    asked = [
+        Question(question="Which greeting style?", header="Style", options=options),
+        Question(question="Which toppings?", options=options, multi_select=True),
+    ]
+    out: list[Event] = []
+    for i in range(4):
+        out.append(QuestionRequest(pending_id=f"q{i}", questions=asked, tool_call_id=f"A{i}"))
+    out += [
+        PermissionResolved(
+            pending_id="q0",
+            decision="answered",
+            answers={"Which greeting style?": ["Formal"], "Which toppings?": ["B", "own"]},
+        ),
+        PermissionResolved(pending_id="q1", decision="declined", by="policy", message="nobody"),
+        PermissionCancelled(pending_id="q2", reason="timeout"),
+        PermissionResolved(pending_id="nobody", decision="allow"),
+    ]
+    for i, decision in enumerate(("deny", "allow_always")):
+        out.append(
+            PermissionRequest(
+                pending_id=f"p{i}", tool_name="Bash", input={}, normalized=shell, title="ls"
+            )
+        )
+        out.append(PermissionResolved(pending_id=f"p{i}", decision=decision, message="no"))
+    return out
 
 
 def _corpora() -> Iterator[tuple[str, list[Event]]]:

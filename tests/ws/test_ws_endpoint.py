@@ -18,7 +18,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from adapter.server.ws import CLOSE_FRAME_TOO_LARGE, CLOSE_SLOW_CONSUMER
-from claudecode.testing import script, text_turn, tool_turn
+from claudecode.testing import (
+    script,
+    text_block,
+    text_turn,
+    tool_turn,
+    tool_use_block,
+    turn,
+)
 from tests.support.timeouts import HANG_GUARD
 from tests.support.waits import wait_until
 
@@ -208,6 +215,69 @@ def test_two_clients_one_approval(tmp_path: Path) -> None:
                 ),
                 since=mark,
             )
+        finally:
+            a.close()
+            b.close()
+
+
+def test_a_question_answered_by_one_client_is_seen_by_both(tmp_path: Path) -> None:
+    """The agent's question reaches both clients as a question_request; a bad answer is
+    bad_request (the question stays open), one client answers, both see permission_resolved
+    with the answers, a late answer is unknown_permission, and the stand-in CLI's next
+    sentence names the answer it read from the permission answer."""
+    question = "Which greeting style should I use?"
+    ask = {
+        "questions": [
+            {
+                "question": question,
+                "header": "Style",
+                "options": [{"label": "Formal"}, {"label": "Casual", "description": "Hey!"}],
+                "multiSelect": False,
+            }
+        ]
+    }
+    body = script(
+        turn(
+            [tool_use_block("AskUserQuestion", ask, permission=True)],
+            [text_block("none", by_answer=(question, {"Casual": "You chose Casual."}))],
+        )
+    )
+    with serve(tmp_path, body) as url:
+        a, b = connect(url), connect(url)
+        try:
+            sid = create(a)
+            for c in (a, b):
+                assert "ack" == c.request({"type": "subscribe", "session_id": sid})["type"]
+            a.send({"type": "prompt", "session_id": sid, "text": "greet"})
+            asks = [
+                c.until(lambda f: f["type"] == "event" and f["event"]["type"] == "question_request")
+                for c in (a, b)
+            ]
+            event = asks[0][-1]["event"]
+            assert "Hey!" == event["questions"][0]["options"][1]["description"]
+            answer = {
+                "type": "question_response",
+                "session_id": sid,
+                "pending_id": event["pending_id"],
+            }
+            bad = a.request({**answer, "answers": {question: ["Formal", "Casual"]}})
+            assert ("error", "bad_request") == (bad["type"], bad["code"])
+            assert "ack" == b.request({**answer, "answers": {question: ["Casual"]}})["type"]
+            late = a.request({**answer, "decline": True})
+            assert ("error", "unknown_permission") == (late["type"], late["code"])
+            for c in (a, b):
+                frames = until_complete(c, sid)
+                [resolved] = [
+                    e for e in events_of(c.seen, sid) if e["type"] == "permission_resolved"
+                ]
+                assert ("answered", {question: ["Casual"]}) == (
+                    resolved["decision"],
+                    resolved["answers"],
+                )
+                text = "".join(
+                    e["text"] for e in events_of(c.seen, sid) if e["type"] == "message_chunk"
+                )
+                assert "You chose Casual." == text, frames
         finally:
             a.close()
             b.close()
@@ -436,6 +506,7 @@ _frames = st.one_of(
                 "unsubscribe",
                 "prompt",
                 "permission_response",
+                "question_response",
                 "interrupt",
                 "set_model",
                 "set_permission_mode",
@@ -454,6 +525,8 @@ _frames = st.one_of(
                     "since_seq",
                     "pending_id",
                     "decision",
+                    "answers",
+                    "decline",
                     "version",
                     "mode",
                     "cwd",

@@ -19,18 +19,20 @@ Custom events (``CUSTOM``, ``name`` / ``value``):
 ``claudecode.compact_boundary``,
 ``claudecode.permission_cancelled``,
 ``claudecode.permission_denied``,
+``claudecode.permission_resolved``,
 ``claudecode.tool_progress``,
 ``claudecode.commands``,
 ``claudecode.error`` (non-fatal)
 =================================  ==========================================================
 
 Approvals: a permission request is a call of the frontend tool :data:`APPROVAL_TOOL`
-(arguments: the request); see the README.
+(arguments: the request); the agent's questions are calls of :data:`QUESTION_TOOL`
+(arguments: the questions), answered by the tool's result; see the README.
 """
 
 from .events import AguiEvent, RunAgentInput, decode_run_input, encode_event, sse_frame
 from .results import result_text
-from .translate import APPROVAL_TOOL, RunTranslator, ThreadMemory, initial_state
+from .translate import APPROVAL_TOOL, QUESTION_TOOL, RunTranslator, ThreadMemory, initial_state
 from .verify import verify_events
 
 __all__ = (
@@ -39,6 +41,7 @@ __all__ = (
     "decode_run_input",
     "encode_event",
     "initial_state",
+    "QUESTION_TOOL",
     "result_text",
     "RunAgentInput",
     "RunTranslator",

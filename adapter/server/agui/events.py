@@ -68,6 +68,9 @@ class RunFinished(_Event, tag="RUN_FINISHED"):
     thread_id: str
     run_id: str
     result: Any = None
+    #: AG-UI 1.0: ``{"type": "interrupt", "interrupts": [...]}`` when the run ends waiting
+    #: for the client's answers (only for clients that ask for it).
+    outcome: Any = None
 
 
 class RunError(_Event, tag="RUN_ERROR"):
@@ -250,6 +253,9 @@ class RunAgentInput(msgspec.Struct, rename="camel", omit_defaults=True, kw_only=
     forwarded_props: Any = None
     parent_run_id: str | None = None
     protocol_version: str | None = None
+    #: AG-UI 1.0: answers to the previous run's interrupts (``interruptId``, ``status``
+    #: ``resolved`` / ``cancelled``, ``payload``).
+    resume: list[dict[str, Any]] = []
 
 
 _ROLES = frozenset({"user", "assistant", "tool", "system", "developer", "activity", "reasoning"})

@@ -5,6 +5,10 @@ Approval answers (the ``content`` of the tool message for an approval call): JSO
 (``{"approved": true}`` works too), or one of the words ``allow`` / ``approve`` / ``yes``,
 ``allow_always`` / ``always``, ``deny`` / ``reject`` / ``no``. Anything else denies.
 
+Question answers (the ``content`` of the tool message for a question call): JSON
+``{"answers": {question text: ["label", ...] | "label"}}`` (a label that is not an option is
+a free-text answer), or ``{"decline": true, "message": "..."}``; anything else declines.
+
 A user message becomes the prompt's text and images (``image`` / ``binary`` content parts
 with an ``image/*`` MIME type and base64 data); the page's readable context (``context``)
 follows the text.
@@ -14,14 +18,36 @@ from __future__ import annotations
 
 import contextlib
 import json
+import re
 from collections.abc import Container
-from typing import Any
+from typing import Any, Literal
 
 from ...images import Image
 from ...policies import PermissionDecision
 from .events import RunAgentInput
+from .requests import APPROVAL_TOOL, QUESTION_TOOL
 
-__all__ = ("decision_from_answer", "new_user_messages", "prompt_from_message", "with_context")
+__all__ = (
+    "decision_from_answer",
+    "new_user_messages",
+    "page_tools",
+    "prompt_from_message",
+    "question_answer",
+    "with_context",
+)
+
+#: Tool names Claude accepts (the MCP name ``mcp__frontend__<name>`` must stay valid).
+_TOOL_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
+
+
+def page_tools(run_input: RunAgentInput) -> dict[str, dict[str, Any]]:
+    """The page's own tools, offered to Claude: not the approval and question tools, and only
+    names Claude accepts."""
+    return {
+        tool.name: {"description": tool.description, "parameters": tool.parameters}
+        for tool in run_input.tools
+        if tool.name not in (APPROVAL_TOOL, QUESTION_TOOL) and _TOOL_NAME.fullmatch(tool.name)
+    }
 
 
 def decision_from_answer(content: Any) -> PermissionDecision:
@@ -50,6 +76,34 @@ def decision_from_answer(content: Any) -> PermissionDecision:
     if word in ("deny", "reject", "rejected", "no", "false", "denied"):
         return PermissionDecision("deny", message or "the user denied this")
     return PermissionDecision("deny", f"unrecognized approval answer: {str(content)[:200]}")
+
+
+QuestionAnswer = tuple[Literal["answer", "decline"], dict[str, list[str]], str | None]
+
+
+def question_answer(content: Any) -> QuestionAnswer:
+    """Answers, or a decline and why, from the content of a question tool message."""
+    data: Any = content
+    if isinstance(content, str):
+        try:
+            data = json.loads(content)
+        except ValueError:
+            data = None
+    if not isinstance(data, dict):
+        return "decline", {}, f"unrecognized answer to the question: {str(content)[:200]}"
+    message = data.get("message") if isinstance(data.get("message"), str) else None
+    if data.get("decline") is True or data.get("declined") is True:
+        return "decline", {}, message
+    answers = data.get("answers")
+    if not isinstance(answers, dict):
+        return "decline", {}, f"unrecognized answer to the question: {str(content)[:200]}"
+    out: dict[str, list[str]] = {}
+    for text, picks in answers.items():
+        if isinstance(picks, str):
+            out[str(text)] = [picks] if picks else []
+        elif isinstance(picks, list):
+            out[str(text)] = [p for p in picks if isinstance(p, str)]
+    return "answer", out, None
 
 
 def prompt_from_message(message: dict[str, Any]) -> tuple[str, list[Image]]:

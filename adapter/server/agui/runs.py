@@ -23,7 +23,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import json
-import re
 import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
@@ -47,11 +46,10 @@ from ...errors import ThreadBusyError
 from ...fanout import SubscriberDropped
 from ...manager import UnknownSessionError
 from ...owners import SERVER, acting_as, as_caller
-from ...session import UnknownPermissionError
+from .answers import apply_answer, resume_content
 from .claims import ThreadClaims
 from .events import (
     AguiEvent,
-    CustomEvent,
     MessagesSnapshot,
     RunAgentInput,
     RunFinished,
@@ -59,10 +57,10 @@ from .events import (
     sse_frame,
 )
 from .handle import RunHandle
-from .inputs import decision_from_answer, new_user_messages, prompt_from_message, with_context
+from .inputs import new_user_messages, page_tools, prompt_from_message, with_context
 from .snapshot import MessageLog
 from .threads import ThreadRecord, ThreadStore, thread_key
-from .translate import APPROVAL_TOOL, RunTranslator, ThreadMemory, initial_state
+from .translate import RunTranslator, ThreadMemory, initial_state
 
 __all__ = ("AguiService", "RunHandle", "ThreadBusyError")
 
@@ -72,9 +70,6 @@ _log = get_logger("claudecode.adapter.agui")
 _STOP_GRACE = 15.0
 #: Seconds between the saver's rounds while runs go on.
 _SAVE_INTERVAL = 0.5
-
-#: Tool names Claude accepts (the MCP name ``mcp__frontend__<name>`` must stay valid).
-_TOOL_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
 
 
 def _now_ms() -> int:
@@ -423,11 +418,7 @@ class AguiService:
     def _frontend_tools(self, run_input: RunAgentInput) -> dict[str, dict[str, Any]]:
         if not isinstance(self.backend, FrontendToolBackend):
             return {}  # the backend cannot run them: Claude is not told about them
-        return {
-            tool.name: {"description": tool.description, "parameters": tool.parameters}
-            for tool in run_input.tools
-            if tool.name != APPROVAL_TOOL and _TOOL_NAME.fullmatch(tool.name)
-        }
+        return page_tools(run_input)
 
     async def _ensure_session(
         self, thread: _Thread, tools: dict[str, dict[str, Any]]
@@ -494,6 +485,12 @@ class AguiService:
         new_users = new_user_messages(thread.log, run_input)
         for message in (*new_users, *answers, *results):
             thread.log.add(message)
+        # AG-UI 1.0: answers to the last run's interrupts (not messages: not in the log).
+        answers += [
+            {"toolCallId": r["interruptId"], "content": resume_content(r, r["interruptId"])}
+            for r in run_input.resume
+            if r.get("interruptId") in thread.awaiting
+        ]
         busy = info.state in ("busy", "waiting")
         if not answers and not results and not new_users and not busy:
             return  # nothing to do: the run just finishes
@@ -501,15 +498,11 @@ class AguiService:
         after = thread.last_seq if (answers or results or busy) else info.last_seq
         async with self.backend.subscribe(session_id, after_seq=after) as stream:
             for message in answers:
-                pending_id = thread.awaiting.pop(str(message["toolCallId"]))
-                decision = decision_from_answer(message.get("content"))
-                try:
-                    await self.backend.answer_permission(session_id, pending_id, decision)
-                except UnknownPermissionError as exc:
-                    note = CustomEvent(
-                        name="claudecode.error",
-                        value={"message": f"approval not applied: {exc}", "kind": "expired"},
-                    )
+                call_id = str(message["toolCallId"])
+                pending_id = thread.awaiting.pop(call_id)
+                content = message.get("content")
+                note = await apply_answer(self.backend, session_id, pending_id, call_id, content)
+                if note is not None:
                     self._emit(thread, handle, [note])
             for message in results:
                 call_id = str(message["toolCallId"])
@@ -538,6 +531,8 @@ class AguiService:
         options = props.get("claudecode") if isinstance(props, dict) else None
         mode = options.get("approvals") if isinstance(options, dict) else None
         end_at_approval = mode != "in_run"
+        # AG-UI 1.0 clients may take requests as interrupts (and answer with `resume`).
+        translator.use_interrupts = isinstance(options, dict) and options.get("interrupts") is True
         live = _LiveRun(thread, translator, session_id)
         self._live[handle] = live
         try:
@@ -580,6 +575,7 @@ class AguiService:
                 self._emit(thread, handle, translator.error(str(exc), "unavailable"))
                 break
             out: list[AguiEvent] = []
+            translator.batch(batch)
             for event in batch:
                 thread.last_seq = event.seq
                 out += translator.feed(event)
@@ -590,6 +586,8 @@ class AguiService:
             ended_for = sorted(translator.awaiting_tools)
             if end_at_approval:
                 ended_for += sorted(translator.awaiting)
+            if translator.interrupts and end_at_approval and not translator.finished:
+                out += translator.finish_interrupted()
             if ended_for and not translator.finished:
                 # The page must act (run its tools, answer approvals): the run ends here
                 # and the next one carries its answers.

@@ -12,7 +12,14 @@ GET      ``/copilotkit/info``                           RuntimeInfo (CopilotKit 
 POST     ``/copilotkit/agent/{agentId}/run``            a run
 POST     ``/copilotkit/agent/{agentId}/connect``        connect
 POST     ``/copilotkit/agent/{agentId}/stop/{thread}``  stop
+POST     ``/copilotkit/agent/{agentId}/suggest``        suggestions: refused (an empty run)
 =======  ============================================  ========================================
+
+Suggestions (CopilotKit's ``agent/suggest``, and the runs its core makes instead when the
+runtime does not advertise ``suggestions``: a forced ``copilotkitSuggest`` tool choice) are
+refused with an empty run (``RUN_STARTED``, ``RUN_FINISHED``), as a runtime without a
+suggestions model leaves a page without suggestions: each would otherwise start a Claude
+Code session (a CLI process, a model turn over the whole conversation) for a few words.
 
 Bad input is answered like CopilotKit's own runtime: a body that is not declared JSON 415,
 invalid JSON 400 (``Invalid JSON payload``), no ``method`` 400, an unknown method 400, no
@@ -43,7 +50,7 @@ from ..app import ServerContext
 from ..errors import json_error
 from ..input_checks import JSONRejected, decode_json
 from ..json_io import json_response
-from .events import RunAgentInput, decode_run_input
+from .events import RunAgentInput, RunFinished, RunStarted, decode_run_input, sse_frame
 from .runs import AguiService, RunHandle, ThreadBusyError
 from .threads import ThreadStore
 
@@ -53,7 +60,23 @@ __all__ = ("AGENT_ID", "agui_routes", "runtime_info")
 AGENT_ID = "default"
 
 _SSE_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
-_METHODS = ("info", "agent/connect", "agent/run", "agent/stop")
+_METHODS = ("info", "agent/connect", "agent/run", "agent/stop", "agent/suggest")
+
+
+def _is_suggestion(run_input: RunAgentInput) -> bool:
+    """A run CopilotKit's core makes to generate suggestions (its forced tool choice)."""
+    props = run_input.forwarded_props
+    choice = props.get("toolChoice") if isinstance(props, dict) else None
+    function = choice.get("function") if isinstance(choice, dict) else None
+    return isinstance(function, dict) and function.get("name") == "copilotkitSuggest"
+
+
+def _empty_run(run_input: RunAgentInput) -> Response:
+    """A run that ends at once with nothing in it (a refused suggestion request)."""
+    thread_id, run_id = run_input.thread_id, run_input.run_id
+    body = sse_frame(RunStarted(thread_id=thread_id, run_id=run_id))
+    body += sse_frame(RunFinished(thread_id=thread_id, run_id=run_id))
+    return Response(body, media_type="text/event-stream", headers=_SSE_HEADERS)
 
 
 def runtime_info() -> dict[str, Any]:
@@ -134,6 +157,8 @@ def agui_routes(ctx: ServerContext) -> list[BaseRoute]:
         return StreamingResponse(frames(), media_type="text/event-stream", headers=_SSE_HEADERS)
 
     async def run(run_input: RunAgentInput) -> Response:
+        if _is_suggestion(run_input):
+            return _empty_run(run_input)
         try:
             handle = await service.start_run(run_input)
         except ThreadBusyError as exc:
@@ -193,6 +218,8 @@ def agui_routes(ctx: ServerContext) -> list[BaseRoute]:
                 raise HTTPException(400, "Missing or invalid parameter 'threadId'")
             return stop(thread_id)
         run_input = _run_input(data.get("body"))
+        if method == "agent/suggest":
+            return _empty_run(run_input)
         return await (run(run_input) if method == "agent/run" else connect(run_input))
 
     # -- CopilotKit: the REST form ------------------------------------------------------------
@@ -207,6 +234,10 @@ def agui_routes(ctx: ServerContext) -> list[BaseRoute]:
     async def rest_connect(request: Request) -> Response:
         agent(request.path_params)
         return await connect(_run_input(await _json_body(request)))
+
+    async def rest_suggest(request: Request) -> Response:
+        agent(request.path_params)
+        return _empty_run(_run_input(await _json_body(request)))
 
     async def rest_stop(request: Request) -> Response:
         agent(request.path_params)
@@ -224,4 +255,5 @@ def agui_routes(ctx: ServerContext) -> list[BaseRoute]:
         Route("/copilotkit/agent/{agentId}/run", rest_run, methods=["POST"]),
         Route("/copilotkit/agent/{agentId}/connect", rest_connect, methods=["POST"]),
         Route("/copilotkit/agent/{agentId}/stop/{thread_id}", rest_stop, methods=["POST"]),
+        Route("/copilotkit/agent/{agentId}/suggest", rest_suggest, methods=["POST"]),
     ]

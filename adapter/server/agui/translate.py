@@ -26,6 +26,11 @@ Mapping
   ``TOOL_CALL_START`` / ``ARGS`` (the request: ``pendingId``, ``sessionId``, ``toolName``,
   ``input``, ``title``, ``options``...) / ``END``; :attr:`RunTranslator.awaiting` lists the
   calls the run ends with, pending.
+* a ``question_request`` -> a call of the question tool (:data:`QUESTION_TOOL`): its args
+  ``{pendingId, sessionId, toolCallId, questions: [{question, header, options: [{label,
+  description}], multiSelect}]}``, listed in :attr:`RunTranslator.awaiting` too; a question
+  settled in the same batch (the policy declined it) is not asked. ``permission_resolved``
+  -> ``CUSTOM`` ``claudecode.permission_resolved``.
 * sub-agent work (events with ``parent_tool_call_id``) -> ``CUSTOM`` ``claudecode.subagent``
   ``{parentToolCallId, event}``, so the chat shows the sub-agent's call, not its chatter.
 * ``context_window``, ``mode_changed``, todo lists, ``complete`` (cost, tokens) ->
@@ -64,6 +69,8 @@ from ...events import (
     PermissionCancelled,
     PermissionDenied,
     PermissionRequest,
+    PermissionResolved,
+    QuestionRequest,
     RateLimit,
     Reasoning,
     SessionStatus,
@@ -95,13 +102,11 @@ from .events import (
     ToolCallResult,
     ToolCallStart,
 )
+from .requests import APPROVAL_TOOL, QUESTION_TOOL, approval_args, interrupt_of, question_args
 from .results import result_text
+from .state import initial_state
 
-__all__ = ("APPROVAL_TOOL", "RunTranslator", "ThreadMemory", "initial_state")
-
-#: The name of the frontend tool that presents a permission request (render it with
-#: CopilotKit's human-in-the-loop hook; answer with a ``role: "tool"`` message).
-APPROVAL_TOOL = "claudecode_approval"
+__all__ = ("APPROVAL_TOOL", "QUESTION_TOOL", "RunTranslator", "ThreadMemory", "initial_state")
 
 _CUSTOM_EVENTS: dict[type[Event], str] = {
     RateLimit: "claudecode.rate_limit",
@@ -110,6 +115,7 @@ _CUSTOM_EVENTS: dict[type[Event], str] = {
     CompactBoundary: "claudecode.compact_boundary",
     PermissionCancelled: "claudecode.permission_cancelled",
     PermissionDenied: "claudecode.permission_denied",
+    PermissionResolved: "claudecode.permission_resolved",
     ToolProgress: "claudecode.tool_progress",
     AvailableCommands: "claudecode.commands",
 }
@@ -125,27 +131,6 @@ _MAX_KEPT_ARGS = 4 * 1024 * 1024
 def _plain(event: Event) -> Any:
     """The adapter event as JSON-ready data (its public wire form)."""
     return msgspec.json.decode(encode_event(event))
-
-
-def initial_state(
-    *,
-    session_id: str | None = None,
-    model: str | None = None,
-    permission_mode: str | None = None,
-    cwd: str | None = None,
-) -> dict[str, Any]:
-    """The shared state a run starts from (every key present, so deltas can replace)."""
-    return {
-        "sessionId": session_id,
-        "model": model,
-        "permissionMode": permission_mode,
-        "cwd": cwd,
-        "todos": [],
-        "costUsd": 0.0,
-        "tokens": {"input": 0, "output": 0, "cacheRead": 0, "cacheCreation": 0},
-        "contextWindow": None,
-        "capabilities": {"approvals": APPROVAL_TOOL, "stop": True, "reasoning": True},
-    }
 
 
 @dataclass
@@ -205,6 +190,12 @@ class RunTranslator:
         self._args: dict[str, list[str]] = {}  # streamed tool input, by call id
         self._args_size = 0
         self._calls = memory.tool_calls
+        #: Requests settled in the batch being translated (not to be asked).
+        self._settled: set[str] = set()
+        #: AG-UI 1.0 interrupts instead of approval / question tool calls (the client asked).
+        self.use_interrupts = False
+        #: The interrupts the run ends with (see :meth:`finish_interrupted`).
+        self.interrupts: list[dict[str, Any]] = []
 
     def set_frontend_tools(self, names: Iterable[str]) -> None:
         """The names of the tools the page runs (see the constructor)."""
@@ -240,6 +231,19 @@ class RunTranslator:
         self.finished = True
         return out
 
+    def finish_interrupted(self) -> list[AguiEvent]:
+        """End the run with the AG-UI 1.0 ``interrupt`` outcome: the requests it waits for."""
+        if self.finished:
+            return []
+        out = self.start()
+        out += self._close_all()
+        outcome = {"type": "interrupt", "interrupts": self.interrupts}
+        out.append(
+            self._stamp(RunFinished(thread_id=self.thread_id, run_id=self.run_id, outcome=outcome))
+        )
+        self.finished = True
+        return out
+
     def error(self, message: str, code: str | None = None) -> list[AguiEvent]:
         """Close everything open, then ``RUN_ERROR`` (nothing if already ended)."""
         if self.finished:
@@ -254,10 +258,17 @@ class RunTranslator:
 
     def feed_many(self, events: Iterable[Event]) -> list[AguiEvent]:
         """Translate a batch, in order."""
+        batch = list(events)
+        self.batch(batch)
         out: list[AguiEvent] = []
-        for event in events:
+        for event in batch:
             out.extend(self.feed(event))
         return out
+
+    def batch(self, events: Iterable[Event]) -> None:
+        """Note the batch about to be fed one event at a time: a question settled in it (a
+        policy's answer comes with the question) is not asked."""
+        self._settled = {e.pending_id for e in events if type(e) is PermissionResolved}
 
     def feed(self, event: Event) -> list[AguiEvent]:
         """The AG-UI events for one adapter event (none once the run ended)."""
@@ -272,7 +283,7 @@ class RunTranslator:
 
     def _feed(self, event: Event) -> list[AguiEvent]:
         parent = getattr(event, "parent_tool_call_id", None)
-        if parent is not None and not isinstance(event, PermissionRequest):
+        if parent is not None and not isinstance(event, PermissionRequest | QuestionRequest):
             return [
                 self._custom(
                     "claudecode.subagent", {"parentToolCallId": parent, "event": _plain(event)}
@@ -298,6 +309,9 @@ class RunTranslator:
         if kind is PermissionRequest:
             assert isinstance(event, PermissionRequest)
             return self._approval(event)
+        if kind is QuestionRequest:
+            assert isinstance(event, QuestionRequest)
+            return self._question(event)
         if kind is Complete:
             assert isinstance(event, Complete)
             return self._complete(event)
@@ -484,22 +498,24 @@ class RunTranslator:
         call_id = f"approval-{event.pending_id}"
         if call_id in self._calls:
             return []
-        request = {
-            "pendingId": event.pending_id,
-            "sessionId": self.session_id,
-            "toolName": event.tool_name,
-            "toolCallId": event.tool_call_id,
-            "title": event.title,
-            "actionType": event.action_type,
-            "input": event.input,
-            "options": [{"id": o.id, "label": o.label} for o in event.options],
-            "decisionReason": event.decision_reason,
-            "blockedPath": event.blocked_path,
-            "parentToolCallId": event.parent_tool_call_id,
-        }
-        args = json.dumps({k: v for k, v in request.items() if v is not None}, ensure_ascii=False)
         self.awaiting[call_id] = event.pending_id
+        args = approval_args(event, self.session_id)
+        if self.use_interrupts:
+            self.interrupts.append(interrupt_of(call_id, args, event.title, event.tool_call_id))
+            return []
         return self._call(call_id, APPROVAL_TOOL, args, self._last_text)
+
+    def _question(self, event: QuestionRequest) -> list[AguiEvent]:
+        call_id = f"question-{event.pending_id}"
+        if call_id in self._calls or event.pending_id in self._settled:
+            return []
+        self.awaiting[call_id] = event.pending_id
+        args = question_args(event, self.session_id)
+        if self.use_interrupts:
+            text = event.questions[0].question
+            self.interrupts.append(interrupt_of(call_id, args, text, event.tool_call_id))
+            return []
+        return self._call(call_id, QUESTION_TOOL, args, self._last_text)
 
     # -- the end of a turn -------------------------------------------------------------------
 

@@ -41,6 +41,7 @@ from .protocol import (
     Ping,
     Pong,
     Prompt,
+    QuestionResponse,
     ServerFrame,
     SetModel,
     SetPermissionMode,
@@ -154,6 +155,13 @@ class RequestHandlers:
             frame.decision, message=frame.message or "", updated_input=frame.updated_input
         )
         await self.backend.answer_permission(frame.session_id, frame.pending_id, decision)
+        self.send(Ack(request_id=frame.request_id, session_id=frame.session_id))
+
+    async def _question(self, frame: QuestionResponse) -> None:
+        if frame.decline:
+            await self.backend.decline_question(frame.session_id, frame.pending_id, frame.message)
+        else:
+            await self.backend.answer_question(frame.session_id, frame.pending_id, frame.answers)
         self.send(Ack(request_id=frame.request_id, session_id=frame.session_id))
 
     async def _interrupt(self, frame: Interrupt) -> None:

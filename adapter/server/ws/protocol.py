@@ -7,8 +7,8 @@ both unions is :func:`ws_schema` (published as ``docs/ws-schema.json``).
 
 Client -> server: ``hello``, ``create_session``, ``list_sessions``, ``subscribe`` (with
 ``since_seq`` to catch up), ``unsubscribe``, ``prompt``, ``permission_response``,
-``interrupt``, ``set_model``, ``set_permission_mode``, ``close_session``, ``list_history``,
-``ping``.
+``question_response``, ``interrupt``, ``set_model``, ``set_permission_mode``,
+``close_session``, ``list_history``, ``ping``.
 
 Server -> client: ``event`` (one adapter event, exactly as ``docs/event-schema.json``
 defines it, with its session's ``seq``), ``snapshot`` (the chat view and the session's
@@ -73,6 +73,7 @@ __all__ = (
     "ListHistory",
     "ListSessions",
     "PermissionResponse",
+    "QuestionResponse",
     "Ping",
     "Pong",
     "Prompt",
@@ -220,6 +221,19 @@ class PermissionResponse(_Frame, frozen=True, tag="permission_response"):
     message: str | None = None
 
 
+class QuestionResponse(_Frame, frozen=True, tag="question_response"):
+    """Answer a ``question_request`` event: ``answers`` maps each question's text to the
+    chosen option labels (one free-text answer instead is fine; an empty list or a question
+    left out skips it), or ``decline`` it (``message``: why, read by the model). Acked like
+    ``permission_response``; answers that do not fit the questions are ``bad_request``."""
+
+    session_id: str
+    pending_id: str
+    answers: dict[str, list[str]] = {}
+    decline: bool = False
+    message: str | None = None
+
+
 class Interrupt(_Frame, frozen=True, tag="interrupt"):
     """Interrupt the running turn."""
 
@@ -265,6 +279,7 @@ ClientFrame: TypeAlias = (
     | Unsubscribe
     | Prompt
     | PermissionResponse
+    | QuestionResponse
     | Interrupt
     | SetModel
     | SetPermissionMode

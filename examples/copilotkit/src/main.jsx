@@ -1,7 +1,8 @@
 // A minimal CopilotKit chat on claudecode-bridge: Claude Code's replies stream into
 // CopilotChat, every tool call is rendered with its result, and permission requests (the
-// bridge's `claudecode_approval` tool) are answered from the page.
-import React from "react";
+// bridge's `claudecode_approval` tool) and the agent's questions (`claudecode_question`)
+// are answered from the page.
+import React, { useState } from "react";
 import { createRoot } from "react-dom/client";
 import {
   CopilotChat,
@@ -54,6 +55,78 @@ function Approval({ args, status, respond, result }) {
   );
 }
 
+const questionArgs = z
+  .object({
+    pendingId: z.string(),
+    questions: z.array(
+      z
+        .object({
+          question: z.string(),
+          header: z.string().optional(),
+          options: z.array(z.object({ label: z.string(), description: z.string().optional() })),
+          multiSelect: z.boolean().optional(),
+        })
+        .passthrough(),
+    ),
+  })
+  .passthrough();
+
+// The agent's questions (AskUserQuestion): one group of choices per question (checkboxes for
+// a multi-select); the result `{answers: {question: [labels]}}` answers them, `{decline: true}`
+// declines them.
+function Questions({ args, status, respond, result }) {
+  const [picked, setPicked] = useState({});
+  if (status !== "executing") {
+    let said = "…";
+    try {
+      const answer = JSON.parse(result);
+      said = answer.decline ? "declined" : Object.values(answer.answers ?? {}).flat().join(", ");
+    } catch {
+      // still streaming, or no result yet
+    }
+    return (
+      <div className="card question done" data-testid="question-done">
+        {args?.questions?.[0]?.question}: {said}
+      </div>
+    );
+  }
+  const toggle = (q, label) =>
+    setPicked((old) => {
+      const now = old[q.question] ?? [];
+      const next = q.multiSelect
+        ? now.includes(label)
+          ? now.filter((l) => l !== label)
+          : [...now, label]
+        : [label];
+      return { ...old, [q.question]: next };
+    });
+  return (
+    <div className="card question" data-testid="question">
+      {args.questions.map((q) => (
+        <fieldset key={q.question}>
+          <legend>{q.header ? `${q.header}: ` : ""}{q.question}</legend>
+          {q.options.map((o) => (
+            <label key={o.label} title={o.description}>
+              <input
+                type={q.multiSelect ? "checkbox" : "radio"}
+                name={q.question}
+                checked={(picked[q.question] ?? []).includes(o.label)}
+                onChange={() => toggle(q, o.label)}
+              />
+              {o.label}
+              {o.description ? <small> — {o.description}</small> : null}
+            </label>
+          ))}
+        </fieldset>
+      ))}
+      <div className="buttons">
+        <button onClick={() => respond(JSON.stringify({ answers: picked }))}>Answer</button>
+        <button onClick={() => respond(JSON.stringify({ decline: true }))}>Decline</button>
+      </div>
+    </div>
+  );
+}
+
 function ToolCard({ name, status, result, parameters, args }) {
   const input = parameters ?? args ?? {};
   return (
@@ -73,6 +146,12 @@ function ClaudeCodeTools() {
     description: "Ask the user to approve a Claude Code tool call",
     parameters: approvalArgs,
     render: Approval,
+  });
+  useHumanInTheLoop({
+    name: "claudecode_question",
+    description: "Ask the user the questions Claude Code has",
+    parameters: questionArgs,
+    render: Questions,
   });
   useRenderTool({ name: "*", render: (props) => <ToolCard {...props} /> }, []);
   return null;

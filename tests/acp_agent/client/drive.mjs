@@ -7,11 +7,15 @@
 //   "agent": ["cmd", "arg", ...], "env": {...}, "cwd": "...",
 //   "wire": "/path/prefix"           // raw bytes each way: <prefix>.agent.ndjson / .client.ndjson
 //   "steps": [
-//     {"op": "initialize"},
+//     {"op": "initialize", "elicitation": true},   // advertise form elicitation
 //     {"op": "new", "name": "a", "cwd": "/abs"},
 //     {"op": "load", "name": "b", "sessionId": "<uuid>" | "from": "a", "cwd": "/abs"},
+//     {"op": "resume", ...as load},  {"op": "close", "session": "a"},
+//     {"op": "delete", "session": "a"}   // "new" and "resume" take "additionalDirectories"
+//     {"op": "fork", "name": "b", "from": "a", "cwd": "/abs"}   (unstable)
 //     {"op": "prompt", "session": "a", "prompt": "text" | [blocks],
 //      "permissions": ["allow_once", "reject_once", "cancel", ...],   // answers, in order
+//      "elicitations": [{"action": "accept", "content": {...}}, ...],  // answers, in order
 //      "cancelOn": "first_chunk" | "tool_call" | "in_progress"},                       // send session/cancel then
 //     {"op": "list", "cwd": "/abs"},
 //     {"op": "set_mode", "session": "a", "modeId": "plan"},
@@ -24,7 +28,8 @@
 //   ]
 // }
 // Output: {"results": [...one per step...], "updates": {name: [update...]},
-//          "permissions": {name: [request params...]}, "exit": code, "stderr": "..."}
+//          "permissions": {name: [request params...]}, "elicitations": {name: [params...]},
+//          "exit": code, "stderr": "..."}
 import { spawn } from "node:child_process";
 import { appendFileSync, existsSync, readFileSync, writeFileSync } from "node:fs";
 import * as acp from "@agentclientprotocol/sdk";
@@ -89,6 +94,8 @@ const names = {}; // sessionId -> name
 const updates = {}; // name -> [update]
 const permissions = {}; // name -> [params]
 const answers = {}; // sessionId -> [optionId | "cancel"]
+const elicitations = {}; // name -> [params]
+const elicitationAnswers = {}; // sessionId -> [response]
 const cancelOn = {}; // sessionId -> "tool_call" | "in_progress"
 let ctxRef = null;
 
@@ -126,6 +133,12 @@ const app = acp
       return { outcome: { outcome: "cancelled" } };
     }
     return { outcome: { outcome: "selected", optionId: answer } };
+  })
+  .onRequest(acp.methods.client.elicitation.create, async ({ params }) => {
+    const name = nameOf(params.sessionId);
+    (elicitations[name] ??= []).push(params);
+    const queue = elicitationAnswers[params.sessionId] ?? [];
+    return queue.shift() ?? { action: "decline" };
   });
 
 async function step(ctx, s) {
@@ -134,13 +147,18 @@ async function step(ctx, s) {
       case "initialize":
         return await ctx.request(acp.methods.agent.initialize, {
           protocolVersion: acp.PROTOCOL_VERSION,
-          clientCapabilities: { fs: { readTextFile: false, writeTextFile: false }, terminal: false },
+          clientCapabilities: {
+            fs: { readTextFile: false, writeTextFile: false },
+            terminal: false,
+            ...(s.elicitation ? { elicitation: { form: {} } } : {}),
+          },
           clientInfo: { name: "claudecode-bridge-tests", version: "1" },
         });
       case "new": {
         const r = await ctx.request(acp.methods.agent.session.new, {
           cwd: s.cwd,
           mcpServers: s.mcpServers ?? [],
+          ...(s.additionalDirectories ? { additionalDirectories: s.additionalDirectories } : {}),
         });
         sessions[s.name] = r.sessionId;
         names[r.sessionId] = s.name;
@@ -156,9 +174,35 @@ async function step(ctx, s) {
           mcpServers: [],
         });
       }
+      case "resume": {
+        const sessionId = s.sessionId ?? sessions[s.from];
+        names[sessionId] = s.name;
+        sessions[s.name] = sessionId;
+        return await ctx.request(acp.methods.agent.session.resume, {
+          sessionId,
+          cwd: s.cwd,
+          mcpServers: [],
+          ...(s.additionalDirectories ? { additionalDirectories: s.additionalDirectories } : {}),
+        });
+      }
+      case "fork": {
+        const r = await ctx.request("session/fork", {
+          sessionId: sessions[s.from],
+          cwd: s.cwd,
+          mcpServers: [],
+        });
+        sessions[s.name] = r.sessionId;
+        names[r.sessionId] = s.name;
+        return r;
+      }
+      case "close":
+        return await ctx.request(acp.methods.agent.session.close, { sessionId: sessions[s.session] });
+      case "delete":
+        return await ctx.request(acp.methods.agent.session.delete, { sessionId: sessions[s.session] });
       case "prompt": {
         const sessionId = sessions[s.session];
         answers[sessionId] = [...(s.permissions ?? [])];
+        elicitationAnswers[sessionId] = [...(s.elicitations ?? [])];
         if (s.cancelOn) cancelOn[sessionId] = s.cancelOn;
         const prompt = typeof s.prompt === "string" ? [{ type: "text", text: s.prompt }] : s.prompt;
         const deadline = Date.now() + 120000; // a hang guard only
@@ -223,4 +267,6 @@ child.stdin.end();
 const timer = setTimeout(() => child.kill("SIGKILL"), 60000);
 const exit = await exited;
 clearTimeout(timer);
-process.stdout.write(JSON.stringify({ results, updates, permissions, sessions, exit, stderr }));
+process.stdout.write(
+  JSON.stringify({ results, updates, permissions, elicitations, sessions, exit, stderr }),
+);

@@ -11,6 +11,7 @@ function withDefaults(entry) {
   switch (entry.kind) {
     case "tool": return { status: "running", ...entry };
     case "permission": return { state: "open", ...entry };
+    case "question": return { state: "open", ...entry };
     case "command": return { args: "", output: null, ...entry };
     case "interrupt": return { text: "Interrupted", ...entry };
     case "read_group": return { ...entry, reads: entry.reads.map((r) => ({ status: "running", ...r })) };
@@ -102,6 +103,32 @@ export class Chat {
     return changed;
   }
 
+  // Questions still open end "cancelled" (withdrawn, timed out, or their turn ended).
+  _cancelQuestions(pred) {
+    const changed = [];
+    for (const entry of this.entries.values()) {
+      if (entry.kind === "question" && entry.state === "open" && pred(entry)) {
+        changed.push(this._set({ ...entry, state: "cancelled" }));
+      }
+    }
+    return changed;
+  }
+
+  // A permission_resolved: the question gets its answers (or why it was declined), the
+  // permission request its decision and who made it.
+  _resolved(ev) {
+    const question = this.entries.get("question:" + ev.pending_id);
+    if (question && question.kind === "question") {
+      const state = ev.decision === "answered" ? "answered" : "declined";
+      return [this._set({ ...question, state, answers: ev.answers || null, message: ev.message || null, by: ev.by || "user" })];
+    }
+    const permission = this.entries.get("permission:" + ev.pending_id);
+    if (permission && permission.kind === "permission") {
+      return [this._set({ ...permission, state: "closed", decision: ev.decision, by: ev.by || "user" })];
+    }
+    return [];
+  }
+
   // A user message as adapter.chat shows it: a prompt, a slash command, a command's output
   // (on the command just before it when that has none yet), an interruption, or nothing.
   _user(ev) {
@@ -171,12 +198,19 @@ export class Chat {
       }
       case "permission_request":
         return [this._add({ kind: "permission", id: "permission:" + ev.pending_id, parent_id: parent, pending_id: ev.pending_id, tool_name: ev.tool_name, title: ev.title, input: ev.input, normalized: ev.normalized, tool_call_id: ev.tool_call_id || null, decision_reason: ev.decision_reason || null, state: "open" })];
+      case "question_request":
+        return [this._add({ kind: "question", id: "question:" + ev.pending_id, parent_id: parent, pending_id: ev.pending_id, questions: ev.questions, tool_call_id: ev.tool_call_id || null, state: "open" })];
+      case "permission_resolved":
+        return this._resolved(ev);
       case "permission_cancelled":
-        return this._closePermissions((p) => p.pending_id === ev.pending_id);
+        return [
+          ...this._closePermissions((p) => p.pending_id === ev.pending_id),
+          ...this._cancelQuestions((q) => q.pending_id === ev.pending_id),
+        ];
       case "complete": {
         this.usage = { ...this.usage, cost_usd: (this.usage.cost_usd || 0) + (ev.cost_usd || 0), turns: (this.usage.turns || 0) + 1 };
         if (ev.model) this.model = ev.model;
-        return this._closePermissions(() => true);
+        return [...this._closePermissions(() => true), ...this._cancelQuestions(() => true)];
       }
       case "context_window": this.context = ev; return [];
       case "session_status":
