@@ -25,6 +25,9 @@ from typing import Any, Literal, Protocol, TypeAlias, runtime_checkable
 
 import msgspec
 
+from claudecode import UsageError
+from claudecode.options import EFFORT_LEVELS
+
 from .errors import BackendUnavailableError, CliSessionInUseError
 from .events import Event
 from .images import PromptImages
@@ -33,6 +36,7 @@ from .policies import PermissionDecision
 __all__ = (
     "BackendUnavailableError",
     "CliSessionInUseError",
+    "check_spec",
     "EventStream",
     "FRONTEND_TOOL_SERVER",
     "FrontendToolBackend",
@@ -55,8 +59,29 @@ SessionKind: TypeAlias = Literal["chat", "terminal"]
 SessionState: TypeAlias = Literal["starting", "busy", "waiting", "idle", "errored", "closed"]
 
 
+def check_spec(spec: SessionSpec) -> None:
+    """Refuse, in words and before any CLI starts, a spec this machine cannot run: a working
+    directory that is not one here (the CLI's spawn would fail later with an ``[Errno 2]``
+    naming the server's own paths) or an unknown effort level.
+
+    Raises:
+        UsageError: ``spec.cwd`` does not exist or is not a directory; ``spec.effort`` is
+            not one of :data:`claudecode.options.EFFORT_LEVELS`.
+    """
+    if spec.effort is not None and spec.effort not in EFFORT_LEVELS:
+        raise UsageError(f"unknown effort {spec.effort!r} (one of: {', '.join(EFFORT_LEVELS)})")
+    if spec.cwd is None:
+        return
+    path = Path(spec.cwd).expanduser()
+    if not path.is_dir():
+        what = "is not a directory" if path.exists() else "does not exist"
+        raise UsageError(f"the working directory {spec.cwd!r} {what}")
+
+
 class SessionSpec(msgspec.Struct, kw_only=True, frozen=True, omit_defaults=True):
     """What to start: every field optional, unset fields take the backend's defaults.
+
+    ``effort`` is the CLI's ``--effort`` (``low``, ``medium``, ``high``, ``xhigh``, ``max``).
 
     ``policy`` names a built-in permission policy (``autonomous``, ``supervised``, ``plan``);
     custom callbacks cannot cross a wire and are configured on the backend itself. ``resume``
@@ -78,6 +103,7 @@ class SessionSpec(msgspec.Struct, kw_only=True, frozen=True, omit_defaults=True)
     model: str | None = None
     policy: str | None = None
     permission_mode: str | None = None
+    effort: str | None = None
     resume: str | None = None
     resume_session_at: str | None = None
     fork: bool = False

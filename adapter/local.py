@@ -46,6 +46,7 @@ from .backend import (
     SessionInfo,
     SessionSpec,
     SessionState,
+    check_spec,
 )
 from .config import SessionConfig
 from .events import MessageChunk, ModeChanged, Reasoning, SessionStatus, ToolInputDelta
@@ -251,8 +252,10 @@ class LocalBackend:
         """The :class:`SessionConfig` a session created from ``spec`` runs with.
 
         Raises:
-            UsageError: ``spec.policy`` names no built-in policy.
+            UsageError: ``spec.policy`` names no built-in policy, or
+                :func:`~adapter.backend.check_spec` refuses the spec.
         """
+        check_spec(spec)
         changes: dict[str, Any] = {}
         if spec.cwd is not None:
             changes["cwd"] = spec.cwd
@@ -268,6 +271,8 @@ class LocalBackend:
             )
         if spec.permission_mode is not None:
             changes["permission_mode"] = spec.permission_mode
+        if spec.effort is not None:
+            changes["client_options"] = {**self.defaults.client_options, "effort": spec.effort}
         if spec.resume is not None:
             changes["resume"] = spec.resume
             changes["resume_session_at"] = spec.resume_session_at

@@ -70,7 +70,7 @@ def shot(page: Any, name: str) -> None:
 
 
 def start_session(page: Any) -> str:
-    page.click("#new-session button[type=submit]")
+    page.click("#start button[type=submit]")
     page.wait_for_selector("#session:not([hidden])")
     until(page, "window.ccbState.current !== null")
     session_id: str = page.evaluate("window.ccbState.current")

@@ -94,7 +94,7 @@ def test_background_approval_notifies_and_reconnect_shows_nothing_twice(
     )
     with serve(tmp_path, fake_cli_command(body, tmp_path / "fake")) as url:
         page = open_page(browser, url)
-        page.click("#new-session button[type=submit]")
+        page.click("#start button[type=submit]")
         until(page, "window.ccbState.current !== null")
         current = page.evaluate("window.ccbState.current")
         page.fill("#prompt", "hello")
@@ -135,13 +135,54 @@ def test_background_approval_notifies_and_reconnect_shows_nothing_twice(
         remote.conn.close()
 
 
+def shot(page: Any, name: str) -> None:
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / f"{name}.png"))
+
+
+def test_start_by_typing(tmp_path: Path, browser: Any) -> None:
+    """The landing page is a composer: a directory that is not one is refused in the form
+    (in words, nothing started, the prompt kept); Enter starts a session in the server's
+    default directory and sends the prompt as its first turn."""
+    body = script(text_turn("Hello from the landing page."))
+    with serve(tmp_path, fake_cli_command(body, tmp_path / "fake")) as url:
+        page = open_page(browser, url)
+        assert page.evaluate("document.activeElement.id") == "start-prompt"
+        shot(page, "landing")
+        page.click("#start-settings summary")
+        page.fill("#start input[name=cwd]", "give me the tour")
+        page.fill("#start-prompt", "hello there")
+        page.press("#start-prompt", "Enter")
+        error = page.locator("#start-error")
+        error.wait_for()
+        assert "'give me the tour' does not exist" in error.inner_text()
+        assert "Errno" not in error.inner_text() and str(tmp_path) not in error.inner_text()
+        assert "hello there" == page.input_value("#start-prompt")
+        assert 0 == page.evaluate("window.ccbState.sessions.size")
+        assert page.locator("#session").is_hidden()
+        page.fill("#start input[name=cwd]", "")
+        page.select_option("#start select[name=effort]", "low")
+        page.press("#start-prompt", "Enter")
+        page.wait_for_selector(".msg.assistant:has-text('Hello from the landing page.')")
+        assert ["hello there"] == page.locator(".msg.user").all_inner_texts()
+        assert page.locator("#landing").is_hidden() and page.locator("#start-error").is_hidden()
+        current = page.evaluate("window.ccbState.current")
+        assert str(tmp_path / "work") == page.evaluate(
+            f"window.ccbState.sessions.get('{current}').cwd"
+        )
+        assert page.evaluate("document.activeElement.id") == "prompt"
+        page.click("#new-chat")
+        assert page.locator("#landing").is_visible() and page.locator("#session").is_hidden()
+        assert [] == page.errors
+
+
 def test_a_missing_cli_is_a_clear_error(tmp_path: Path, browser: Any) -> None:
     with serve(tmp_path, str(tmp_path / "no-such-claude")) as url:
         page = open_page(browser, url)
-        page.click("#new-session button[type=submit]")
-        banner = page.locator("#banner.error")
-        banner.wait_for()
-        assert "claude" in banner.inner_text().lower()
+        page.click("#start button[type=submit]")
+        error = page.locator("#start-error")
+        error.wait_for()
+        assert "claude" in error.inner_text().lower()
         assert "connected" == page.inner_text("#conn")
         assert [] == page.errors
 
@@ -152,7 +193,7 @@ def test_a_session_whose_cli_dies_is_a_clear_error(tmp_path: Path, browser: Any)
     body = {**script(text_turn("this reply is cut short")), "crash_after_type": "assistant"}
     with serve(tmp_path, fake_cli_command(body, tmp_path / "fake")) as url:
         page = open_page(browser, url)
-        page.click("#new-session button[type=submit]")
+        page.click("#start button[type=submit]")
         until(page, "window.ccbState.current !== null")
         current = page.evaluate("window.ccbState.current")
         page.fill("#prompt", "hello")
@@ -253,7 +294,7 @@ def test_slash_commands_stream_as_they_show_after_a_reload(tmp_path: Path, brows
     ]
     with serve(tmp_path, fake_cli_command(body, tmp_path / "fake")) as url:
         page = open_page(browser, url)
-        page.click("#new-session button[type=submit]")
+        page.click("#start button[type=submit]")
         until(page, "window.ccbState.current !== null")
         current = page.evaluate("window.ccbState.current")
         remote = Remote(url)
@@ -330,7 +371,7 @@ def test_sub_agent_work_is_nested_under_its_call(tmp_path: Path, browser: Any) -
     cli = fake_cli_command(replay_script(transcript), tmp_path / "fake")
     with serve(tmp_path, cli) as url:
         page = open_page(browser, url)
-        page.click("#new-session button[type=submit]")
+        page.click("#start button[type=submit]")
         until(page, "window.ccbState.current !== null")
         page.fill("#prompt", "delegate it")
         page.press("#prompt", "Enter")
@@ -369,7 +410,7 @@ def test_the_readme_first_command(tmp_path: Path, browser: Any) -> None:
             # The WebSocket route is printed as the URL a client connects to.
             assert lines[-1].split()[-1] == "ws" + url.removeprefix("http").rstrip("/") + "/ws"
             page = open_page(browser, url.rstrip("/"))
-            page.click("#new-session button[type=submit]")
+            page.click("#start button[type=submit]")
             until(page, "window.ccbState.current !== null")
             page.fill("#prompt", "show me around")
             page.press("#prompt", "Enter")

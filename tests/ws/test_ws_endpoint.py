@@ -187,6 +187,30 @@ def test_hello_ping_and_lists(tmp_path: Path) -> None:
             c.close()
 
 
+def test_create_refuses_what_it_cannot_run_before_starting(tmp_path: Path) -> None:
+    """A working directory that is not one, or an unknown effort, is a bad_request in words
+    (no ``[Errno 2]``, no server path) and no session starts; a known effort starts one."""
+    with serve(tmp_path, script(text_turn("Hi!"))) as url:
+        c = connect(url)
+        try:
+            a_file = tmp_path / "work" / "a-file"
+            a_file.write_text("x")
+            for cwd, why in (("give me the tour", "does not exist"), (str(a_file), "not a dir")):
+                reply = c.request({"type": "create_session", "cwd": cwd})
+                assert ("error", "bad_request") == (reply["type"], reply["code"]), reply
+                assert why in reply["message"] and repr(cwd) in reply["message"]
+                assert "Errno" not in reply["message"]
+            reply = c.request({"type": "create_session", "effort": "extreme"})
+            assert ("error", "invalid_frame") == (reply["type"], reply["code"]), reply
+            assert "effort" in reply["message"]
+            assert [] == c.request({"type": "list_sessions"})["sessions"]
+            ack = c.request({"type": "create_session", "effort": "high", "cwd": str(tmp_path)})
+            assert "ack" == ack["type"], ack
+            assert str(tmp_path) == ack["session"]["cwd"]
+        finally:
+            c.close()
+
+
 def test_create_and_prompt_at_once_misses_nothing(tmp_path: Path) -> None:
     """Subscribing right after create: a snapshot, then every event after it, in order;
     since_seq=0 gives every event from seq 1 instead."""

@@ -96,6 +96,7 @@ class RequestHandlers:
             model=frame.model,
             policy=frame.policy,
             permission_mode=frame.permission_mode,
+            effort=frame.effort,
             resume=frame.resume,
             resume_session_at=frame.resume_session_at,
             fork=frame.fork,

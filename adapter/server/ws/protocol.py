@@ -151,6 +151,8 @@ class Hello(_Frame, frozen=True, tag="hello"):
 class CreateSession(_Frame, frozen=True, tag="create_session"):
     """Start a session (every field optional; unset ones take the server's defaults).
 
+    ``effort`` is the CLI's ``--effort`` (``low`` ... ``max``); ``cwd`` must be a directory on
+    the machine that runs the session (else a ``bad_request`` before any CLI starts).
     ``resume`` a stored CLI session (``resume_session_at`` a message uuid in it; ``fork`` to
     continue under a new id). Answered by an ``ack`` with ``session_id`` and ``session``.
 
@@ -164,6 +166,7 @@ class CreateSession(_Frame, frozen=True, tag="create_session"):
     model: str | None = None
     policy: str | None = None
     permission_mode: str | None = None
+    effort: Literal["low", "medium", "high", "xhigh", "max"] | None = None
     resume: str | None = None
     resume_session_at: str | None = None
     fork: bool = False

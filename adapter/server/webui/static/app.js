@@ -165,11 +165,21 @@ function renderSessions() {
 function select(id) {
   state.current = id;
   $("sidebar").classList.remove("open");
-  $("empty").hidden = true;
+  $("landing").hidden = true;
   $("session").hidden = false;
   if (!state.subscribed.has(id)) subscribe(id, false);
   renderSessions();
   renderChat();
+}
+
+// The landing page: a composer for a new session.
+function showLanding() {
+  state.current = null;
+  $("sidebar").classList.remove("open");
+  $("session").hidden = true;
+  $("landing").hidden = false;
+  renderSessions();
+  $("start-prompt").focus();
 }
 
 function notify(session) {
@@ -264,18 +274,47 @@ function renderHeader() {
 
 function guard(promise) { return promise.catch((err) => banner(err.message, true)); }
 
-$("new-session").addEventListener("submit", (ev) => {
+// Start by typing: create the session with the settings given (the server refuses a directory
+// that is not one, before any CLI starts), then send the prompt, if any, as its first turn.
+function startError(text) {
+  const box = $("start-error");
+  box.textContent = text; box.hidden = !text;
+}
+
+$("start").addEventListener("submit", (ev) => {
   ev.preventDefault();
   const form = new FormData(ev.target);
+  const text = String(form.get("prompt") || "");
   const frame = { type: "create_session" };
-  for (const key of ["cwd", "model", "policy"]) if (form.get(key)) frame[key] = form.get(key);
+  for (const key of ["cwd", "model", "effort", "permission_mode", "policy"]) {
+    const value = String(form.get(key) || "").trim();
+    if (value) frame[key] = value;
+  }
+  const button = ev.target.querySelector("button[type=submit]");
+  button.disabled = true;
+  startError("");
   banner("Starting a session…");
-  guard(request(frame).then((ack) => {
+  request(frame).then((ack) => {
     banner("");
     state.sessions.set(ack.session_id, ack.session);
+    $("start-prompt").value = "";
     select(ack.session_id);
-  }));
+    $("prompt").focus();
+    if (text.trim()) return request({ type: "prompt", session_id: ack.session_id, text });
+    return null;
+  }).catch((err) => {
+    banner("");
+    startError(err.message);
+    if (/working directory/.test(err.message)) {
+      $("start-settings").open = true;
+      ev.target.elements.cwd.focus();
+    }
+  }).finally(() => { button.disabled = false; });
 });
+$("start-prompt").addEventListener("keydown", (ev) => {
+  if (ev.key === "Enter" && !ev.shiftKey && !ev.isComposing) { ev.preventDefault(); $("start").requestSubmit(); }
+});
+$("new-chat").addEventListener("click", showLanding);
 
 $("composer").addEventListener("submit", (ev) => {
   ev.preventDefault();
@@ -322,3 +361,4 @@ if (window.Notification && Notification.permission === "default") {
 }
 
 connect();
+$("start-prompt").focus();
