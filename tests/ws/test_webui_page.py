@@ -176,6 +176,90 @@ def test_start_by_typing(tmp_path: Path, browser: Any) -> None:
         assert [] == page.errors
 
 
+def test_a_url_per_session(tmp_path: Path, browser: Any) -> None:
+    """Each session has an address: a reload lands in it at the end, back and forward go
+    between sessions and the landing page, a link opened in another browser context shows
+    the same chat; nothing is shown twice."""
+    body = script(*(text_turn(f"reply {i}") for i in range(2)))  # each CLI: from the start
+    with serve(tmp_path, fake_cli_command(body, tmp_path / "fake")) as url:
+        page = open_page(browser, url)
+        page.fill("#start-prompt", "first session")
+        page.press("#start-prompt", "Enter")
+        page.wait_for_selector(".msg.assistant:has-text('reply 0')")
+        first = page.evaluate("window.ccbState.current")
+        assert page.url.endswith(f"/#/s/{first}")
+        chat = page.locator("#chat > *").all_inner_texts()
+        page.reload()
+        page.wait_for_selector(".msg.assistant:has-text('reply 0')")
+        assert first == page.evaluate("window.ccbState.current")
+        assert chat == page.locator("#chat > *").all_inner_texts()
+        until(
+            page,
+            "(() => { const c = document.getElementById('chat');"
+            " return c.scrollHeight - c.scrollTop - c.clientHeight < 2; })()",
+        )
+
+        page.click("#new-chat")
+        assert page.url.rstrip("/") == url
+        page.fill("#start-prompt", "second session")
+        page.press("#start-prompt", "Enter")
+        page.wait_for_selector(".msg.user:has-text('second session')")
+        page.wait_for_selector(".msg.assistant:has-text('reply 0')")
+        second = page.evaluate("window.ccbState.current")
+        assert second != first and page.url.endswith(f"/#/s/{second}")
+        page.go_back()
+        page.locator("#landing").wait_for()
+        page.go_back()
+        page.wait_for_selector(".msg.user:has-text('first session')")
+        assert first == page.evaluate("window.ccbState.current")
+        assert chat == page.locator("#chat > *").all_inner_texts()
+        page.go_forward()
+        page.go_forward()
+        page.wait_for_selector(".msg.user:has-text('second session')")
+        assert ["second session"] == page.locator(".msg.user").all_inner_texts()
+
+        other = open_page(browser, url)
+        other.goto(f"{url}/#/s/{first}")
+        other.wait_for_selector(".msg.assistant:has-text('reply 0')")
+        assert chat == other.locator("#chat > *").all_inner_texts()
+        other.fill("#prompt", "from the other device")
+        other.press("#prompt", "Enter")
+        page.go_back()
+        page.go_back()
+        page.wait_for_selector(".msg.assistant:has-text('reply 1')")
+        assert ["first session", "from the other device"] == page.locator(
+            ".msg.user"
+        ).all_inner_texts()
+
+        other.goto(f"{url}/#/s/no-such-session")
+        other.locator("#banner.error").wait_for()
+        assert other.locator("#landing").is_visible()
+        assert [] == page.errors and [] == other.errors
+
+
+def test_a_session_link_with_the_token(tmp_path: Path, browser: Any) -> None:
+    """With a token: "#token=T" still works, and "#/s/<id>&token=T" (a link for another
+    device) lands in the session; the token leaves the address, the session stays in it."""
+    work = tmp_path / "work"
+    work.mkdir()
+    cli = fake_cli_command(script(text_turn("guarded reply")), tmp_path / "fake")
+    defaults = SessionConfig(cli_path=cli, cwd=work, policy=PermissionPolicy("supervised"))
+    app = create_app(settings=ServerSettings(session_defaults=defaults, token="s3cret"))
+    with running(app) as url:
+        page = browser.new_context().new_page()
+        page.goto(url + "/#token=s3cret")
+        page.wait_for_selector(".conn.ok")
+        assert "s3cret" not in page.url
+        page.fill("#start-prompt", "hello")
+        page.press("#start-prompt", "Enter")
+        page.wait_for_selector(".msg.assistant:has-text('guarded reply')")
+        sid = page.evaluate("window.ccbState.current")
+        other = browser.new_context().new_page()
+        other.goto(f"{url}/#/s/{sid}&token=s3cret")
+        other.wait_for_selector(".msg.assistant:has-text('guarded reply')")
+        assert other.url.endswith(f"/#/s/{sid}")
+
+
 def test_a_missing_cli_is_a_clear_error(tmp_path: Path, browser: Any) -> None:
     with serve(tmp_path, str(tmp_path / "no-such-claude")) as url:
         page = open_page(browser, url)

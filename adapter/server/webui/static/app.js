@@ -3,9 +3,23 @@ import { Chat } from "./chat.js";
 import { el, renderEntry } from "./render.js";
 
 const $ = (id) => document.getElementById(id);
-const params = new URLSearchParams(location.hash.slice(1));
-const token = params.get("token") || sessionStorage.getItem("ccb-token") || "";
-if (params.get("token")) { sessionStorage.setItem("ccb-token", token); history.replaceState(null, "", location.pathname); }
+
+// The address names what is shown: "#/s/<session id>" a session, nothing the landing page.
+// "#token=T" (also "#/s/<id>&token=T", a link for another device) hands the page the token;
+// it is kept for the tab and taken out of the address.
+function parseHash() {
+  const raw = location.hash.slice(1);
+  const m = /^\/s\/([^&]+)(?:&(.*))?$/.exec(raw);
+  if (m) return { session: decodeURIComponent(m[1]), params: new URLSearchParams(m[2] || "") };
+  return { session: null, params: new URLSearchParams(raw.startsWith("/") ? "" : raw) };
+}
+const sessionUrl = (id) => "#/s/" + encodeURIComponent(id);
+const initial = parseHash();
+const token = initial.params.get("token") || sessionStorage.getItem("ccb-token") || "";
+if (initial.params.get("token")) {
+  sessionStorage.setItem("ccb-token", token);
+  history.replaceState(null, "", initial.session ? sessionUrl(initial.session) : location.pathname);
+}
 
 const state = {
   ws: null, connected: false, retry: 0, nextId: 1, waiting: new Map(),
@@ -118,10 +132,18 @@ function subscribe(id, resume) {
   const frame = { type: "subscribe", session_id: id };
   if (resume && chat) frame.since_seq = chat.lastSeq;
   state.subscribed.add(id);
+  if (!state.connected) return Promise.resolve();   // the socket's onopen subscribes it
   return request(frame).then(() => {
     if (state.unavailable.delete(id) && !state.unavailable.size) banner("");
   }).catch((err) => {
-    if (err.code === "unknown_session") { state.subscribed.delete(id); state.chats.delete(id); }
+    if (err.code === "unknown_session") {
+      state.subscribed.delete(id); state.chats.delete(id);
+      if (id === state.current) {
+        history.replaceState(null, "", location.pathname); showLanding(false);
+        banner("That session is not on this server (any more).", true);
+      }
+      return;
+    }
     if (err.code === "unavailable") retryLater(id, err.message);
     else banner(err.message, true);
   });
@@ -162,7 +184,9 @@ function renderSessions() {
   }
 }
 
-function select(id) {
+// Show a session; "push" records it in the browser's history (not when the address led here).
+function select(id, push = true) {
+  if (push && parseHash().session !== id) history.pushState(null, "", sessionUrl(id));
   state.current = id;
   $("sidebar").classList.remove("open");
   $("landing").hidden = true;
@@ -173,7 +197,8 @@ function select(id) {
 }
 
 // The landing page: a composer for a new session.
-function showLanding() {
+function showLanding(push = true) {
+  if (push && location.hash) history.pushState(null, "", location.pathname);
   state.current = null;
   $("sidebar").classList.remove("open");
   $("session").hidden = true;
@@ -314,7 +339,15 @@ $("start").addEventListener("submit", (ev) => {
 $("start-prompt").addEventListener("keydown", (ev) => {
   if (ev.key === "Enter" && !ev.shiftKey && !ev.isComposing) { ev.preventDefault(); $("start").requestSubmit(); }
 });
-$("new-chat").addEventListener("click", showLanding);
+$("new-chat").addEventListener("click", () => showLanding());
+
+// Back / forward (and an address typed or pasted) show what the address names.
+function route() {
+  const { session } = parseHash();
+  if (session) select(session, false);
+  else if (state.current !== null) showLanding(false);
+}
+window.addEventListener("popstate", route);
 
 $("composer").addEventListener("submit", (ev) => {
   ev.preventDefault();
@@ -361,4 +394,5 @@ if (window.Notification && Notification.permission === "default") {
 }
 
 connect();
-$("start-prompt").focus();
+if (initial.session) select(initial.session, false);
+else $("start-prompt").focus();

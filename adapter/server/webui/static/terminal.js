@@ -179,6 +179,7 @@ $("terminal-stop").addEventListener("click", () => {
 $("sessions").addEventListener("click", hideTerminal, true);
 $("start").addEventListener("submit", hideTerminal, true);
 $("new-chat").addEventListener("click", hideTerminal, true);
+window.addEventListener("popstate", hideTerminal);
 window.ccbOpenTerminal = open;
 
 let resizeTimer = null;
