@@ -1,5 +1,7 @@
-// DOM for chat entries. Text from the model, tools and files only ever goes through
-// textContent (never innerHTML), so a tool output or a file name cannot inject markup.
+// DOM for chat entries. Text from tools and files only ever goes through textContent (never
+// innerHTML), so a tool output or a file name cannot inject markup; the model's text is
+// Markdown, rendered and sanitised by markdown.js.
+import { renderMarkdown } from "./markdown.js";
 
 export function el(tag, attrs = {}, ...children) {
   const node = document.createElement(tag);
@@ -17,7 +19,19 @@ export function el(tag, attrs = {}, ...children) {
 // Append only the nodes that exist (DOM append would write "null" for a missing one).
 function put(node, ...kids) { for (const kid of kids) if (kid) node.append(kid); }
 
-function pre(text, cls) { return text ? el("pre", { class: cls, text }) : null; }
+// Long outputs show their first lines and a "Show all" button.
+const FOLD_LINES = 30;
+
+function pre(text, cls) {
+  if (!text) return null;
+  const all = text.split("\n");
+  if (all.length <= FOLD_LINES + 5) return el("pre", { class: cls, text });
+  const box = el("pre", { class: (cls || "") + " folded", text: all.slice(0, FOLD_LINES).join("\n") });
+  const more = el("button", { type: "button", class: "show-all", text: "Show all " + all.length + " lines" });
+  more.addEventListener("click", () => { box.textContent = text; box.classList.remove("folded"); more.remove(); });
+  const wrap = el("div", { class: "fold" }, box, more);
+  return wrap;
+}
 
 function diffView(diff) {
   const box = el("div", { class: "diff" });
@@ -125,7 +139,7 @@ export function renderEntry(e, actions, pending) {
     case "command":
       return el("div", { class: "msg user command", "data-id": e.id, text: [e.name ? "/" + e.name + (e.args ? " " + e.args : "") : "", e.output || ""].filter(Boolean).join("\n") });
     case "text":
-      return el("div", { class: "msg assistant", "data-id": e.id, text: e.text });
+      return el("div", { class: "msg assistant markdown", "data-id": e.id }, renderMarkdown(e.text));
     case "reasoning":
       return el("details", { class: "reasoning", "data-id": e.id }, el("summary", { text: "Thinking" }), el("div", { text: e.text }));
     case "tool":
