@@ -5,7 +5,6 @@ tests/realcli/test_webui_browser.py.)"""
 
 from __future__ import annotations
 
-import json
 import signal
 import subprocess
 import sys
@@ -14,75 +13,17 @@ from typing import Any
 
 import httpx
 import pytest
-import websockets.sync.client as ws_client
 from server._running import running
 
 from adapter import PermissionPolicy, SessionConfig
 from adapter.server import ServerSettings, create_app
 from claudecode.testing import fake_cli_command, replay_script, script, text_turn, tool_turn
 
+from ._webui import ARTIFACTS, Remote, open_page, serve, until
+
 pytestmark = [pytest.mark.browser, pytest.mark.server]
 
 pytest.importorskip("playwright.sync_api")
-
-WAIT = 90_000
-ARTIFACTS = Path(__file__).resolve().parents[1] / "artifacts" / "webui"
-# Records notifications instead of showing them (headless Chromium has no notification UI).
-NOTIFY_STUB = """
-window.__notes = [];
-window.Notification = class {
-  static permission = "granted";
-  static requestPermission() { return Promise.resolve("granted"); }
-  constructor(title, options) { window.__notes.push({title, body: options && options.body}); }
-};
-"""
-
-
-def serve(tmp_path: Path, cli_path: str) -> Any:
-    work = tmp_path / "work"
-    work.mkdir(exist_ok=True)
-    defaults = SessionConfig(cli_path=cli_path, cwd=work, policy=PermissionPolicy("supervised"))
-    return running(create_app(settings=ServerSettings(session_defaults=defaults)))
-
-
-def until(page: Any, expression: str) -> None:
-    """Poll a JavaScript expression from here (the page's CSP forbids the eval that
-    ``wait_for_function`` polls with)."""
-    for _ in range(WAIT // 50):
-        if page.evaluate(expression):
-            return
-        page.wait_for_timeout(50)
-    raise AssertionError(f"never true: {expression}")
-
-
-def open_page(browser: Any, url: str) -> Any:
-    page = browser.new_context().new_page()
-    page.set_default_timeout(WAIT)
-    page.add_init_script(NOTIFY_STUB)
-    errors: list[str] = []
-    page.on("pageerror", lambda exc: errors.append(str(exc)))
-    page.errors = errors
-    page.goto(url + "/")
-    page.wait_for_selector(".conn.ok")
-    return page
-
-
-class Remote:
-    """Another client on the same server (plain WebSocket)."""
-
-    def __init__(self, url: str) -> None:
-        ws_url = url.replace("http://", "ws://") + "/ws"
-        self.conn = ws_client.connect(ws_url, open_timeout=60).__enter__()
-        self.n = 0
-
-    def request(self, frame: dict[str, Any]) -> dict[str, Any]:
-        self.n += 1
-        rid = f"x{self.n}"
-        self.conn.send(json.dumps({**frame, "request_id": rid}))
-        while True:
-            reply: dict[str, Any] = json.loads(self.conn.recv(timeout=60))
-            if reply.get("request_id") == rid:
-                return reply
 
 
 def test_background_approval_notifies_and_reconnect_shows_nothing_twice(
@@ -133,202 +74,6 @@ def test_background_approval_notifies_and_reconnect_shows_nothing_twice(
         assert "error" not in (page.get_attribute("#banner", "class") or "")
         assert [] == page.errors
         remote.conn.close()
-
-
-def shot(page: Any, name: str) -> None:
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(ARTIFACTS / f"{name}.png"))
-
-
-def test_start_by_typing(tmp_path: Path, browser: Any) -> None:
-    """The landing page is a composer: a directory that is not one is refused in the form
-    (in words, nothing started, the prompt kept); Enter starts a session in the server's
-    default directory and sends the prompt as its first turn."""
-    body = script(text_turn("Hello from the landing page."))
-    with serve(tmp_path, fake_cli_command(body, tmp_path / "fake")) as url:
-        page = open_page(browser, url)
-        assert page.evaluate("document.activeElement.id") == "start-prompt"
-        shot(page, "landing")
-        page.click("#start-settings summary")
-        page.fill("#start input[name=cwd]", "give me the tour")
-        page.fill("#start-prompt", "hello there")
-        page.press("#start-prompt", "Enter")
-        error = page.locator("#start-error")
-        error.wait_for()
-        assert "'give me the tour' does not exist" in error.inner_text()
-        assert "Errno" not in error.inner_text() and str(tmp_path) not in error.inner_text()
-        assert "hello there" == page.input_value("#start-prompt")
-        assert 0 == page.evaluate("window.ccbState.sessions.size")
-        assert page.locator("#session").is_hidden()
-        page.fill("#start input[name=cwd]", "")
-        page.select_option("#start select[name=effort]", "low")
-        page.press("#start-prompt", "Enter")
-        page.wait_for_selector(".msg.assistant:has-text('Hello from the landing page.')")
-        assert ["hello there"] == page.locator(".msg.user").all_inner_texts()
-        assert page.locator("#landing").is_hidden() and page.locator("#start-error").is_hidden()
-        current = page.evaluate("window.ccbState.current")
-        assert str(tmp_path / "work") == page.evaluate(
-            f"window.ccbState.sessions.get('{current}').cwd"
-        )
-        assert page.evaluate("document.activeElement.id") == "prompt"
-        page.click("#new-chat")
-        assert page.locator("#landing").is_visible() and page.locator("#session").is_hidden()
-        assert [] == page.errors
-
-
-def test_a_url_per_session(tmp_path: Path, browser: Any) -> None:
-    """Each session has an address: a reload lands in it at the end, back and forward go
-    between sessions and the landing page, a link opened in another browser context shows
-    the same chat; nothing is shown twice."""
-    body = script(*(text_turn(f"reply {i}") for i in range(2)))  # each CLI: from the start
-    with serve(tmp_path, fake_cli_command(body, tmp_path / "fake")) as url:
-        page = open_page(browser, url)
-        page.fill("#start-prompt", "first session")
-        page.press("#start-prompt", "Enter")
-        page.wait_for_selector(".msg.assistant:has-text('reply 0')")
-        first = page.evaluate("window.ccbState.current")
-        assert page.url.endswith(f"/#/s/{first}")
-        chat = page.locator("#chat > *").all_inner_texts()
-        page.reload()
-        page.wait_for_selector(".msg.assistant:has-text('reply 0')")
-        assert first == page.evaluate("window.ccbState.current")
-        assert chat == page.locator("#chat > *").all_inner_texts()
-        until(
-            page,
-            "(() => { const c = document.getElementById('chat');"
-            " return c.scrollHeight - c.scrollTop - c.clientHeight < 2; })()",
-        )
-
-        page.click("#new-chat")
-        assert page.url.rstrip("/") == url
-        page.fill("#start-prompt", "second session")
-        page.press("#start-prompt", "Enter")
-        page.wait_for_selector(".msg.user:has-text('second session')")
-        page.wait_for_selector(".msg.assistant:has-text('reply 0')")
-        second = page.evaluate("window.ccbState.current")
-        assert second != first and page.url.endswith(f"/#/s/{second}")
-        page.go_back()
-        page.locator("#landing").wait_for()
-        page.go_back()
-        page.wait_for_selector(".msg.user:has-text('first session')")
-        assert first == page.evaluate("window.ccbState.current")
-        assert chat == page.locator("#chat > *").all_inner_texts()
-        page.go_forward()
-        page.go_forward()
-        page.wait_for_selector(".msg.user:has-text('second session')")
-        assert ["second session"] == page.locator(".msg.user").all_inner_texts()
-
-        other = open_page(browser, url)
-        other.goto(f"{url}/#/s/{first}")
-        other.wait_for_selector(".msg.assistant:has-text('reply 0')")
-        assert chat == other.locator("#chat > *").all_inner_texts()
-        other.fill("#prompt", "from the other device")
-        other.press("#prompt", "Enter")
-        page.go_back()
-        page.go_back()
-        page.wait_for_selector(".msg.assistant:has-text('reply 1')")
-        assert ["first session", "from the other device"] == page.locator(
-            ".msg.user"
-        ).all_inner_texts()
-
-        other.goto(f"{url}/#/s/no-such-session")
-        other.locator("#banner.error").wait_for()
-        assert other.locator("#landing").is_visible()
-        assert [] == page.errors and [] == other.errors
-
-
-def test_a_session_link_with_the_token(tmp_path: Path, browser: Any) -> None:
-    """With a token: "#token=T" still works, and "#/s/<id>&token=T" (a link for another
-    device) lands in the session; the token leaves the address, the session stays in it."""
-    work = tmp_path / "work"
-    work.mkdir()
-    cli = fake_cli_command(script(text_turn("guarded reply")), tmp_path / "fake")
-    defaults = SessionConfig(cli_path=cli, cwd=work, policy=PermissionPolicy("supervised"))
-    app = create_app(settings=ServerSettings(session_defaults=defaults, token="s3cret"))
-    with running(app) as url:
-        page = browser.new_context().new_page()
-        page.goto(url + "/#token=s3cret")
-        page.wait_for_selector(".conn.ok")
-        assert "s3cret" not in page.url
-        page.fill("#start-prompt", "hello")
-        page.press("#start-prompt", "Enter")
-        page.wait_for_selector(".msg.assistant:has-text('guarded reply')")
-        sid = page.evaluate("window.ccbState.current")
-        other = browser.new_context().new_page()
-        other.goto(f"{url}/#/s/{sid}&token=s3cret")
-        other.wait_for_selector(".msg.assistant:has-text('guarded reply')")
-        assert other.url.endswith(f"/#/s/{sid}")
-
-
-MARKDOWN = """**bold** and *soft*
-
-- one
-- two
-
-```python
-print("hi")
-```
-
-| a | b |
-|---|---|
-| 1 | 2 |
-
-[click me](javascript:window.pwned=1) [site](https://example.com/)
-![pic](https://example.invalid/x.png)
-
-<img src=x onerror="window.pwned=2"><script>window.pwned=3</script>
-<a href="javascript:window.pwned=4">raw</a>
-"""
-
-
-def test_markdown_is_rendered_and_inert(tmp_path: Path, browser: Any) -> None:
-    """The model's Markdown is formatted (bold, list, table, a code block with a copy button);
-    hostile parts stay inert: a javascript: link loses its address, raw HTML shows as text,
-    an image is a link (nothing fetched); a long tool output is folded with "Show all"."""
-    long_output = "\n".join(f"line {i}" for i in range(1, 101))
-    body = script(
-        text_turn(MARKDOWN),
-        tool_turn("Bash", {"command": "seq 100"}, result=long_output, after="**Done**."),
-    )
-    with serve(tmp_path, fake_cli_command(body, tmp_path / "fake")) as url:
-        page = open_page(browser, url)
-        page.context.grant_permissions(["clipboard-read", "clipboard-write"])
-        page.fill("#start-prompt", "format something")
-        page.press("#start-prompt", "Enter")
-        reply = page.locator(".msg.assistant").first
-        reply.locator("table").wait_for()
-        assert "bold" == reply.locator("strong").inner_text()
-        assert ["one", "two"] == reply.locator("ul > li").all_inner_texts()
-        assert 'print("hi")' == reply.locator("pre code").inner_text().strip()
-        assert ["1", "2"] == reply.locator("td").all_inner_texts()
-        # nothing hostile became markup
-        assert 0 == page.locator("#chat img, #chat script, #chat iframe").count()
-        hrefs = reply.locator("a").evaluate_all("(as) => as.map((a) => a.getAttribute('href'))")
-        assert all(h is None or h.startswith("https://") for h in hrefs), hrefs
-        assert "https://example.com/" in hrefs
-        site = reply.locator("a", has_text="site")
-        assert ("_blank", "noopener noreferrer") == (
-            site.get_attribute("target"),
-            site.get_attribute("rel"),
-        )
-        text = reply.inner_text()
-        assert "<img src=x" in text and "<script>" in text and "image: pic" in text
-        reply.locator(".codeblock button.copy").click()
-        until(page, "document.querySelector('.codeblock button.copy').textContent === 'Copied'")
-        assert 'print("hi")' in page.evaluate("navigator.clipboard.readText()")
-        page.wait_for_selector(".msg.user")
-        shot(page, "markdown")
-
-        page.fill("#prompt", "run it")
-        page.press("#prompt", "Enter")
-        page.locator(".card.permission:not(.closed) button.allow").click()
-        page.wait_for_selector(".msg.assistant strong:has-text('Done')")
-        stdout = page.locator(".card.kind-shell_exec .stdout")
-        assert "line 30" in stdout.inner_text() and "line 31" not in stdout.inner_text()
-        page.locator(".card.kind-shell_exec button.show-all").click()
-        assert "line 100" in stdout.inner_text()
-        assert page.evaluate("window.pwned === undefined")
-        assert [] == page.errors
 
 
 def test_a_missing_cli_is_a_clear_error(tmp_path: Path, browser: Any) -> None:

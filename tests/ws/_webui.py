@@ -1,0 +1,78 @@
+"""What the web UI's browser tests share: a server on the fake CLI, a page on it, a second
+client, polling, screenshots and an axe-core check."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import websockets.sync.client as ws_client
+from server._running import running
+
+from adapter import PermissionPolicy, SessionConfig
+from adapter.server import ServerSettings, create_app
+
+WAIT = 90_000
+ARTIFACTS = Path(__file__).resolve().parents[1] / "artifacts" / "webui"
+# Records notifications instead of showing them (headless Chromium has no notification UI).
+NOTIFY_STUB = """
+window.__notes = [];
+window.Notification = class {
+  static permission = "granted";
+  static requestPermission() { return Promise.resolve("granted"); }
+  constructor(title, options) { window.__notes.push({title, body: options && options.body}); }
+};
+"""
+
+
+def serve(tmp_path: Path, cli_path: str) -> Any:
+    work = tmp_path / "work"
+    work.mkdir(exist_ok=True)
+    defaults = SessionConfig(cli_path=cli_path, cwd=work, policy=PermissionPolicy("supervised"))
+    return running(create_app(settings=ServerSettings(session_defaults=defaults)))
+
+
+def until(page: Any, expression: str) -> None:
+    """Poll a JavaScript expression from here (the page's CSP forbids the eval that
+    ``wait_for_function`` polls with)."""
+    for _ in range(WAIT // 50):
+        if page.evaluate(expression):
+            return
+        page.wait_for_timeout(50)
+    raise AssertionError(f"never true: {expression}")
+
+
+def open_page(browser: Any, url: str) -> Any:
+    page = browser.new_context().new_page()
+    page.set_default_timeout(WAIT)
+    page.add_init_script(NOTIFY_STUB)
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page.errors = errors
+    page.goto(url + "/")
+    page.wait_for_selector(".conn.ok")
+    return page
+
+
+class Remote:
+    """Another client on the same server (plain WebSocket)."""
+
+    def __init__(self, url: str) -> None:
+        ws_url = url.replace("http://", "ws://") + "/ws"
+        self.conn = ws_client.connect(ws_url, open_timeout=60).__enter__()
+        self.n = 0
+
+    def request(self, frame: dict[str, Any]) -> dict[str, Any]:
+        self.n += 1
+        rid = f"x{self.n}"
+        self.conn.send(json.dumps({**frame, "request_id": rid}))
+        while True:
+            reply: dict[str, Any] = json.loads(self.conn.recv(timeout=60))
+            if reply.get("request_id") == rid:
+                return reply
+
+
+def shot(page: Any, name: str) -> None:
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / f"{name}.png"))
