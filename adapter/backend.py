@@ -37,11 +37,13 @@ __all__ = (
     "BackendUnavailableError",
     "CliSessionInUseError",
     "check_spec",
+    "clean_title",
     "EventStream",
     "FRONTEND_TOOL_SERVER",
     "FrontendToolBackend",
     "history_dir_of",
     "HistoryBackend",
+    "LabelBackend",
     "SessionBackend",
     "SessionInfo",
     "SessionKind",
@@ -57,6 +59,22 @@ SessionKind: TypeAlias = Literal["chat", "terminal"]
 #: (an open permission request); ``idle``: ready for a prompt; ``starting``; ``errored``;
 #: ``closed``.
 SessionState: TypeAlias = Literal["starting", "busy", "waiting", "idle", "errored", "closed"]
+
+
+#: The longest title a session takes (longer ones are cut, with an ellipsis).
+TITLE_LENGTH = 200
+
+
+def clean_title(title: str) -> str:
+    """A title as a session list shows it: one line, trimmed, at most :data:`TITLE_LENGTH`.
+
+    Raises:
+        UsageError: nothing is left of it.
+    """
+    line = " ".join(title.split())
+    if not line:
+        raise UsageError("a session's title cannot be empty")
+    return line if len(line) <= TITLE_LENGTH else line[: TITLE_LENGTH - 1] + "…"
 
 
 def check_spec(spec: SessionSpec) -> None:
@@ -82,6 +100,8 @@ class SessionSpec(msgspec.Struct, kw_only=True, frozen=True, omit_defaults=True)
     """What to start: every field optional, unset fields take the backend's defaults.
 
     ``effort`` is the CLI's ``--effort`` (``low``, ``medium``, ``high``, ``xhigh``, ``max``).
+    ``origin`` names the front end that started the session (``webui``, ``websocket``,
+    ``ag-ui``, ``acp``, ``rest``), so a list of sessions can tell them apart.
 
     ``policy`` names a built-in permission policy (``autonomous``, ``supervised``, ``plan``);
     custom callbacks cannot cross a wire and are configured on the backend itself. ``resume``
@@ -104,6 +124,7 @@ class SessionSpec(msgspec.Struct, kw_only=True, frozen=True, omit_defaults=True)
     policy: str | None = None
     permission_mode: str | None = None
     effort: str | None = None
+    origin: str | None = None
     resume: str | None = None
     resume_session_at: str | None = None
     fork: bool = False
@@ -122,7 +143,9 @@ class SessionInfo(msgspec.Struct, kw_only=True, frozen=True, omit_defaults=True)
     Times are Unix seconds. ``owner`` names the process that runs the session (distributed
     backends; ``None`` in process). ``cli_session_id`` is known from the start when the spec
     names it (``resume`` without ``fork``, or ``cli_session_id``), else once the CLI reports
-    it (its first turn).
+    it (its first turn). ``title`` is the first prompt's first line until someone renames
+    the session; ``origin`` the front end that started it; ``cost_usd`` what its turns cost
+    so far; ``archived`` a session someone put away (lists may hide it).
     """
 
     id: str
@@ -140,6 +163,9 @@ class SessionInfo(msgspec.Struct, kw_only=True, frozen=True, omit_defaults=True)
     last_seq: int = 0
     owner: str | None = None
     title: str | None = None
+    origin: str | None = None
+    cost_usd: float = 0.0
+    archived: bool = False
 
 
 @runtime_checkable
@@ -283,6 +309,22 @@ def history_dir_of(backend: object) -> Path | None:
     except AttributeError:  # none at all, or one made without a history
         return None
     return None if where is None else Path(where)
+
+
+@runtime_checkable
+class LabelBackend(Protocol):
+    """An optional capability of a :class:`SessionBackend`: what people call a session.
+
+    Renaming and archiving change only the :class:`SessionInfo` (watchers see the change);
+    an archived session goes on as before.
+    """
+
+    async def label(
+        self, session_id: str, *, title: str | None = None, archived: bool | None = None
+    ) -> SessionInfo:
+        """Set the title and/or the archived flag of a session (open or closed); unset
+        arguments change nothing. Returns the session as it is now."""
+        ...
 
 
 @runtime_checkable

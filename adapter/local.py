@@ -47,9 +47,17 @@ from .backend import (
     SessionSpec,
     SessionState,
     check_spec,
+    clean_title,
 )
 from .config import SessionConfig
-from .events import MessageChunk, ModeChanged, Reasoning, SessionStatus, ToolInputDelta
+from .events import (
+    Complete,
+    MessageChunk,
+    ModeChanged,
+    Reasoning,
+    SessionStatus,
+    ToolInputDelta,
+)
 from .fanout import SubscriberDropped
 from .images import PromptImages
 from .manager import SessionManager, UnknownSessionError
@@ -62,7 +70,7 @@ _log = get_logger("claudecode.adapter.local")
 
 _SPEC_POLICIES = frozenset({"autonomous", "supervised", "plan"})
 #: Events whose content the monitor records.
-_TRACKED = frozenset({SessionStatus, ModeChanged})
+_TRACKED = frozenset({SessionStatus, ModeChanged, Complete})
 #: Events that come in bursts while a turn streams, and change nothing a watcher sees.
 _STREAMED = frozenset({MessageChunk, Reasoning, ToolInputDelta})
 #: Seconds the monitor waits after a batch of streamed deltas before looking again.
@@ -120,6 +128,9 @@ class _Entry:
     permission_mode: str | None = None
     cli_session_id: str | None = None
     title: str | None = None
+    origin: str | None = None
+    cost_usd: float = 0.0
+    archived: bool = False
     closed_at: float | None = None
     last_sent: tuple[Any, ...] | None = None
 
@@ -332,6 +343,7 @@ class LocalBackend:
             # refuse to open a stored session twice by it (as a cluster's registry does).
             cli_session_id=(None if config.fork_session else config.resume)
             or config.cli_session_id,
+            origin=spec.origin,
         )
         self._live[session.id] = entry
         # Follow the session from its first event: nothing it published is missed.
@@ -343,6 +355,24 @@ class LocalBackend:
     async def info(self, session_id: str) -> SessionInfo:
         """The session's current snapshot (also for a recently closed session)."""
         return self._info(self._entry(session_id))
+
+    async def label(
+        self, session_id: str, *, title: str | None = None, archived: bool | None = None
+    ) -> SessionInfo:
+        """Rename and/or archive a session, open or recently closed (see
+        :class:`~adapter.backend.LabelBackend`).
+
+        Raises:
+            UnknownSessionError: no such session (or it closed long ago).
+            UsageError: an empty title.
+        """
+        entry = self._entry(session_id)
+        if title is not None:
+            entry.title = clean_title(title)
+        if archived is not None:
+            entry.archived = archived
+        self._changed(entry)
+        return self._info(entry)
 
     async def list(self) -> list[SessionInfo]:
         """Every live session, then the recently closed ones."""
@@ -511,6 +541,9 @@ class LocalBackend:
             pending_permissions=tuple(session.pending_permissions),
             last_seq=session.last_seq,
             title=entry.title,
+            origin=entry.origin,
+            cost_usd=entry.cost_usd,
+            archived=entry.archived,
         )
 
     def _changed(self, entry: _Entry) -> None:
@@ -530,6 +563,8 @@ class LocalBackend:
             entry.permission_mode,
             entry.cli_session_id or session.cli_session_id,
             entry.title,
+            entry.cost_usd,
+            entry.archived,
         )
         if key == entry.last_sent:
             return
@@ -562,6 +597,8 @@ class LocalBackend:
                             entry.permission_mode = event.permission_mode or entry.permission_mode
                         elif type(event) is ModeChanged:
                             entry.permission_mode = event.mode
+                        elif type(event) is Complete:
+                            entry.cost_usd += event.cost_usd or 0.0
                 self._changed(entry)
                 if kinds <= _STREAMED:
                     # A turn is streaming: let its deltas pile up for a moment instead of

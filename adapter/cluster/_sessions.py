@@ -82,4 +82,5 @@ def info_of(
         pending_permissions=tuple(session.pending_permissions),
         last_seq=session.last_seq + seq_offset,
         owner=owner,
+        origin=spec.origin if spec else None,
     )

@@ -156,7 +156,7 @@ def test_chat_approvals_diff_and_escaping(
         "document.getElementById('sidebar').getBoundingClientRect().right <= 0"
     )
     phone.click("#menu")
-    phone.locator("#sessions li").first.click()
+    phone.locator("#sessions li button.row").first.click()
     phone.wait_for_selector(".msg.assistant:has-text('Edited notes.txt.')")
     width = phone.evaluate("document.documentElement.scrollWidth")
     assert width <= 390, "no horizontal scrolling on a phone"
@@ -179,7 +179,7 @@ def test_interrupt_reload_and_two_pages(
     one = page_of(browser, server + "/")
     session_id = start_session(one)
     two = page_of(browser, server + "/")
-    two.locator(f"#sessions li[data-session='{session_id}']").click()
+    two.locator(f"#sessions li[data-session='{session_id}'] button.row").click()
     prompt(one, "first")
     for page in (one, two):
         page.wait_for_selector(".msg.assistant:has-text('First answer.')")
@@ -190,7 +190,7 @@ def test_interrupt_reload_and_two_pages(
     one.wait_for_selector(".msg.assistant:has-text('w1 ')")
     one.reload()
     one.wait_for_selector(".conn.ok")
-    one.locator(f"#sessions li[data-session='{session_id}']").click()
+    one.locator(f"#sessions li[data-session='{session_id}'] button.row").click()
     for page in (one, two):
         page.wait_for_selector(".msg.assistant:has-text('END')")
         texts = page.locator(".msg.assistant").all_inner_texts()

@@ -214,7 +214,7 @@ def test_slash_commands_stream_as_they_show_after_a_reload(tmp_path: Path, brows
             assert tag not in shown
         page.reload()
         page.wait_for_selector(".conn.ok")
-        page.locator(f"#sessions li[data-session='{current}']").click()
+        page.locator(f"#sessions li[data-session='{current}'] button.row").click()
         page.wait_for_selector(".msg.assistant:has-text('reply 4')")
         assert live == page.locator("#chat > *").all_inner_texts()
         assert [] == page.errors
@@ -242,8 +242,8 @@ def test_resume_from_history_then_go_on(tmp_path: Path, browser: Any) -> None:
     )
     with running(create_app(settings=ServerSettings(session_defaults=defaults))) as url:
         page = open_page(browser, url)
-        page.click("#history-box summary")
-        page.locator("#history li", has_text="say hello").locator("button").click()
+        stored = page.locator("#history li", has_text="say hello")
+        stored.locator("button", has_text="Resume").click()
         page.wait_for_selector(".msg.assistant:has-text('All done.')")
         before = page.locator("#chat > *").all_inner_texts()
         assert ["say hello", "do the work"] == page.locator(".msg.user").all_inner_texts()
@@ -258,7 +258,7 @@ def test_resume_from_history_then_go_on(tmp_path: Path, browser: Any) -> None:
         current = page.evaluate("window.ccbState.current")
         page.reload()
         page.wait_for_selector(".conn.ok")
-        page.locator(f"#sessions li[data-session='{current}']").click()
+        page.locator(f"#sessions li[data-session='{current}'] button.row").click()
         page.wait_for_selector(".msg.assistant:has-text('fresh reply')")
         assert after == page.locator("#chat > *").all_inner_texts()
         assert [] == page.errors

@@ -211,6 +211,50 @@ def test_create_refuses_what_it_cannot_run_before_starting(tmp_path: Path) -> No
             c.close()
 
 
+def test_sessions_people_can_tell_apart(tmp_path: Path) -> None:
+    """A session says where it came from, what it cost, its title (the first prompt, then
+    renamed) and whether it is archived; a rename or an archive reaches the list's watchers
+    and works on a closed session too."""
+    with serve(tmp_path, script(text_turn("Hi!"))) as url:
+        c, watcher = connect(url), connect(url)
+        try:
+            watcher.request({"type": "list_sessions"})
+            sid = create(c)
+            ui = c.request({"type": "create_session", "origin": "webui"})["session"]
+            assert "webui" == ui["origin"]
+            c.request({"type": "subscribe", "session_id": sid})
+            c.request({"type": "prompt", "session_id": sid, "text": "\n  fix the tests\nnow"})
+            until_complete(c, sid)
+            info = c.request({"type": "list_sessions"})["sessions"]
+            mine = next(s for s in info if s["id"] == sid)
+            assert ("websocket", "fix the tests") == (mine["origin"], mine["title"])
+            assert mine["cost_usd"] > 0 and "archived" not in mine
+            renamed = c.request(
+                {"type": "update_session", "session_id": sid, "title": "  The   tests  "}
+            )
+            assert ("ack", "The tests") == (renamed["type"], renamed["session"]["title"])
+            watcher.saw(
+                lambda f: (
+                    f["type"] == "session_changed"
+                    and f["session"]["id"] == sid
+                    and f["session"].get("title") == "The tests"
+                )
+            )
+            c.request({"type": "close_session", "session_id": sid})
+            archived = c.request({"type": "update_session", "session_id": sid, "archived": True})
+            assert archived["session"]["archived"] and "The tests" == archived["session"]["title"]
+            for bad, code in (
+                ({"session_id": sid, "title": "   "}, "bad_request"),
+                ({"session_id": "nope", "archived": True}, "unknown_session"),
+                ({"session_id": sid, "archived": "yes"}, "invalid_frame"),
+            ):
+                reply = c.request({"type": "update_session", **bad})
+                assert ("error", code) == (reply["type"], reply["code"]), reply
+        finally:
+            c.close()
+            watcher.close()
+
+
 def test_create_and_prompt_at_once_misses_nothing(tmp_path: Path) -> None:
     """Subscribing right after create: a snapshot, then every event after it, in order;
     since_seq=0 gives every event from seq 1 instead."""

@@ -41,6 +41,7 @@ from .protocol import (
     Snapshot,
     Subscribe,
     Unsubscribe,
+    UpdateSession,
     decode_client_frame,
     encode_frame,
     event_frame,
@@ -85,5 +86,6 @@ __all__ = (
     "Snapshot",
     "Subscribe",
     "Unsubscribe",
+    "UpdateSession",
     "ws_schema",
 )

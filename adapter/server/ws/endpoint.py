@@ -70,6 +70,7 @@ from .protocol import (
     SetPermissionMode,
     Subscribe,
     Unsubscribe,
+    UpdateSession,
     decode_client_frame,
 )
 from .status import StatusFeed
@@ -156,6 +157,7 @@ class WebSocketConnection(Outbox, Subscriptions, RequestHandlers):
             SetModel: self._set_model,
             SetPermissionMode: self._set_mode,
             CloseSession: self._close_session,
+            UpdateSession: self._update_session,
             ListHistory: self._list_history,
             Ping: self._ping,
         }

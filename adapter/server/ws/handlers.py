@@ -14,7 +14,7 @@ import anyio
 from claudecode import UsageError
 from claudecode.internal import get_logger
 
-from ...backend import SessionBackend, SessionSpec
+from ...backend import LabelBackend, SessionBackend, SessionSpec
 from ...events import Event
 from ...history.transcripts import (
     HistoryIndex,
@@ -44,6 +44,7 @@ from .protocol import (
     ServerFrame,
     SetModel,
     SetPermissionMode,
+    UpdateSession,
 )
 from .views import SessionViews
 
@@ -97,6 +98,7 @@ class RequestHandlers:
             policy=frame.policy,
             permission_mode=frame.permission_mode,
             effort=frame.effort,
+            origin=frame.origin or "websocket",
             resume=frame.resume,
             resume_session_at=frame.resume_session_at,
             fork=frame.fork,
@@ -182,6 +184,14 @@ class RequestHandlers:
         else:
             await self.backend.close(frame.session_id)
         self.send(Ack(request_id=frame.request_id, session_id=frame.session_id))
+
+    async def _update_session(self, frame: UpdateSession) -> None:
+        if not isinstance(self.backend, LabelBackend):
+            raise UsageError("this server cannot rename or archive sessions")
+        info = await self.backend.label(
+            frame.session_id, title=frame.title, archived=frame.archived
+        )
+        self.send(Ack(request_id=frame.request_id, session_id=info.id, session=info))
 
     async def _list_history(self, frame: ListHistory) -> None:
         cwd = frame.cwd

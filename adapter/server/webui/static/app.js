@@ -24,6 +24,7 @@ if (initial.params.get("token")) {
 const state = {
   ws: null, connected: false, retry: 0, nextId: 1, waiting: new Map(),
   sessions: new Map(), current: null, chats: new Map(), subscribed: new Set(),
+  history: [],              // the CLI's stored sessions (list_history)
   unavailable: new Map(),   // session id -> { tries, timer }: resubscribing after "unavailable"
 };
 window.ccbState = state; // for tests and debugging
@@ -48,6 +49,7 @@ function connect() {
     request({ type: "hello", version: 1 }).catch(() => {});
     // Watch the session list: every session's state changes (badges, notifications).
     request({ type: "list_sessions" }).catch(() => {});
+    loadHistory();
     // Resume what we showed: events after the last one we have, nothing twice.
     for (const id of state.subscribed) subscribe(id, true);
   };
@@ -166,22 +168,47 @@ function retryLater(id, why) {
 
 // ------------------------------------------------------------------ sessions
 
+// What tells sessions apart: title, when, where, who started it, cost.
+const ORIGINS = { webui: "web UI", websocket: "WebSocket client", "ag-ui": "AG-UI", acp: "editor (ACP)", rest: "REST", terminal: "terminal" };
+
+function ago(seconds) {
+  const d = Math.max(0, Date.now() / 1000 - seconds);
+  if (d < 45) return "just now";
+  if (d < 3600) return Math.round(d / 60) + " min ago";
+  if (d < 86400) return Math.round(d / 3600) + " h ago";
+  return Math.round(d / 86400) + " d ago";
+}
+
+const basename = (path) => (path || "").replace(/\/+$/, "").split("/").pop() || path || "";
+const query = () => $("search").value.trim().toLowerCase();
+const matches = (q, ...fields) => !q || fields.some((f) => (f || "").toLowerCase().includes(q));
+
 function renderSessions() {
   const list = $("sessions");
   list.replaceChildren();
-  const sessions = [...state.sessions.values()].sort((a, b) => (b.created_at || 0) - (a.created_at || 0));
+  const q = query();
+  const archived = $("show-archived").checked;
+  const sessions = [...state.sessions.values()]
+    .filter((s) => (archived ? s.archived : !s.archived) || (q && s.archived))
+    .filter((s) => matches(q, s.title, s.cwd, ORIGINS[s.origin] || s.origin, s.id))
+    .sort((a, b) => (b.last_activity || b.created_at || 0) - (a.last_activity || a.created_at || 0));
   for (const s of sessions) {
     // Terminal sessions (kind "terminal") open in the terminal view (terminal.js).
     const terminal = s.kind === "terminal";
     const open = () => (terminal ? window.ccbOpenTerminal(s.id) : select(s.id));
-    const li = el("li", { class: (s.id === state.current ? "current" : "") + (terminal ? " terminal" : ""),
-      "data-session": s.id, "data-kind": s.kind || "chat", tabindex: "0", role: "button" },
-      el("span", { class: "name", text: terminal ? "⌨ " + s.title + " · " + (s.cwd || "") : s.title || s.cwd || s.id }),
-      el("span", { class: "badge " + s.state, text: s.state === "waiting" ? "waiting for you" : s.state }));
-    li.addEventListener("click", open);
-    li.addEventListener("keydown", (ev) => { if (ev.key === "Enter") open(); });
-    list.append(li);
+    const origin = terminal ? "terminal" : s.origin;
+    const meta = [ago(s.last_activity || s.created_at || 0), basename(s.cwd), ORIGINS[origin] || origin,
+      s.cost_usd ? "$" + s.cost_usd.toFixed(2) : ""].filter(Boolean).join(" · ");
+    const button = el("button", { type: "button", class: "row", onclick: open, title: s.cwd || "",
+      "aria-current": s.id === state.current ? "page" : null },
+      el("span", { class: "name", text: (terminal ? s.title + " (terminal)" : s.title) || "Untitled session" }),
+      el("span", { class: "meta", text: meta + (s.archived ? " · archived" : "") }));
+    list.append(el("li", { class: (s.id === state.current ? "current" : "") + (terminal ? " terminal" : ""),
+      "data-session": s.id, "data-kind": s.kind || "chat" }, button,
+      el("span", { class: "badge " + s.state, text: s.state === "waiting" ? "waiting for you" : s.state })));
   }
+  if (!sessions.length) list.append(el("li", { class: "note", text: q ? "No session matches." : archived ? "No archived session." : "No session yet." }));
+  renderHistory();
 }
 
 // Show a session; "push" records it in the browser's history (not when the address led here).
@@ -275,7 +302,9 @@ function renderHeader() {
   const s = state.sessions.get(state.current);
   const chat = state.chats.get(state.current);
   if (!s) return;
-  $("session-title").textContent = s.title || s.cwd || s.id;
+  $("session-title").textContent = s.title || "Untitled session";
+  $("session-title").title = s.cwd || "";
+  $("archive").textContent = s.archived ? "Unarchive" : "Archive";
   const badge = $("session-state");
   badge.textContent = s.state === "waiting" ? "waiting for you" : s.state;
   badge.className = "badge " + s.state;
@@ -310,7 +339,7 @@ $("start").addEventListener("submit", (ev) => {
   ev.preventDefault();
   const form = new FormData(ev.target);
   const text = String(form.get("prompt") || "");
-  const frame = { type: "create_session" };
+  const frame = { type: "create_session", origin: "webui" };
   for (const key of ["cwd", "model", "effort", "permission_mode", "policy"]) {
     const value = String(form.get(key) || "").trim();
     if (value) frame[key] = value;
@@ -367,26 +396,75 @@ $("model").addEventListener("change", (ev) => guard(request({ type: "set_model",
 $("mode").addEventListener("change", (ev) => guard(request({ type: "set_permission_mode", session_id: state.current, mode: ev.target.value })));
 $("menu").addEventListener("click", () => $("sidebar").classList.toggle("open"));
 
-function loadHistory() {
-  guard(request({ type: "list_history", limit: 30 }).then((f) => {
-    const list = $("history");
-    list.replaceChildren();
-    for (const h of f.sessions) {
-      const when = new Date(h.last_activity * 1000).toLocaleString();
-      list.append(el("li", { title: (h.cwd || "") + "\n" + when },
-        el("span", { class: "name", text: h.title || h.session_id }),
-        el("button", { type: "button", text: "Resume", onclick: () => {
-          banner("Resuming…");
-          guard(request({ type: "create_session", resume: h.session_id, cwd: h.cwd || undefined }).then((ack) => {
-            banner(""); state.sessions.set(ack.session_id, ack.session); select(ack.session_id);
-          }));
-        } })));
-    }
-    if (!f.sessions.length) list.append(el("li", { class: "note", text: "No stored sessions." }));
+// History: the CLI's stored sessions, under the live ones, searched with them.
+function startFrom(frame, what) {
+  banner(what + "…");
+  return guard(request({ type: "create_session", origin: "webui", ...frame }).then((ack) => {
+    banner(""); state.sessions.set(ack.session_id, ack.session); select(ack.session_id);
   }));
 }
-$("history-box").addEventListener("toggle", (ev) => { if (ev.target.open) loadHistory(); });
+
+function renderHistory() {
+  const list = $("history");
+  list.replaceChildren();
+  const q = query();
+  const shown = state.history.filter((h) => matches(q, h.title, h.cwd, h.session_id)).slice(0, q ? 50 : 8);
+  for (const h of shown) {
+    const where = { resume: h.session_id, cwd: h.cwd || undefined };
+    list.append(el("li", { title: h.cwd || "" },
+      el("span", { class: "row" },
+        el("span", { class: "name", text: h.title || h.session_id }),
+        el("span", { class: "meta", text: [ago(h.last_activity), basename(h.cwd)].filter(Boolean).join(" · ") })),
+      el("button", { type: "button", class: "small", text: "Resume", "aria-label": "Resume " + (h.title || h.session_id),
+        onclick: () => startFrom(where, "Resuming") }),
+      el("button", { type: "button", class: "small", text: "Fork", "aria-label": "Fork " + (h.title || h.session_id),
+        onclick: () => startFrom({ ...where, fork: true }, "Forking") })));
+  }
+  if (!shown.length) list.append(el("li", { class: "note", text: q ? "No stored session matches." : "No stored sessions." }));
+}
+
+function loadHistory() {
+  request({ type: "list_history", limit: 200 }).then((f) => { state.history = f.sessions; renderHistory(); })
+    .catch((err) => banner(err.message, true));
+}
 $("history-refresh").addEventListener("click", loadHistory);
+$("search").addEventListener("input", renderSessions);
+$("show-archived").addEventListener("change", renderSessions);
+setInterval(renderSessions, 30_000);   // the relative times
+
+// Rename in place; archive / unarchive.
+$("rename").addEventListener("click", () => {
+  const s = state.sessions.get(state.current);
+  if (!s) return;
+  const title = $("session-title");
+  const input = el("input", { class: "rename", "aria-label": "Session title", value: s.title || "" });
+  let finished = false;
+  const done = (save) => {
+    if (finished) return;
+    finished = true;   // replaceWith blurs the input: that blur must not come back here
+    input.replaceWith(title);
+    if (save && input.value.trim() && input.value.trim() !== s.title) {
+      guard(request({ type: "update_session", session_id: s.id, title: input.value }).then((ack) => {
+        state.sessions.set(ack.session.id, ack.session); renderSessions(); renderHeader();
+      }));
+    }
+    $("rename").focus();
+  };
+  input.addEventListener("keydown", (ev) => {
+    if (ev.key === "Enter") { ev.preventDefault(); done(true); }
+    if (ev.key === "Escape") { ev.preventDefault(); ev.stopPropagation(); done(false); }
+  });
+  input.addEventListener("blur", () => done(true));
+  title.replaceWith(input);
+  input.focus(); input.select();
+});
+$("archive").addEventListener("click", () => {
+  const s = state.sessions.get(state.current);
+  if (!s) return;
+  guard(request({ type: "update_session", session_id: s.id, archived: !s.archived }).then((ack) => {
+    state.sessions.set(ack.session.id, ack.session); renderSessions(); renderHeader();
+  }));
+});
 
 if (window.Notification && Notification.permission === "default") {
   $("notify").hidden = false;
