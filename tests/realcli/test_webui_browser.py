@@ -131,7 +131,10 @@ def test_chat_approvals_diff_and_escaping(
     card.locator("button.deny").click()
     page.wait_for_selector(".msg.assistant:has-text('I will not delete it')")
     denied = page.locator(".card.kind-shell_exec").nth(1)
-    assert "error" == denied.locator(".status").inner_text()
+    # the person's decision, not an error: no CLI rejection text either
+    assert "denied" == denied.locator(".status").inner_text()
+    assert "Denied by you" == denied.locator(".decision").inner_text()
+    assert 0 == denied.locator(".note.error").count()
     denials = [r for r in fake_api.main_requests() if "Please keep that directory." in str(r.body)]
     assert denials, "the deny message reached the model"
     idle(page)

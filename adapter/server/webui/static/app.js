@@ -207,6 +207,9 @@ function renderSessions() {
       "data-session": s.id, "data-kind": s.kind || "chat" }, button,
       el("span", { class: "badge " + s.state, text: s.state === "waiting" ? "waiting for you" : s.state })));
   }
+  // The tab says when a decision is waiting (also for a session in the background).
+  const waiting = [...state.sessions.values()].filter((s) => s.state === "waiting").length;
+  document.title = (waiting ? "(" + waiting + ") Decision waiting · " : "") + "claudecode-bridge";
   if (!sessions.length) list.append(el("li", { class: "note", text: q ? "No session matches." : archived ? "No archived session." : "No session yet." }));
   renderHistory();
 }
@@ -245,14 +248,30 @@ function notify(session) {
 
 const pendingOf = () => new Set((state.sessions.get(state.current) || {}).pending_permissions || []);
 
-function actions() {
+// What the entries' DOM needs: the answers it sends, and what it looks up in the chat.
+function context(chat) {
   const sid = state.current;
+  const pending = pendingOf();
+  const byTool = (kind) => (id) => {
+    for (const e of chat.entries.values()) if (e.kind === kind && e.tool_call_id === id) return e;
+    return null;
+  };
   return {
-    answer: (pending_id, decision, updated_input, message) => request({
-      type: "permission_response", session_id: sid, pending_id, decision,
-      ...(decision !== "deny" && updated_input ? { updated_input } : {}),
-      ...(decision === "deny" && message ? { message } : {}),
-    }),
+    pending: (p) => pending.has(p),
+    hasTool: (id) => chat.entries.has(id),
+    permissionFor: byTool("permission"),
+    questionFor: byTool("question"),
+    actions: {
+      answer: (pending_id, decision, updated_input, message) => request({
+        type: "permission_response", session_id: sid, pending_id, decision,
+        ...(decision !== "deny" && updated_input ? { updated_input } : {}),
+        ...(decision === "deny" && message ? { message } : {}),
+      }),
+      answerQuestion: (pending_id, answers) => request({ type: "question_response", session_id: sid, pending_id, answers }),
+      declineQuestion: (pending_id, message) => request({
+        type: "question_response", session_id: sid, pending_id, decline: true, ...(message ? { message } : {}),
+      }),
+    },
   };
 }
 
@@ -264,8 +283,7 @@ function renderOne(chat, id) {
     if (gone) gone.remove();
     return;
   }
-  const pending = pendingOf();
-  const node = renderEntry(entry, actions(), (p) => pending.has(p));
+  const node = renderEntry(entry, context(chat));
   const old = box.querySelector(`[data-id="${CSS.escape(id)}"]`);
   if (old) {
     const kids = old.querySelector(":scope > .children");
@@ -273,13 +291,23 @@ function renderOne(chat, id) {
     if (kids && keep) keep.replaceWith(kids);
     if (old.tagName === "DETAILS" && old.open) node.open = true;
     const body = old.querySelector(":scope > .body"), nbody = node.querySelector(":scope > .body");
-    if (body && nbody) nbody.hidden = body.hidden;
+    const head = node.querySelector(":scope > .head[aria-expanded]");
+    if (body && nbody) { nbody.hidden = body.hidden; if (head) head.setAttribute("aria-expanded", String(!body.hidden)); }
+    // An open card being filled in is kept as it is while it stays open.
+    if (old.dataset.state === "open" && node.dataset.state === "open") return;
     old.replaceWith(node);
   } else {
     const parent = entry.parent_id && box.querySelector(`[data-id="${CSS.escape(entry.parent_id)}"] > .children`);
     const stick = box.scrollHeight - box.scrollTop - box.clientHeight < 80;
     (parent || box).append(node);
     if (stick) box.scrollTop = box.scrollHeight;
+  }
+  // A decision to make comes into view; its tool card shows the wait, then the decision.
+  if ((entry.kind === "permission" || entry.kind === "question") && node.matches(".card:not(.closed)")) {
+    node.scrollIntoView({ block: "nearest" });
+  }
+  if ((entry.kind === "permission" || entry.kind === "question") && entry.tool_call_id && chat.entries.has(entry.tool_call_id)) {
+    renderOne(chat, entry.tool_call_id);
   }
 }
 
@@ -295,7 +323,7 @@ function renderChat() {
 function refreshPermissions() {
   const chat = state.chats.get(state.current);
   if (!chat) return;
-  for (const entry of chat.entries.values()) if (entry.kind === "permission") renderOne(chat, entry.id);
+  for (const entry of chat.entries.values()) if (entry.kind === "permission" || entry.kind === "question") renderOne(chat, entry.id);
 }
 
 function renderHeader() {
