@@ -290,8 +290,9 @@ def test_sub_agent_work_is_nested_under_its_call(tmp_path: Path, browser: Any) -
 
 def test_the_readme_first_command(tmp_path: Path, browser: Any) -> None:
     """`claudecode-bridge serve --demo` as a process, then the URL it prints for the web UI:
-    a session streams, asks to run a command, runs it once allowed, edits a file with a diff
-    and keeps a todo list."""
+    a session streams, asks which greeting style to use (answered "Casual" in the form, named
+    in its next sentence), asks to run a command, runs it once allowed, edits a file with a
+    diff and keeps a todo list."""
     with subprocess.Popen(
         [sys.executable, "-m", "adapter", "serve", "--demo", "--port", "0"],
         stdout=subprocess.PIPE,
@@ -310,21 +311,30 @@ def test_the_readme_first_command(tmp_path: Path, browser: Any) -> None:
             # The WebSocket route is printed as the URL a client connects to.
             assert lines[-1].split()[-1] == "ws" + url.removeprefix("http").rstrip("/") + "/ws"
             page = open_page(browser, url.rstrip("/"))
-            page.click("#start button[type=submit]")
-            until(page, "window.ccbState.current !== null")
-            page.fill("#prompt", "show me around")
-            page.press("#prompt", "Enter")
+            page.fill("#start-prompt", "show me around")
+            page.press("#start-prompt", "Enter")
             allowed = 0
             open_card = ".card.permission:not(.closed)"
-            page.wait_for_selector(open_card)  # the demo asks before its command first
-            while True:  # allow every request it makes, until the turn ends
-                page.wait_for_selector(f"#session-state.badge.idle, {open_card}")
+            question = ".card.question:not(.closed)"
+            page.wait_for_selector(f"{open_card}, {question}")  # it asks before it acts
+            while True:  # allow every request, answer its question "Casual", until idle
+                page.wait_for_selector(f"#session-state.badge.idle, {open_card}, {question}")
+                if page.locator(question).count():
+                    form = page.locator(question).first
+                    assert "Which greeting style should I use?" in form.inner_text()
+                    form.get_by_text("Casual", exact=True).click()
+                    form.locator("button[type=submit]").click()
+                    until(page, f"document.querySelectorAll('{question}').length === 0")
+                    continue
                 if page.locator(open_card).count() == 0:
                     break
                 page.locator(open_card).first.locator("button.allow").click()
                 allowed += 1
                 until(page, f"document.querySelectorAll('{open_card}').length === 0")
             assert allowed >= 1
+            # the demo's next sentence names the option clicked
+            page.wait_for_selector(".msg.assistant:has-text('You chose Casual')")
+            assert "Casual" in page.locator(".card.question.closed").inner_text()
             assert page.locator(".card.kind-shell_exec .stdout").count() >= 1
             page.locator(".card.kind-modify_file .diff .add").first.wait_for()
             assert page.locator("#todos li").count() == 3
