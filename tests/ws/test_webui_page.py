@@ -102,7 +102,7 @@ def test_a_session_whose_cli_dies_is_a_clear_error(tmp_path: Path, browser: Any)
         banner = page.locator("#banner.error")
         banner.wait_for()
         assert "This session failed" in banner.inner_text()
-        assert page.locator("#composer button").is_disabled()
+        assert page.locator("#composer button[type=submit]").is_disabled()
         assert "connected" == page.inner_text("#conn")
         assert [] == page.errors
 

@@ -1,5 +1,6 @@
 // The built-in web UI: speaks only the WebSocket protocol of adapter.server.ws (docs/ws-schema.json).
 import { Chat } from "./chat.js";
+import { Composer } from "./composer.js";
 import { el, renderEntry } from "./render.js";
 
 const $ = (id) => document.getElementById(id);
@@ -349,7 +350,7 @@ function renderHeader() {
     todos.hidden = chat.todos.length === 0;
   }
   $("interrupt").disabled = !(s.state === "busy" || s.state === "waiting");
-  $("composer").querySelector("button").disabled = s.state === "closed" || s.state === "errored";
+  $("composer").querySelector("button[type=submit]").disabled = s.state === "closed" || s.state === "errored";
 }
 
 // ------------------------------------------------------------------ controls
@@ -409,12 +410,27 @@ window.addEventListener("popstate", route);
 $("composer").addEventListener("submit", (ev) => {
   ev.preventDefault();
   const text = $("prompt").value;
-  if (!text.trim() || !state.current) return;
-  guard(request({ type: "prompt", session_id: state.current, text }).then(() => { $("prompt").value = ""; }));
+  const images = composer.images();
+  if ((!text.trim() && !images.length) || !state.current) return;
+  guard(request({ type: "prompt", session_id: state.current, text, ...(images.length ? { images } : {}) }).then(() => {
+    $("prompt").value = ""; composer.clear();
+  }));
 });
 $("prompt").addEventListener("keydown", (ev) => {
+  if (composer.pickerKey(ev)) return;
   if (ev.key === "Enter" && !ev.shiftKey && !ev.isComposing) { ev.preventDefault(); $("composer").requestSubmit(); }
 });
+// Touch devices have no Enter-to-send habit: the Send button is the way.
+if (window.matchMedia && matchMedia("(pointer: coarse)").matches) {
+  $("prompt").placeholder = "Message Claude";
+  $("start-prompt").placeholder = "What should Claude work on?";
+}
+const composer = new Composer({
+  prompt: $("prompt"), list: $("slash"), attachments: $("attachments"), attach: $("attach"), input: $("attach-input"),
+  commands: () => { const chat = state.chats.get(state.current); return chat ? chat.commands : []; },
+  error: (text) => banner(text, true),
+});
+window.ccbComposer = composer; // for tests and debugging
 document.addEventListener("keydown", (ev) => {
   if (ev.key === "Escape" && state.current && !$("interrupt").disabled) $("interrupt").click();
 });

@@ -57,7 +57,8 @@ function toolCard(e, ctx) {
 export function renderEntry(e, ctx) {
   switch (e.kind) {
     case "user": {
-      const box = el("div", { class: "msg user", "data-id": e.id, text: e.text || (e.images ? "[" + e.images + " image(s)]" : "") });
+      const box = el("div", { class: "msg user", "data-id": e.id, text: e.text || "" });
+      if (e.images) box.append(el("span", { class: "sel", text: e.images === 1 ? "1 image attached" : e.images + " images attached" }));
       for (const s of e.selections || []) box.append(el("span", { class: "sel", text: "selection: " + s }));
       return box;
     }
