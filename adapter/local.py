@@ -22,8 +22,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import json
-import os
 import time
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Mapping, Sequence
@@ -37,6 +35,7 @@ from claudecode import UsageError
 from claudecode.internal import get_logger
 
 from ._frontend_tools import FrontendTools
+from ._local_watch import Watcher, mcp_servers, prompt_title, ui_state
 from .backend import (
     FRONTEND_TOOL_SERVER,
     CliSessionInUseError,
@@ -45,7 +44,6 @@ from .backend import (
     SessionBackend,
     SessionInfo,
     SessionSpec,
-    SessionState,
     check_spec,
     clean_title,
 )
@@ -75,46 +73,8 @@ _TRACKED = frozenset({SessionStatus, ModeChanged, Complete})
 _STREAMED = frozenset({MessageChunk, Reasoning, ToolInputDelta})
 #: Seconds the monitor waits after a batch of streamed deltas before looking again.
 MONITOR_BATCH_SECONDS = 0.05
-_TITLE_LENGTH = 80
-
-
-def ui_state(session: AgentSession) -> SessionState:
-    """What a UI shows for ``session`` (the :data:`~adapter.backend.SessionState`): an open
-    permission request makes it ``waiting`` whatever runs."""
-    status = session.status
-    if status == "terminated":
-        return "closed"
-    if status == "errored":
-        return "errored"
-    if status == "starting":
-        return "starting"
-    if session.pending_permissions:
-        return "waiting"
-    if status == "active":
-        return "busy"
-    return "idle"
-
-
-def _title(text: str) -> str | None:
-    line = next((part.strip() for part in text.splitlines() if part.strip()), "")
-    if not line:
-        return None
-    return line if len(line) <= _TITLE_LENGTH else line[: _TITLE_LENGTH - 1] + "…"
-
-
-def _mcp_servers(config: str | os.PathLike[str] | Mapping[str, Any] | None) -> dict[str, Any]:
-    """The servers of an ``--mcp-config`` value (a mapping, a JSON string or a file)."""
-    if config is None:
-        return {}
-    if isinstance(config, Mapping):
-        return dict(config.get("mcpServers", config))
-    text = os.fspath(config)
-    if text.lstrip().startswith("{"):
-        loaded = json.loads(text)
-    else:
-        with open(text, encoding="utf-8") as fh:
-            loaded = json.load(fh)
-    return dict(loaded.get("mcpServers", {}))
+#: Seconds close() waits for the monitor to have seen the session's last event.
+_MONITOR_GRACE = 5.0
 
 
 @dataclasses.dataclass
@@ -133,36 +93,8 @@ class _Entry:
     archived: bool = False
     closed_at: float | None = None
     last_sent: tuple[Any, ...] | None = None
-
-
-class _Watcher:
-    """One watcher's pending snapshots: at most one per session, oldest change first."""
-
-    def __init__(self) -> None:
-        self.pending: OrderedDict[str, SessionInfo] = OrderedDict()
-        self.wakeup = anyio.Event()
-        self.ended = False
-
-    def push(self, info: SessionInfo) -> None:
-        self.pending.pop(info.id, None)
-        self.pending[info.id] = info
-        self.wakeup.set()
-
-    def end(self) -> None:
-        self.ended = True
-        self.wakeup.set()
-
-    def __aiter__(self) -> _Watcher:
-        return self
-
-    async def __anext__(self) -> SessionInfo:
-        while not self.pending:
-            if self.ended:
-                raise StopAsyncIteration
-            await self.wakeup.wait()
-            self.wakeup = anyio.Event()
-        _, info = self.pending.popitem(last=False)
-        return info
+    #: Set once the monitor has seen the session's last event (its last change is sent).
+    monitored: anyio.Event = dataclasses.field(default_factory=anyio.Event)
 
 
 class LocalBackend:
@@ -198,7 +130,7 @@ class LocalBackend:
         #: CLI session ids a create() in flight resumes: claimed before its first await.
         self._claimed: set[str] = set()
         self._closed: OrderedDict[str, _Entry] = OrderedDict()
-        self._watchers: list[_Watcher] = []
+        self._watchers: list[Watcher] = []
         self._all_retired: anyio.Event | None = None
         self._tg: anyio.abc.TaskGroup | None = None
 
@@ -294,7 +226,7 @@ class LocalBackend:
             add_dirs = tuple(spec.add_dirs)
             changes["client_options"] = {**self.defaults.client_options, "add_dirs": add_dirs}
         if spec.mcp_servers:
-            servers = _mcp_servers(self.defaults.mcp_config)
+            servers = mcp_servers(self.defaults.mcp_config)
             servers.update(spec.mcp_servers)
             changes["mcp_config"] = {"mcpServers": servers}
         return dataclasses.replace(self.defaults, **changes)
@@ -396,7 +328,7 @@ class LocalBackend:
         # as one change (busy, with its title), not busy and then the title.
         untitled = entry.title is None
         if untitled:
-            entry.title = _title(text)
+            entry.title = prompt_title(text)
         try:
             await entry.session.prompt(text, images=images)
         except BaseException:
@@ -465,12 +397,16 @@ class LocalBackend:
         with contextlib.suppress(UnknownSessionError):
             await self._manager.close(session_id)
         await entry.session.wait_closed()
+        # The monitor reports what the last events changed (the last turn's cost) before
+        # the session is retired, so watchers get "closed" last, once.
+        with anyio.move_on_after(_MONITOR_GRACE):
+            await entry.monitored.wait()
         self._retire(entry)
 
     @contextlib.asynccontextmanager
     async def watch(self) -> AsyncIterator[AsyncIterator[SessionInfo]]:
         """A :class:`SessionInfo` per change that matters (see the module docs)."""
-        watcher = _Watcher()
+        watcher = Watcher()
         if self._tg is None:
             watcher.end()
         else:
@@ -609,6 +545,7 @@ class LocalBackend:
             with anyio.move_on_after(30, shield=True):
                 await session.wait_closed()
             self._retire(entry)
+            entry.monitored.set()
 
     def _retire(self, entry: _Entry) -> None:
         session_id = entry.session.id

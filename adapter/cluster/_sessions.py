@@ -9,9 +9,9 @@ from typing import Any
 
 from claudecode import UsageError
 
+from .._local_watch import ui_state
 from ..backend import SessionInfo, SessionSpec, check_spec
 from ..config import SessionConfig
-from ..local import ui_state
 from ..policies import PermissionPolicy
 from ..session import AgentSession
 
