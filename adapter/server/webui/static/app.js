@@ -219,7 +219,7 @@ function renderSessions() {
 function select(id, push = true) {
   if (push && parseHash().session !== id) history.pushState(null, "", sessionUrl(id));
   state.current = id;
-  $("sidebar").classList.remove("open");
+  $("sidebar").classList.remove("open"); $("menu").setAttribute("aria-expanded", "false");
   $("landing").hidden = true;
   $("session").hidden = false;
   if (!state.subscribed.has(id)) subscribe(id, false);
@@ -231,7 +231,7 @@ function select(id, push = true) {
 function showLanding(push = true) {
   if (push && location.hash) history.pushState(null, "", location.pathname);
   state.current = null;
-  $("sidebar").classList.remove("open");
+  $("sidebar").classList.remove("open"); $("menu").setAttribute("aria-expanded", "false");
   $("session").hidden = true;
   $("landing").hidden = false;
   renderSessions();
@@ -438,7 +438,29 @@ $("interrupt").addEventListener("click", () => guard(request({ type: "interrupt"
 $("close-session").addEventListener("click", () => guard(request({ type: "close_session", session_id: state.current })));
 $("model").addEventListener("change", (ev) => guard(request({ type: "set_model", session_id: state.current, model: ev.target.value || null })));
 $("mode").addEventListener("change", (ev) => guard(request({ type: "set_permission_mode", session_id: state.current, mode: ev.target.value })));
-$("menu").addEventListener("click", () => $("sidebar").classList.toggle("open"));
+$("menu").addEventListener("click", () => {
+  const open = $("sidebar").classList.toggle("open");
+  $("menu").setAttribute("aria-expanded", String(open));
+  if (open) $("new-chat").focus();
+});
+$("more").addEventListener("click", () => {
+  const open = $("session-tools").classList.toggle("open");
+  $("more").setAttribute("aria-expanded", String(open));
+});
+
+// The colour theme: automatic (the system's preference), light or dark; kept per browser.
+const THEMES = ["auto", "light", "dark"];
+function setTheme(theme) {
+  if (theme === "auto") delete document.documentElement.dataset.theme;
+  else document.documentElement.dataset.theme = theme;
+  $("theme").textContent = "Theme: " + theme;
+  try { localStorage.setItem("ccb-theme", theme); } catch { /* storage refused: not kept */ }
+}
+$("theme").addEventListener("click", () => {
+  const now = document.documentElement.dataset.theme || "auto";
+  setTheme(THEMES[(THEMES.indexOf(now) + 1) % THEMES.length]);
+});
+try { setTheme(THEMES.includes(localStorage.getItem("ccb-theme")) ? localStorage.getItem("ccb-theme") : "auto"); } catch { setTheme("auto"); }
 
 // History: the CLI's stored sessions, under the live ones, searched with them.
 function startFrom(frame, what) {

@@ -50,7 +50,7 @@ export function toolBody(n) {
       break;
     }
     case "http_request":
-      put(body, el("div", { text: (n.method || "GET") + " " + (n.url || n.query || "") + (n.status_code ? " → " + n.status_code : "") }));
+      put(body, el("div", { text: (n.method || "GET") + " " + (n.url || n.query || "") + (n.status_code ? " (HTTP " + n.status_code + ")" : "") }));
       if (n.response) put(body, pre(n.response));
       break;
     case "manage_todos": {
