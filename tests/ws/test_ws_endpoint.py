@@ -673,6 +673,7 @@ _frames = st.one_of(
                 "set_model",
                 "set_permission_mode",
                 "close_session",
+                "update_session",
                 "list_history",
                 "ping",
                 "pong",
@@ -693,6 +694,8 @@ _frames = st.one_of(
                     "mode",
                     "cwd",
                     "limit",
+                    "title",
+                    "archived",
                 ]
             ),
             _json,
