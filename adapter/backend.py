@@ -145,7 +145,8 @@ class SessionInfo(msgspec.Struct, kw_only=True, frozen=True, omit_defaults=True)
     names it (``resume`` without ``fork``, or ``cli_session_id``), else once the CLI reports
     it (its first turn). ``title`` is the first prompt's first line until someone renames
     the session; ``origin`` the front end that started it; ``cost_usd`` what its turns cost
-    so far; ``archived`` a session someone put away (lists may hide it).
+    so far; ``archived`` a session someone put away (lists may hide it). ``removed`` is a
+    watcher's last word on a session that left the list (deleted, or closed and forgotten).
     """
 
     id: str
@@ -166,6 +167,7 @@ class SessionInfo(msgspec.Struct, kw_only=True, frozen=True, omit_defaults=True)
     origin: str | None = None
     cost_usd: float = 0.0
     archived: bool = False
+    removed: bool = False
 
 
 @runtime_checkable
@@ -324,6 +326,11 @@ class LabelBackend(Protocol):
     ) -> SessionInfo:
         """Set the title and/or the archived flag of a session (open or closed); unset
         arguments change nothing. Returns the session as it is now."""
+        ...
+
+    async def forget(self, session_id: str) -> None:
+        """Delete a closed session: it leaves the list and its history is no longer replayed
+        (watchers get it once more, ``removed``). An open session must be closed first."""
         ...
 
 

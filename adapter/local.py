@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any, Self
 
 import anyio
 import anyio.abc
+import msgspec
 
 from claudecode import UsageError
 from claudecode.internal import get_logger
@@ -41,6 +42,7 @@ from .backend import (
     CliSessionInUseError,
     EventStream,
     FrontendToolBackend,
+    LabelBackend,
     SessionBackend,
     SessionInfo,
     SessionSpec,
@@ -306,6 +308,25 @@ class LocalBackend:
         self._changed(entry)
         return self._info(entry)
 
+    async def forget(self, session_id: str) -> None:
+        """Delete a closed session (see :class:`~adapter.backend.LabelBackend`).
+
+        Raises:
+            UnknownSessionError: no such session (or it is gone already).
+            UsageError: the session is still open.
+        """
+        if session_id in self._live:
+            raise UsageError(f"session {session_id!r} is open: close it first")
+        entry = self._entry(session_id)
+        del self._closed[session_id]
+        self._gone(entry)
+
+    def _gone(self, entry: _Entry) -> None:
+        """Tell the watchers that a session left the list."""
+        info = msgspec.structs.replace(self._info(entry), removed=True)
+        for watcher in self._watchers:
+            watcher.push(info)
+
     async def list(self) -> list[SessionInfo]:
         """Every live session, then the recently closed ones."""
         self._expire_closed()
@@ -567,8 +588,10 @@ class LocalBackend:
             if len(self._closed) <= self.closed_max and now - oldest.closed_at < self.closed_ttl:
                 break
             self._closed.popitem(last=False)
+            self._gone(oldest)
 
 
 if TYPE_CHECKING:  # LocalBackend implements the whole interface (checked by mypy)
     _implements: type[SessionBackend] = LocalBackend
     _tools: type[FrontendToolBackend] = LocalBackend
+    _labels: type[LabelBackend] = LocalBackend

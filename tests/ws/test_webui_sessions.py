@@ -87,7 +87,17 @@ def test_sessions_people_can_tell_apart(tmp_path: Path, browser: Any) -> None:
         page.check("#show-archived")
         row.wait_for()
         assert "archived" in row.locator(".meta").inner_text()
+
+        # a closed session can be deleted: it leaves the list, here and in other pages
+        row.locator("button.row").click()
+        page.click("#close-session")
+        page.locator("#session-state.badge.closed").wait_for()
+        page.click("#delete")
+        page.locator("#landing").wait_for()
+        until(page, f"!window.ccbState.sessions.has('{mine}')")
+        assert 0 == row.count()
         page.uncheck("#show-archived")
+        assert mine not in [s["id"] for s in remote.request({"type": "list_sessions"})["sessions"]]
 
         # fork from the history: a new session showing the stored conversation
         page.locator("#history li", has_text="say hello").locator("button", has_text="Fork").click()

@@ -250,6 +250,21 @@ def test_sessions_people_can_tell_apart(tmp_path: Path) -> None:
             ):
                 reply = c.request({"type": "update_session", **bad})
                 assert ("error", code) == (reply["type"], reply["code"]), reply
+            # delete: an open session is refused, a closed one leaves the list for good
+            reply = c.request({"type": "delete_session", "session_id": ui["id"]})
+            assert ("error", "bad_request") == (reply["type"], reply["code"]), reply
+            assert "ack" == c.request({"type": "delete_session", "session_id": sid})["type"]
+            watcher.saw(
+                lambda f: (
+                    f["type"] == "session_changed"
+                    and f["session"]["id"] == sid
+                    and f["session"].get("removed") is True
+                )
+            )
+            listed = c.request({"type": "list_sessions"})["sessions"]
+            assert [ui["id"]] == [s["id"] for s in listed]
+            reply = c.request({"type": "delete_session", "session_id": sid})
+            assert ("error", "unknown_session") == (reply["type"], reply["code"]), reply
         finally:
             c.close()
             watcher.close()

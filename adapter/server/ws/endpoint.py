@@ -55,6 +55,7 @@ from .protocol import (
     ClientFrame,
     CloseSession,
     CreateSession,
+    DeleteSession,
     Error,
     Hello,
     Interrupt,
@@ -158,6 +159,7 @@ class WebSocketConnection(Outbox, Subscriptions, RequestHandlers):
             SetPermissionMode: self._set_mode,
             CloseSession: self._close_session,
             UpdateSession: self._update_session,
+            DeleteSession: self._delete_session,
             ListHistory: self._list_history,
             Ping: self._ping,
         }

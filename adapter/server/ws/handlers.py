@@ -31,6 +31,7 @@ from .protocol import (
     Ack,
     CloseSession,
     CreateSession,
+    DeleteSession,
     Error,
     Hello,
     History,
@@ -192,6 +193,12 @@ class RequestHandlers:
             frame.session_id, title=frame.title, archived=frame.archived
         )
         self.send(Ack(request_id=frame.request_id, session_id=info.id, session=info))
+
+    async def _delete_session(self, frame: DeleteSession) -> None:
+        if not isinstance(self.backend, LabelBackend):
+            raise UsageError("this server cannot delete sessions")
+        await self.backend.forget(frame.session_id)
+        self.send(Ack(request_id=frame.request_id, session_id=frame.session_id))
 
     async def _list_history(self, frame: ListHistory) -> None:
         cwd = frame.cwd

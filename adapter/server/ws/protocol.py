@@ -8,7 +8,8 @@ both unions is :func:`ws_schema` (published as ``docs/ws-schema.json``).
 Client -> server: ``hello``, ``create_session``, ``list_sessions``, ``subscribe`` (with
 ``since_seq`` to catch up), ``unsubscribe``, ``prompt``, ``permission_response``,
 ``question_response``, ``interrupt``, ``set_model``, ``set_permission_mode``,
-``close_session``, ``update_session`` (rename, archive), ``list_history``, ``ping``.
+``close_session``, ``update_session`` (rename, archive), ``delete_session``,
+``list_history``, ``ping``.
 
 Server -> client: ``event`` (one adapter event, exactly as ``docs/event-schema.json``
 defines it, with its session's ``seq``), ``snapshot`` (the chat view and the session's
@@ -63,6 +64,7 @@ __all__ = (
     "ClientFrame",
     "CloseSession",
     "CreateSession",
+    "DeleteSession",
     "Error",
     "ErrorCode",
     "EventFrame",
@@ -277,6 +279,14 @@ class UpdateSession(_Frame, frozen=True, tag="update_session"):
     archived: bool | None = None
 
 
+class DeleteSession(_Frame, frozen=True, tag="delete_session"):
+    """Delete a closed session: it leaves the list (whoever follows the list gets a last
+    ``session_changed`` with ``removed``). Answered by an ``ack``; an open session is a
+    ``bad_request`` (close it first)."""
+
+    session_id: str
+
+
 class ListHistory(_Frame, frozen=True, tag="list_history"):
     """Ask for the stored sessions of ``cwd`` (of every project when unset), newest first."""
 
@@ -302,6 +312,7 @@ ClientFrame: TypeAlias = (
     | SetPermissionMode
     | CloseSession
     | UpdateSession
+    | DeleteSession
     | ListHistory
     | Ping
 )

@@ -102,6 +102,12 @@ function onFrame(f) {
       renderSessions();
       break;
     case "session_changed": {
+      if (f.session.removed) {   // deleted, or closed and forgotten by the server
+        state.sessions.delete(f.session.id); state.chats.delete(f.session.id); state.subscribed.delete(f.session.id);
+        if (f.session.id === state.current) { history.replaceState(null, "", location.pathname); showLanding(false); }
+        renderSessions();
+        break;
+      }
       const before = state.sessions.get(f.session.id);
       state.sessions.set(f.session.id, f.session);
       if (f.session.state === "waiting" && (!before || before.state !== "waiting")) notify(f.session);
@@ -334,6 +340,7 @@ function renderHeader() {
   $("session-title").textContent = s.title || "Untitled session";
   $("session-title").title = s.cwd || "";
   $("archive").textContent = s.archived ? "Unarchive" : "Archive";
+  $("delete").hidden = !(s.state === "closed" || s.state === "errored");
   const badge = $("session-state");
   badge.textContent = s.state === "waiting" ? "waiting for you" : s.state;
   badge.className = "badge " + s.state;
@@ -523,6 +530,13 @@ $("rename").addEventListener("click", () => {
   input.addEventListener("blur", () => done(true));
   title.replaceWith(input);
   input.focus(); input.select();
+});
+$("delete").addEventListener("click", () => {
+  const id = state.current;
+  guard(request({ type: "delete_session", session_id: id }).then(() => {
+    state.sessions.delete(id); state.chats.delete(id); state.subscribed.delete(id);
+    history.replaceState(null, "", location.pathname); showLanding(false);
+  }));
 });
 $("archive").addEventListener("click", () => {
   const s = state.sessions.get(state.current);
