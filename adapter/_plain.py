@@ -6,7 +6,7 @@ Everything here is a pure function of its arguments; the stateful part of the tr
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, Final
 
 import msgspec
@@ -29,6 +29,7 @@ from claudecode.messages import (
     SystemTaskUpdated,
     UnknownMessage,
 )
+from claudecode.results import ModelInfo
 from normalize import action_type_for, normalize_tool_use, title_for
 
 from .events import (
@@ -38,6 +39,7 @@ from .events import (
     ErrorEvent,
     ErrorKind,
     Event,
+    ModelChoice,
     PermissionDenied,
     PermissionOption,
     PermissionRequest,
@@ -57,6 +59,7 @@ __all__ = (
     "complete_of",
     "malformed",
     "permission_denied",
+    "model_choices",
     "permission_event",
     "question_event",
     "rate_limit",
@@ -253,6 +256,20 @@ def permission_event(
         options=[ALLOW, ALLOW_ALWAYS, DENY] if suggestions else [ALLOW, DENY],
         parent_tool_call_id=parent_of(tool_use_id, agent_id),
     )
+
+
+def model_choices(models: Sequence[ModelInfo]) -> list[ModelChoice]:
+    """The models of the CLI's ``initialize`` answer (effort levels only where supported)."""
+    return [
+        ModelChoice(
+            value=m.value,
+            name=m.display_name or "",
+            description=m.description or "",
+            effort_levels=list(m.supported_effort_levels or []) if m.supports_effort else [],
+        )
+        for m in models
+        if m.value
+    ]
 
 
 def _question(raw: object) -> Question | None:

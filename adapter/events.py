@@ -41,6 +41,7 @@ __all__ = (
     "event_schema",
     "McpServer",
     "MessageChunk",
+    "ModelChoice",
     "ModeChanged",
     "PermissionCancelled",
     "PermissionDenied",
@@ -110,10 +111,21 @@ class Command(_Part, frozen=True):
     argument_hint: str = ""
 
 
+class ModelChoice(_Part, frozen=True):
+    """A model the CLI offers (``value`` is what ``set_model`` takes), with the effort levels
+    it supports (none: no effort setting)."""
+
+    value: str
+    name: str = ""
+    description: str = ""
+    effort_levels: list[str] = []
+
+
 class AvailableCommands(Event, tag="available_commands"):
-    """The slash commands from the ``initialize`` answer."""
+    """The slash commands from the ``initialize`` answer, and the models it lists."""
 
     commands: list[Command] = []
+    models: list[ModelChoice] = []
 
 
 class UserMessage(Event, tag="user_message"):

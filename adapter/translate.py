@@ -346,7 +346,8 @@ class Translator(SystemEvents):
                 for c in result.commands
                 if c.name
             ]
-            return [AvailableCommands(commands=commands)]
+            models = plain.model_choices(result.models)
+            return [AvailableCommands(commands=commands, models=models)]
         except Exception as exc:
             return [self._internal(exc, result)]
 

@@ -58,20 +58,12 @@ from .params import (
 )
 from .peer import JsonRpcPeer, Send, Then
 from .sessions import AcpSession, SessionRelay, Turn, unavailable_error
-from .translate import SESSION_MODES, UpdateTranslator, mode_state, stop_reason
+from .translate import SESSION_MODES, UpdateTranslator, mode_state, model_options, stop_reason
 
 __all__ = ("AcpAgent", "AgentOptions", "PROTOCOL_VERSION")
 
 #: The ACP protocol version this agent speaks.
 PROTOCOL_VERSION = 1
-
-#: Model choices offered besides the configured one: the CLI's own aliases.
-_MODEL_ALIASES = (
-    ("default", "Default"),
-    ("sonnet", "Sonnet"),
-    ("opus", "Opus"),
-    ("haiku", "Haiku"),
-)
 
 #: Requests served at once (each session runs at most one prompt; the rest are short).
 _MAX_REQUESTS = 256
@@ -235,22 +227,7 @@ class AcpAgent:
         )
 
     def _config_options(self, session: AcpSession) -> list[dict[str, Any]]:
-        choices = list(_MODEL_ALIASES)
-        if self.options.model and all(v != self.options.model for v, _ in choices):
-            choices.insert(1, (self.options.model, self.options.model))
-        current = session.model or "default"
-        if all(v != current for v, _ in choices):
-            choices.append((current, current))
-        return [
-            {
-                "id": "model",
-                "name": "Model",
-                "category": "model",
-                "type": "select",
-                "currentValue": current,
-                "options": [{"value": v, "name": n} for v, n in choices],
-            }
-        ]
+        return model_options(session.model, self.options.model, session.models)
 
     def _opened(self, session: AcpSession) -> dict[str, Any]:
         return {

@@ -31,10 +31,12 @@ from claudecode.internal import get_logger
 
 from ..backend import BackendUnavailableError, SessionBackend, SessionSpec
 from ..events import (
+    AvailableCommands,
     Complete,
     ErrorEvent,
     Event,
     ModeChanged,
+    ModelChoice,
     PermissionCancelled,
     PermissionRequest,
     PermissionResolved,
@@ -54,7 +56,12 @@ from .questions import (
     elicitation_params,
     permission_params,
 )
-from .translate import UpdateTranslator, decision_for_option, permission_request_params
+from .translate import (
+    UpdateTranslator,
+    decision_for_option,
+    model_options,
+    permission_request_params,
+)
 
 __all__ = ("AcpSession", "SessionRelay", "Turn", "unavailable_error")
 
@@ -109,6 +116,9 @@ class AcpSession:
     #: pending_id -> our request id to the editor
     asking: dict[str, int] = field(default_factory=dict)
     rejected_tools: set[str] = field(default_factory=set)
+    #: The models the CLI listed (its ``initialize`` answer), and the agent's own model.
+    models: list[ModelChoice] = field(default_factory=list)
+    configured_model: str | None = None
     scope: anyio.CancelScope | None = None
     last_error: str | None = None
     #: Turns whose prompt was answered "unavailable" while they ran on: their ``complete``,
@@ -151,6 +161,7 @@ class SessionRelay:
             mode=info.permission_mode or "default",
             model=info.model,
             translator=UpdateTranslator(cwd=spec.cwd),
+            configured_model=spec.model,
         )
         self.sessions[session_id] = session
         return session
@@ -285,6 +296,10 @@ class SessionRelay:
                     )
             elif isinstance(event, ModeChanged):
                 session.mode = event.mode
+            elif isinstance(event, AvailableCommands) and event.models:
+                session.models = list(event.models)
+                options = model_options(session.model, session.configured_model, session.models)
+                updates.append({"sessionUpdate": "config_option_update", "configOptions": options})
             elif isinstance(event, ErrorEvent):
                 session.last_error = event.message
             elif isinstance(event, Complete):

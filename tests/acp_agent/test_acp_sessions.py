@@ -13,9 +13,9 @@ import anyio
 import pytest
 
 from adapter.acp.agent import AcpAgent, AgentOptions
-from adapter.acp.translate import UpdateTranslator
+from adapter.acp.translate import UpdateTranslator, model_options
 from adapter.config import SessionConfig
-from adapter.events import CompactBoundary, UserMessage
+from adapter.events import CompactBoundary, ModelChoice, UserMessage
 from adapter.history import project_slug
 from adapter.local import LocalBackend
 from adapter.policies import PermissionPolicy
@@ -120,3 +120,17 @@ def test_title_and_compaction_updates_follow_the_schema() -> None:
         assert [] == errors_of("SessionNotification", note)
     replayed = UpdateTranslator(replay=True).updates(UserMessage(text="x"))
     assert ["user_message_chunk"] == [u["sessionUpdate"] for u in replayed], "no title"
+
+
+def test_the_model_option_follows_the_clis_list() -> None:
+    aliases = model_options(None, None, [])[0]
+    assert ["default", "sonnet", "opus", "haiku"] == [o["value"] for o in aliases["options"]]
+    listed = [
+        ModelChoice(value="default", name="Default"),
+        ModelChoice(value="fable", name="Fable"),
+    ]
+    [option] = model_options("custom-1", "pinned", listed)
+    assert ["default", "fable", "pinned", "custom-1"] == [o["value"] for o in option["options"]]
+    assert "custom-1" == option["currentValue"]
+    update = {"sessionUpdate": "config_option_update", "configOptions": [option]}
+    assert [] == errors_of("SessionNotification", {"sessionId": "s", "update": update})

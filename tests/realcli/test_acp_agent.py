@@ -422,3 +422,18 @@ def test_fork_continues_a_conversation_under_a_new_id(acp: Acp, fake_api: FakeAn
     assert "Remember the word apple" in last and "Which word?" in last
     ids = {s["sessionId"] for s in listed["sessions"]}
     assert {new["sessionId"], forked["sessionId"]} <= ids
+
+
+def test_the_model_option_lists_the_clis_own_models(acp: Acp, fake_api: FakeAnthropicAPI) -> None:
+    """Once the CLI answered initialize, a config_option_update offers the models it lists
+    (with their display names), not a fixed set of aliases; selecting one still works."""
+    fake_api.add_main(text_turn("hi"))
+    report = acp.in_session(prompt("hello"), {"op": "set_model", "session": "a", "value": "sonnet"})
+    assert {"stopReason": "end_turn"} == report["results"][2], report["stderr"][-3000:]
+    [update] = updates_of(report, "a", "config_option_update")
+    [option] = update["configOptions"]
+    values = [o["value"] for o in option["options"]]
+    assert "default" == values[0] and len(values) >= 2, values
+    # The pinned CLI (2.1.332) lists a model that is none of the aliases offered before.
+    assert "fable" in values and "Fable" == option["options"][values.index("fable")]["name"]
+    assert "sonnet" == report["results"][3]["configOptions"][0]["currentValue"]
