@@ -224,7 +224,16 @@ def test_sessions_people_can_tell_apart(tmp_path: Path) -> None:
             assert "webui" == ui["origin"]
             c.request({"type": "subscribe", "session_id": sid})
             c.request({"type": "prompt", "session_id": sid, "text": "\n  fix the tests\nnow"})
-            until_complete(c, sid)
+            c.saw(lambda f: f["type"] == "event" and f["event"]["type"] == "complete")
+            # the backend follows the session's events on its own: the cost comes with a
+            # session_changed once it has seen the turn's end
+            watcher.saw(
+                lambda f: (
+                    f["type"] == "session_changed"
+                    and f["session"]["id"] == sid
+                    and f["session"].get("cost_usd", 0) > 0
+                )
+            )
             info = c.request({"type": "list_sessions"})["sessions"]
             mine = next(s for s in info if s["id"] == sid)
             assert ("websocket", "fix the tests") == (mine["origin"], mine["title"])
