@@ -25,6 +25,9 @@ from typing import Any, Literal, Protocol, TypeAlias, runtime_checkable
 
 import msgspec
 
+from claudecode import UsageError
+from claudecode.options import EFFORT_LEVELS
+
 from .errors import BackendUnavailableError, CliSessionInUseError
 from .events import Event
 from .images import PromptImages
@@ -33,11 +36,14 @@ from .policies import PermissionDecision
 __all__ = (
     "BackendUnavailableError",
     "CliSessionInUseError",
+    "check_spec",
+    "clean_title",
     "EventStream",
     "FRONTEND_TOOL_SERVER",
     "FrontendToolBackend",
     "history_dir_of",
     "HistoryBackend",
+    "LabelBackend",
     "SessionBackend",
     "SessionInfo",
     "SessionKind",
@@ -55,8 +61,47 @@ SessionKind: TypeAlias = Literal["chat", "terminal"]
 SessionState: TypeAlias = Literal["starting", "busy", "waiting", "idle", "errored", "closed"]
 
 
+#: The longest title a session takes (longer ones are cut, with an ellipsis).
+TITLE_LENGTH = 200
+
+
+def clean_title(title: str) -> str:
+    """A title as a session list shows it: one line, trimmed, at most :data:`TITLE_LENGTH`.
+
+    Raises:
+        UsageError: nothing is left of it.
+    """
+    line = " ".join(title.split())
+    if not line:
+        raise UsageError("a session's title cannot be empty")
+    return line if len(line) <= TITLE_LENGTH else line[: TITLE_LENGTH - 1] + "…"
+
+
+def check_spec(spec: SessionSpec) -> None:
+    """Refuse, in words and before any CLI starts, a spec this machine cannot run: a working
+    directory that is not one here (the CLI's spawn would fail later with an ``[Errno 2]``
+    naming the server's own paths) or an unknown effort level.
+
+    Raises:
+        UsageError: ``spec.cwd`` does not exist or is not a directory; ``spec.effort`` is
+            not one of :data:`claudecode.options.EFFORT_LEVELS`.
+    """
+    if spec.effort is not None and spec.effort not in EFFORT_LEVELS:
+        raise UsageError(f"unknown effort {spec.effort!r} (one of: {', '.join(EFFORT_LEVELS)})")
+    if spec.cwd is None:
+        return
+    path = Path(spec.cwd).expanduser()
+    if not path.is_dir():
+        what = "is not a directory" if path.exists() else "does not exist"
+        raise UsageError(f"the working directory {spec.cwd!r} {what}")
+
+
 class SessionSpec(msgspec.Struct, kw_only=True, frozen=True, omit_defaults=True):
     """What to start: every field optional, unset fields take the backend's defaults.
+
+    ``effort`` is the CLI's ``--effort`` (``low``, ``medium``, ``high``, ``xhigh``, ``max``).
+    ``origin`` names the front end that started the session (``webui``, ``websocket``,
+    ``ag-ui``, ``acp``, ``rest``), so a list of sessions can tell them apart.
 
     ``policy`` names a built-in permission policy (``autonomous``, ``supervised``, ``plan``);
     custom callbacks cannot cross a wire and are configured on the backend itself. ``resume``
@@ -81,6 +126,8 @@ class SessionSpec(msgspec.Struct, kw_only=True, frozen=True, omit_defaults=True)
     model: str | None = None
     policy: str | None = None
     permission_mode: str | None = None
+    effort: str | None = None
+    origin: str | None = None
     resume: str | None = None
     resume_session_at: str | None = None
     fork: bool = False
@@ -100,8 +147,12 @@ class SessionInfo(msgspec.Struct, kw_only=True, frozen=True, omit_defaults=True)
     Times are Unix seconds. ``owner`` names the process that runs the session (distributed
     backends; ``None`` in process). ``cli_session_id`` is known from the start when the spec
     names it (``resume`` without ``fork``, or ``cli_session_id``), else once the CLI reports
-    it (its first turn). ``user`` is the person the session belongs to (its spec's
-    ``user``; ``None`` for a session started without an identity).
+    it (its first turn). ``title`` is the first prompt's first line until someone renames
+    the session; ``origin`` the front end that started it; ``cost_usd`` what its turns cost
+    so far; ``archived`` a session someone put away (lists may hide it). ``removed`` is a
+    watcher's last word on a session that left the list (deleted, or closed and forgotten).
+    ``user`` is the person the session belongs to (its spec's ``user``; ``None`` for a
+    session started without an identity).
     """
 
     id: str
@@ -119,6 +170,10 @@ class SessionInfo(msgspec.Struct, kw_only=True, frozen=True, omit_defaults=True)
     last_seq: int = 0
     owner: str | None = None
     title: str | None = None
+    origin: str | None = None
+    cost_usd: float = 0.0
+    archived: bool = False
+    removed: bool = False
     user: str | None = None
 
 
@@ -263,6 +318,27 @@ def history_dir_of(backend: object) -> Path | None:
     except AttributeError:  # none at all, or one made without a history
         return None
     return None if where is None else Path(where)
+
+
+@runtime_checkable
+class LabelBackend(Protocol):
+    """An optional capability of a :class:`SessionBackend`: what people call a session.
+
+    Renaming and archiving change only the :class:`SessionInfo` (watchers see the change);
+    an archived session goes on as before.
+    """
+
+    async def label(
+        self, session_id: str, *, title: str | None = None, archived: bool | None = None
+    ) -> SessionInfo:
+        """Set the title and/or the archived flag of a session (open or closed); unset
+        arguments change nothing. Returns the session as it is now."""
+        ...
+
+    async def forget(self, session_id: str) -> None:
+        """Delete a closed session: it leaves the list and its history is no longer replayed
+        (watchers get it once more, ``removed``). An open session must be closed first."""
+        ...
 
 
 @runtime_checkable

@@ -22,8 +22,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import json
-import os
 import time
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Mapping, Sequence
@@ -32,23 +30,34 @@ from typing import TYPE_CHECKING, Any, Self
 
 import anyio
 import anyio.abc
+import msgspec
 
 from claudecode import UsageError
 from claudecode.internal import get_logger
 
 from ._frontend_tools import FrontendTools
+from ._local_watch import Watcher, mcp_servers, prompt_title, ui_state
 from .backend import (
     FRONTEND_TOOL_SERVER,
     CliSessionInUseError,
     EventStream,
     FrontendToolBackend,
+    LabelBackend,
     SessionBackend,
     SessionInfo,
     SessionSpec,
-    SessionState,
+    check_spec,
+    clean_title,
 )
 from .config import SessionConfig
-from .events import MessageChunk, ModeChanged, Reasoning, SessionStatus, ToolInputDelta
+from .events import (
+    Complete,
+    MessageChunk,
+    ModeChanged,
+    Reasoning,
+    SessionStatus,
+    ToolInputDelta,
+)
 from .fanout import SubscriberDropped
 from .images import PromptImages
 from .manager import PoolStatus, SessionManager, UnknownSessionError
@@ -61,51 +70,13 @@ _log = get_logger("claudecode.adapter.local")
 
 _SPEC_POLICIES = frozenset({"autonomous", "supervised", "plan"})
 #: Events whose content the monitor records.
-_TRACKED = frozenset({SessionStatus, ModeChanged})
+_TRACKED = frozenset({SessionStatus, ModeChanged, Complete})
 #: Events that come in bursts while a turn streams, and change nothing a watcher sees.
 _STREAMED = frozenset({MessageChunk, Reasoning, ToolInputDelta})
 #: Seconds the monitor waits after a batch of streamed deltas before looking again.
 MONITOR_BATCH_SECONDS = 0.05
-_TITLE_LENGTH = 80
-
-
-def ui_state(session: AgentSession) -> SessionState:
-    """What a UI shows for ``session`` (the :data:`~adapter.backend.SessionState`): an open
-    permission request makes it ``waiting`` whatever runs."""
-    status = session.status
-    if status == "terminated":
-        return "closed"
-    if status == "errored":
-        return "errored"
-    if status == "starting":
-        return "starting"
-    if session.pending_permissions:
-        return "waiting"
-    if status == "active":
-        return "busy"
-    return "idle"
-
-
-def _title(text: str) -> str | None:
-    line = next((part.strip() for part in text.splitlines() if part.strip()), "")
-    if not line:
-        return None
-    return line if len(line) <= _TITLE_LENGTH else line[: _TITLE_LENGTH - 1] + "…"
-
-
-def _mcp_servers(config: str | os.PathLike[str] | Mapping[str, Any] | None) -> dict[str, Any]:
-    """The servers of an ``--mcp-config`` value (a mapping, a JSON string or a file)."""
-    if config is None:
-        return {}
-    if isinstance(config, Mapping):
-        return dict(config.get("mcpServers", config))
-    text = os.fspath(config)
-    if text.lstrip().startswith("{"):
-        loaded = json.loads(text)
-    else:
-        with open(text, encoding="utf-8") as fh:
-            loaded = json.load(fh)
-    return dict(loaded.get("mcpServers", {}))
+#: Seconds close() waits for the monitor to have seen the session's last event.
+_MONITOR_GRACE = 5.0
 
 
 @dataclasses.dataclass
@@ -119,39 +90,14 @@ class _Entry:
     permission_mode: str | None = None
     cli_session_id: str | None = None
     title: str | None = None
+    origin: str | None = None
+    cost_usd: float = 0.0
+    archived: bool = False
     user: str | None = None
     closed_at: float | None = None
     last_sent: tuple[Any, ...] | None = None
-
-
-class _Watcher:
-    """One watcher's pending snapshots: at most one per session, oldest change first."""
-
-    def __init__(self) -> None:
-        self.pending: OrderedDict[str, SessionInfo] = OrderedDict()
-        self.wakeup = anyio.Event()
-        self.ended = False
-
-    def push(self, info: SessionInfo) -> None:
-        self.pending.pop(info.id, None)
-        self.pending[info.id] = info
-        self.wakeup.set()
-
-    def end(self) -> None:
-        self.ended = True
-        self.wakeup.set()
-
-    def __aiter__(self) -> _Watcher:
-        return self
-
-    async def __anext__(self) -> SessionInfo:
-        while not self.pending:
-            if self.ended:
-                raise StopAsyncIteration
-            await self.wakeup.wait()
-            self.wakeup = anyio.Event()
-        _, info = self.pending.popitem(last=False)
-        return info
+    #: Set once the monitor has seen the session's last event (its last change is sent).
+    monitored: anyio.Event = dataclasses.field(default_factory=anyio.Event)
 
 
 class LocalBackend:
@@ -193,7 +139,7 @@ class LocalBackend:
         #: CLI session ids a create() in flight resumes: claimed before its first await.
         self._claimed: set[str] = set()
         self._closed: OrderedDict[str, _Entry] = OrderedDict()
-        self._watchers: list[_Watcher] = []
+        self._watchers: list[Watcher] = []
         self._all_retired: anyio.Event | None = None
         self._tg: anyio.abc.TaskGroup | None = None
 
@@ -262,8 +208,10 @@ class LocalBackend:
         """The :class:`SessionConfig` a session created from ``spec`` runs with.
 
         Raises:
-            UsageError: ``spec.policy`` names no built-in policy.
+            UsageError: ``spec.policy`` names no built-in policy, or
+                :func:`~adapter.backend.check_spec` refuses the spec.
         """
+        check_spec(spec)
         changes: dict[str, Any] = {}
         if spec.cwd is not None:
             changes["cwd"] = spec.cwd
@@ -279,6 +227,8 @@ class LocalBackend:
             )
         if spec.permission_mode is not None:
             changes["permission_mode"] = spec.permission_mode
+        if spec.effort is not None:
+            changes["client_options"] = {**self.defaults.client_options, "effort": spec.effort}
         if spec.resume is not None:
             changes["resume"] = spec.resume
             changes["resume_session_at"] = spec.resume_session_at
@@ -289,7 +239,7 @@ class LocalBackend:
             add_dirs = tuple(spec.add_dirs)
             changes["client_options"] = {**self.defaults.client_options, "add_dirs": add_dirs}
         if spec.mcp_servers:
-            servers = _mcp_servers(self.defaults.mcp_config)
+            servers = mcp_servers(self.defaults.mcp_config)
             servers.update(spec.mcp_servers)
             changes["mcp_config"] = {"mcpServers": servers}
         return dataclasses.replace(self.defaults, **changes)
@@ -338,6 +288,7 @@ class LocalBackend:
             # refuse to open a stored session twice by it (as a cluster's registry does).
             cli_session_id=(None if config.fork_session else config.resume)
             or config.cli_session_id,
+            origin=spec.origin,
             user=spec.user,
         )
         self._live[session.id] = entry
@@ -350,6 +301,43 @@ class LocalBackend:
     async def info(self, session_id: str) -> SessionInfo:
         """The session's current snapshot (also for a recently closed session)."""
         return self._info(self._entry(session_id))
+
+    async def label(
+        self, session_id: str, *, title: str | None = None, archived: bool | None = None
+    ) -> SessionInfo:
+        """Rename and/or archive a session, open or recently closed (see
+        :class:`~adapter.backend.LabelBackend`).
+
+        Raises:
+            UnknownSessionError: no such session (or it closed long ago).
+            UsageError: an empty title.
+        """
+        entry = self._entry(session_id)
+        if title is not None:
+            entry.title = clean_title(title)
+        if archived is not None:
+            entry.archived = archived
+        self._changed(entry)
+        return self._info(entry)
+
+    async def forget(self, session_id: str) -> None:
+        """Delete a closed session (see :class:`~adapter.backend.LabelBackend`).
+
+        Raises:
+            UnknownSessionError: no such session (or it is gone already).
+            UsageError: the session is still open.
+        """
+        if session_id in self._live:
+            raise UsageError(f"session {session_id!r} is open: close it first")
+        entry = self._entry(session_id)
+        del self._closed[session_id]
+        self._gone(entry)
+
+    def _gone(self, entry: _Entry) -> None:
+        """Tell the watchers that a session left the list."""
+        info = msgspec.structs.replace(self._info(entry), removed=True)
+        for watcher in self._watchers:
+            watcher.push(info)
 
     async def list(self) -> list[SessionInfo]:
         """Every live session, then the recently closed ones."""
@@ -373,7 +361,7 @@ class LocalBackend:
         # as one change (busy, with its title), not busy and then the title.
         untitled = entry.title is None
         if untitled:
-            entry.title = _title(text)
+            entry.title = prompt_title(text)
         try:
             await entry.session.prompt(text, images=images)
         except BaseException:
@@ -442,12 +430,16 @@ class LocalBackend:
         with contextlib.suppress(UnknownSessionError):
             await self._manager.close(session_id)
         await entry.session.wait_closed()
+        # The monitor reports what the last events changed (the last turn's cost) before
+        # the session is retired, so watchers get "closed" last, once.
+        with anyio.move_on_after(_MONITOR_GRACE):
+            await entry.monitored.wait()
         self._retire(entry)
 
     @contextlib.asynccontextmanager
     async def watch(self) -> AsyncIterator[AsyncIterator[SessionInfo]]:
         """A :class:`SessionInfo` per change that matters (see the module docs)."""
-        watcher = _Watcher()
+        watcher = Watcher()
         if self._tg is None:
             watcher.end()
         else:
@@ -518,6 +510,9 @@ class LocalBackend:
             pending_permissions=tuple(session.pending_permissions),
             last_seq=session.last_seq,
             title=entry.title,
+            origin=entry.origin,
+            cost_usd=entry.cost_usd,
+            archived=entry.archived,
             user=entry.user,
         )
 
@@ -538,6 +533,8 @@ class LocalBackend:
             entry.permission_mode,
             entry.cli_session_id or session.cli_session_id,
             entry.title,
+            entry.cost_usd,
+            entry.archived,
         )
         if key == entry.last_sent:
             return
@@ -570,6 +567,8 @@ class LocalBackend:
                             entry.permission_mode = event.permission_mode or entry.permission_mode
                         elif type(event) is ModeChanged:
                             entry.permission_mode = event.mode
+                        elif type(event) is Complete:
+                            entry.cost_usd += event.cost_usd or 0.0
                 self._changed(entry)
                 if kinds <= _STREAMED:
                     # A turn is streaming: let its deltas pile up for a moment instead of
@@ -580,6 +579,7 @@ class LocalBackend:
             with anyio.move_on_after(30, shield=True):
                 await session.wait_closed()
             self._retire(entry)
+            entry.monitored.set()
 
     def _retire(self, entry: _Entry) -> None:
         session_id = entry.session.id
@@ -601,8 +601,10 @@ class LocalBackend:
             if len(self._closed) <= self.closed_max and now - oldest.closed_at < self.closed_ttl:
                 break
             self._closed.popitem(last=False)
+            self._gone(oldest)
 
 
 if TYPE_CHECKING:  # LocalBackend implements the whole interface (checked by mypy)
     _implements: type[SessionBackend] = LocalBackend
     _tools: type[FrontendToolBackend] = LocalBackend
+    _labels: type[LabelBackend] = LocalBackend

@@ -47,12 +47,14 @@ from typing import Any, ParamSpec
 import anyio
 import msgspec
 
+from claudecode import UsageError
 from claudecode.internal import get_logger
 
 from .audit import AuditLog
 from .backend import (
     EventStream,
     FrontendToolBackend,
+    LabelBackend,
     SessionBackend,
     SessionInfo,
     SessionSpec,
@@ -412,6 +414,22 @@ class OwnedBackend:
         caller = await self._guard(session_id, "question_response")
         await self.inner.decline_question(session_id, pending_id, message)
         self._audit_decision(caller, session_id, pending_id, "declined")
+
+    async def label(
+        self, session_id: str, *, title: str | None = None, archived: bool | None = None
+    ) -> SessionInfo:
+        """Rename or archive a session of the caller's (when the backend below can)."""
+        await self._guard(session_id, "label")
+        if not isinstance(self.inner, LabelBackend):
+            raise UsageError("this server cannot rename or archive sessions")
+        return await self.inner.label(session_id, title=title, archived=archived)
+
+    async def forget(self, session_id: str) -> None:
+        """Delete a closed session of the caller's (when the backend below can)."""
+        await self._guard(session_id, "delete_session")
+        if not isinstance(self.inner, LabelBackend):
+            raise UsageError("this server cannot delete sessions")
+        await self.inner.forget(session_id)
 
     async def interrupt(self, session_id: str) -> None:
         await self._guard(session_id, "interrupt")

@@ -222,6 +222,7 @@ class AcpAgent:
             permission_mode=self.options.permission_mode,
             mcp_servers=cli_mcp_servers(mcp),
             add_dirs=add_dirs,
+            origin="acp",
             **changes,
         )
 

@@ -11,9 +11,9 @@ from typing import Any
 from claudecode import UsageError
 from claudecode.internal import get_logger
 
-from ..backend import SessionInfo, SessionSpec
+from .._local_watch import ui_state
+from ..backend import SessionInfo, SessionSpec, check_spec
 from ..config import SessionConfig
-from ..local import ui_state
 from ..policies import PermissionPolicy
 from ..session import AgentSession
 from .wire import CreateExpiredError, CreateSession, ErrorBody
@@ -70,8 +70,9 @@ def config_for(defaults: SessionConfig, spec: SessionSpec) -> SessionConfig:
     """The worker's defaults with what a :class:`SessionSpec` sets.
 
     Raises:
-        UsageError: an unknown policy name.
+        UsageError: an unknown policy name, or a spec :func:`~adapter.backend.check_spec` refuses.
     """
+    check_spec(spec)
     changes: dict[str, Any] = {}
     for name in ("cwd", "model", "permission_mode", "resume", "resume_session_at"):
         value = getattr(spec, name)
@@ -79,6 +80,8 @@ def config_for(defaults: SessionConfig, spec: SessionSpec) -> SessionConfig:
             changes[name] = value
     if spec.cli_session_id is not None:
         changes["cli_session_id"] = spec.cli_session_id
+    if spec.effort is not None:
+        changes["client_options"] = {**defaults.client_options, "effort": spec.effort}
     if spec.fork:
         changes["fork_session"] = True
     if spec.add_dirs:
@@ -125,5 +128,6 @@ def info_of(
         pending_permissions=tuple(session.pending_permissions),
         last_seq=session.last_seq + seq_offset,
         owner=owner,
+        origin=spec.origin if spec else None,
         user=spec.user if spec is not None else None,
     )

@@ -119,6 +119,8 @@ def core_routes(ctx: ServerContext) -> list[BaseRoute]:
     async def create_session(request: Request) -> Response:
         spec = await read_json(request, SessionSpec)
         reject_nul(spec, SPEC_TEXT_FIELDS)
+        if spec.origin is None:
+            spec = msgspec.structs.replace(spec, origin="rest")
         return json_response(await backend.create(spec), 201)
 
     async def get_session(request: Request) -> Response:

@@ -75,6 +75,12 @@ def test_spec_overrides_the_defaults(tmp_path: Path) -> None:
     ).config_for(SessionSpec(mcp_servers={"ed": {"type": "http", "url": "u"}}))
     assert isinstance(merged.mcp_config, dict)
     assert ["base", "ed"] == sorted(merged.mcp_config["mcpServers"])
+    effort = backend.config_for(SessionSpec(effort="high"))
+    assert {"effort": "high"} == dict(effort.client_options)
+    with pytest.raises(UsageError, match="unknown effort"):
+        backend.config_for(SessionSpec(effort="extreme"))
+    with pytest.raises(UsageError, match="does not exist"):
+        backend.config_for(SessionSpec(cwd=str(tmp_path / "missing")))
 
 
 async def test_lifecycle_states_watch_and_closed_replay(tmp_path: Path) -> None:

@@ -61,7 +61,7 @@ def shot(page: Any, name: str) -> None:
 
 
 def start_session(page: Any) -> str:
-    page.click("#new-session button[type=submit]")
+    page.click("#start button[type=submit]")
     page.wait_for_selector("#session:not([hidden])")
     page_until(page, "window.ccbState.current !== null")
     session_id: str = page.evaluate("window.ccbState.current")
@@ -122,7 +122,10 @@ def test_chat_approvals_diff_and_escaping(
     card.locator("button.deny").click()
     page.wait_for_selector(".msg.assistant:has-text('I will not delete it')")
     denied = page.locator(".card.kind-shell_exec").nth(1)
-    assert "error" == denied.locator(".status").inner_text()
+    # the person's decision, not an error: no CLI rejection text either
+    assert "denied" == denied.locator(".status").inner_text()
+    assert "Denied by you" == denied.locator(".decision").inner_text()
+    assert 0 == denied.locator(".note.error").count()
     denials = [r for r in fake_api.main_requests() if "Please keep that directory." in str(r.body)]
     assert denials, "the deny message reached the model"
     idle(page)
@@ -147,7 +150,7 @@ def test_chat_approvals_diff_and_escaping(
         "document.getElementById('sidebar').getBoundingClientRect().right <= 0"
     )
     phone.click("#menu")
-    phone.locator("#sessions li").first.click()
+    phone.locator("#sessions li button.row").first.click()
     phone.wait_for_selector(".msg.assistant:has-text('Edited notes.txt.')")
     width = phone.evaluate("document.documentElement.scrollWidth")
     assert width <= 390, "no horizontal scrolling on a phone"
@@ -170,7 +173,7 @@ def test_interrupt_reload_and_two_pages(
     one = page_of(browser, server + "/")
     session_id = start_session(one)
     two = page_of(browser, server + "/")
-    two.locator(f"#sessions li[data-session='{session_id}']").click()
+    two.locator(f"#sessions li[data-session='{session_id}'] button.row").click()
     prompt(one, "first")
     for page in (one, two):
         page.wait_for_selector(".msg.assistant:has-text('First answer.')")
@@ -181,7 +184,7 @@ def test_interrupt_reload_and_two_pages(
     one.wait_for_selector(".msg.assistant:has-text('w1 ')")
     one.reload()
     one.wait_for_selector(".conn.ok")
-    one.locator(f"#sessions li[data-session='{session_id}']").click()
+    one.locator(f"#sessions li[data-session='{session_id}'] button.row").click()
     for page in (one, two):
         page.wait_for_selector(".msg.assistant:has-text('END')")
         texts = page.locator(".msg.assistant").all_inner_texts()

@@ -1,5 +1,5 @@
-"""The web UI page tests' server and page: the app over a CLI, a page in headless Chromium
-with notifications recorded, and another client on the same server."""
+"""What the web UI's browser tests share: a server on the fake CLI, a page on it, a second
+client, polling, screenshots and an axe-core check."""
 
 from __future__ import annotations
 
@@ -11,12 +11,11 @@ import websockets.sync.client as ws_client
 
 from adapter import PermissionPolicy, SessionConfig
 from adapter.server import ServerSettings, create_app
+from tests.support.browser import page_until
 from tests.support.servers import running
 from tests.support.timeouts import HANG_GUARD, NODE_GUARD_MS
 
 ARTIFACTS = Path(__file__).resolve().parents[1] / "artifacts" / "webui"
-
-
 # Records notifications instead of showing them (headless Chromium has no notification UI).
 NOTIFY_STUB = """
 window.__notes = [];
@@ -33,6 +32,11 @@ def serve(tmp_path: Path, cli_path: str) -> Any:
     work.mkdir(exist_ok=True)
     defaults = SessionConfig(cli_path=cli_path, cwd=work, policy=PermissionPolicy("supervised"))
     return running(create_app(settings=ServerSettings(session_defaults=defaults)))
+
+
+#: Poll a JavaScript expression from here (the page's CSP forbids the eval that
+#: ``wait_for_function`` polls with).
+until = page_until
 
 
 def open_page(browser: Any, url: str) -> Any:
@@ -63,3 +67,28 @@ class Remote:
             reply: dict[str, Any] = json.loads(self.conn.recv(timeout=HANG_GUARD))
             if reply.get("request_id") == rid:
                 return reply
+
+
+def shot(page: Any, name: str) -> None:
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / f"{name}.png"))
+
+
+AXE = Path(__file__).resolve().parents[1] / "fixtures" / "axe-core" / "axe.min.js"
+#: Serious and critical violations, as {rule: [the elements' selectors]}.
+AXE_RUN = """async () => {
+  const result = await axe.run(document, { resultTypes: ["violations"] });
+  return result.violations.filter((v) => v.impact === "serious" || v.impact === "critical")
+    .map((v) => ({ id: v.id, impact: v.impact, help: v.help,
+                   nodes: v.nodes.map((n) => n.target.join(" ") + " :: " + n.failureSummary) }));
+}"""
+
+
+def axe_violations(page: Any) -> list[dict[str, Any]]:
+    """axe-core (vendored from npm by scripts/vendor-webui) run inside the page: the serious
+    and critical violations. Injected through the DevTools protocol, as the page's CSP
+    (rightly) refuses inline scripts."""
+    if not page.evaluate("typeof window.axe !== 'undefined'"):
+        page.evaluate("() => { " + AXE.read_text() + "\n}")
+    found: list[dict[str, Any]] = page.evaluate(AXE_RUN)
+    return found

@@ -19,6 +19,8 @@ from hypothesis import strategies as st
 from adapter.chat import ChatView, parse_user_text
 from adapter.events import (
     ApiRetry,
+    AvailableCommands,
+    Command,
     Complete,
     ErrorEvent,
     Event,
@@ -96,6 +98,9 @@ def _tags_and_tools() -> list[Event]:
     shell = normalize_tool_use("Bash", {"command": "ls"})
     events: list[Event] = [UserMessage(text=t) for t in USER_TEXTS]
     events += [
+        AvailableCommands(
+            commands=[Command(name="compact"), Command(name="review", description="r")]
+        ),
         UserMessage(text="", images=2),
         MessageChunk(message_id="m1", text="a"),
         UserMessage(text="<local-command-stdout>after text</local-command-stdout>"),
@@ -173,6 +178,7 @@ FOLD = (
   const live = new Chat();
   for (const ev of events) live.apply(ev);
   const out = { live: [...live.entries.values()].map(project), resumed: [] };
+  out.commands = live.commands;
   for (const snap of snaps) {
     const chat = Chat.fromSnapshot(snap);
     for (const ev of events) chat.apply(ev);   // those up to last_seq are ignored
@@ -199,6 +205,7 @@ def test_live_events_fold_into_what_the_server_view_shows(tmp_path: Path, browse
             snaps = [_json(_python_view(events[:k]).snapshot()) for k in cuts]
             got = page.evaluate(FOLD, [_json(events), snaps])
             assert expected == got["live"], name
+            assert list(whole.snapshot().commands) == got["commands"], name
             for k, resumed in zip(cuts, got["resumed"], strict=True):
                 assert expected == resumed, f"{name}: snapshot after {k} events, then live"
             checked += 1

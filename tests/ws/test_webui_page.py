@@ -20,12 +20,11 @@ from claudecode.testing import fake_cli_command, replay_script, script, text_tur
 from tests.support.browser import page_until
 from tests.support.servers import running
 
-from ._webui import ARTIFACTS, Remote, open_page, serve
+from ._webui import ARTIFACTS, Remote, open_page, serve, until
 
 pytestmark = [pytest.mark.browser, pytest.mark.server]
 
 pytest.importorskip("playwright.sync_api")
-
 
 
 def test_background_approval_notifies_and_reconnect_shows_nothing_twice(
@@ -37,8 +36,8 @@ def test_background_approval_notifies_and_reconnect_shows_nothing_twice(
     )
     with serve(tmp_path, fake_cli_command(body, tmp_path / "fake")) as url:
         page = open_page(browser, url)
-        page.click("#new-session button[type=submit]")
-        page_until(page, "window.ccbState.current !== null")
+        page.click("#start button[type=submit]")
+        until(page, "window.ccbState.current !== null")
         current = page.evaluate("window.ccbState.current")
         page.fill("#prompt", "hello")
         page.press("#prompt", "Enter")
@@ -81,10 +80,10 @@ def test_background_approval_notifies_and_reconnect_shows_nothing_twice(
 def test_a_missing_cli_is_a_clear_error(tmp_path: Path, browser: Any) -> None:
     with serve(tmp_path, str(tmp_path / "no-such-claude")) as url:
         page = open_page(browser, url)
-        page.click("#new-session button[type=submit]")
-        banner = page.locator("#banner.error")
-        banner.wait_for()
-        assert "claude" in banner.inner_text().lower()
+        page.click("#start button[type=submit]")
+        error = page.locator("#start-error")
+        error.wait_for()
+        assert "claude" in error.inner_text().lower()
         assert "connected" == page.inner_text("#conn")
         assert [] == page.errors
 
@@ -95,8 +94,8 @@ def test_a_session_whose_cli_dies_is_a_clear_error(tmp_path: Path, browser: Any)
     body = {**script(text_turn("this reply is cut short")), "crash_after_type": "assistant"}
     with serve(tmp_path, fake_cli_command(body, tmp_path / "fake")) as url:
         page = open_page(browser, url)
-        page.click("#new-session button[type=submit]")
-        page_until(page, "window.ccbState.current !== null")
+        page.click("#start button[type=submit]")
+        until(page, "window.ccbState.current !== null")
         current = page.evaluate("window.ccbState.current")
         page.fill("#prompt", "hello")
         page.press("#prompt", "Enter")
@@ -104,7 +103,7 @@ def test_a_session_whose_cli_dies_is_a_clear_error(tmp_path: Path, browser: Any)
         banner = page.locator("#banner.error")
         banner.wait_for()
         assert "This session failed" in banner.inner_text()
-        assert page.locator("#composer button").is_disabled()
+        assert page.locator("#composer button[type=submit]").is_disabled()
         assert "connected" == page.inner_text("#conn")
         assert [] == page.errors
 
@@ -196,8 +195,8 @@ def test_slash_commands_stream_as_they_show_after_a_reload(tmp_path: Path, brows
     ]
     with serve(tmp_path, fake_cli_command(body, tmp_path / "fake")) as url:
         page = open_page(browser, url)
-        page.click("#new-session button[type=submit]")
-        page_until(page, "window.ccbState.current !== null")
+        page.click("#start button[type=submit]")
+        until(page, "window.ccbState.current !== null")
         current = page.evaluate("window.ccbState.current")
         remote = Remote(url)
         for i, text in enumerate(prompts):
@@ -216,7 +215,7 @@ def test_slash_commands_stream_as_they_show_after_a_reload(tmp_path: Path, brows
             assert tag not in shown
         page.reload()
         page.wait_for_selector(".conn.ok")
-        page.locator(f"#sessions li[data-session='{current}']").click()
+        page.locator(f"#sessions li[data-session='{current}'] button.row").click()
         page.wait_for_selector(".msg.assistant:has-text('reply 4')")
         assert live == page.locator("#chat > *").all_inner_texts()
         assert [] == page.errors
@@ -244,8 +243,8 @@ def test_resume_from_history_then_go_on(tmp_path: Path, browser: Any) -> None:
     )
     with running(create_app(settings=ServerSettings(session_defaults=defaults))) as url:
         page = open_page(browser, url)
-        page.click("#history-box summary")
-        page.locator("#history li", has_text="say hello").locator("button").click()
+        stored = page.locator("#history li", has_text="say hello")
+        stored.locator("button", has_text="Resume").click()
         page.wait_for_selector(".msg.assistant:has-text('All done.')")
         before = page.locator("#chat > *").all_inner_texts()
         assert ["say hello", "do the work"] == page.locator(".msg.user").all_inner_texts()
@@ -260,7 +259,7 @@ def test_resume_from_history_then_go_on(tmp_path: Path, browser: Any) -> None:
         current = page.evaluate("window.ccbState.current")
         page.reload()
         page.wait_for_selector(".conn.ok")
-        page.locator(f"#sessions li[data-session='{current}']").click()
+        page.locator(f"#sessions li[data-session='{current}'] button.row").click()
         page.wait_for_selector(".msg.assistant:has-text('fresh reply')")
         assert after == page.locator("#chat > *").all_inner_texts()
         assert [] == page.errors
@@ -273,8 +272,8 @@ def test_sub_agent_work_is_nested_under_its_call(tmp_path: Path, browser: Any) -
     cli = fake_cli_command(replay_script(transcript), tmp_path / "fake")
     with serve(tmp_path, cli) as url:
         page = open_page(browser, url)
-        page.click("#new-session button[type=submit]")
-        page_until(page, "window.ccbState.current !== null")
+        page.click("#start button[type=submit]")
+        until(page, "window.ccbState.current !== null")
         page.fill("#prompt", "delegate it")
         page.press("#prompt", "Enter")
         page.wait_for_selector(".msg.assistant:has-text('The sub-agent says')")
@@ -290,25 +289,11 @@ def test_sub_agent_work_is_nested_under_its_call(tmp_path: Path, browser: Any) -
         assert [] == page.errors
 
 
-#: An open question in the page's chat model (the current session's).
-_OPEN_QUESTION = (
-    "[...(window.ccbState.chats.get(window.ccbState.current)?.entries?.values() ?? [])]"
-    ".some((e) => e.kind === 'question' && e.state === 'open')"
-)
-#: Answer it "Casual" with a question_response frame on the page's WebSocket.
-_ANSWER_CASUAL = """() => {
-  const s = window.ccbState;
-  const q = [...s.chats.get(s.current).entries.values()].find(
-    (e) => e.kind === "question" && e.state === "open");
-  s.ws.send(JSON.stringify({type: "question_response", session_id: s.current,
-    pending_id: q.pending_id, answers: {[q.questions[0].question]: ["Casual"]}}));
-}"""
-
-
 def test_the_readme_first_command(tmp_path: Path, browser: Any) -> None:
     """`claudecode-bridge serve --demo` as a process, then the URL it prints for the web UI:
-    a session streams, asks to run a command, runs it once allowed, edits a file with a diff
-    and keeps a todo list."""
+    a session streams, asks which greeting style to use (answered "Casual" in the form, named
+    in its next sentence), asks to run a command, runs it once allowed, edits a file with a
+    diff and keeps a todo list."""
     with subprocess.Popen(
         [sys.executable, "-m", "adapter", "serve", "--demo", "--port", "0"],
         stdout=subprocess.PIPE,
@@ -327,24 +312,20 @@ def test_the_readme_first_command(tmp_path: Path, browser: Any) -> None:
             # The WebSocket route is printed as the URL a client connects to.
             assert lines[-1].split()[-1] == "ws" + url.removeprefix("http").rstrip("/") + "/ws"
             page = open_page(browser, url.rstrip("/"))
-            page.click("#new-session button[type=submit]")
-            page_until(page, "window.ccbState.current !== null")
-            page.fill("#prompt", "show me around")
-            page.press("#prompt", "Enter")
+            page.fill("#start-prompt", "show me around")
+            page.press("#start-prompt", "Enter")
             allowed = 0
             open_card = ".card.permission:not(.closed)"
-            page.wait_for_selector(open_card)  # the demo asks before its command first
-            while True:  # allow every request it makes, until the turn ends
-                page_until(
-                    page,
-                    f"{_OPEN_QUESTION} || !!document.querySelector("
-                    f"'#session-state.badge.idle, {open_card}')",
-                )
-                if page.evaluate(_OPEN_QUESTION):
-                    # Answered through the page's own socket (this page has no question form
-                    # yet): the demo's next sentence names the answer.
-                    page.evaluate(_ANSWER_CASUAL)
-                    page_until(page, f"!({_OPEN_QUESTION})")
+            question = ".card.question:not(.closed)"
+            page.wait_for_selector(f"{open_card}, {question}")  # it asks before it acts
+            while True:  # allow every request, answer its question "Casual", until idle
+                page.wait_for_selector(f"#session-state.badge.idle, {open_card}, {question}")
+                if page.locator(question).count():
+                    form = page.locator(question).first
+                    assert "Which greeting style should I use?" in form.inner_text()
+                    form.get_by_text("Casual", exact=True).click()
+                    form.locator("button[type=submit]").click()
+                    until(page, f"document.querySelectorAll('{question}').length === 0")
                     continue
                 if page.locator(open_card).count() == 0:
                     break
@@ -352,7 +333,9 @@ def test_the_readme_first_command(tmp_path: Path, browser: Any) -> None:
                 allowed += 1
                 page_until(page, f"document.querySelectorAll('{open_card}').length === 0")
             assert allowed >= 1
-            page.get_by_text("You chose Casual", exact=False).first.wait_for()
+            # the demo's next sentence names the option clicked
+            page.wait_for_selector(".msg.assistant:has-text('You chose Casual')")
+            assert "Casual" in page.locator(".card.question.closed").inner_text()
             assert page.locator(".card.kind-shell_exec .stdout").count() >= 1
             page.locator(".card.kind-modify_file .diff .add").first.wait_for()
             assert page.locator("#todos li").count() == 3

@@ -45,7 +45,7 @@ def test_the_page_resubscribes_after_unavailable_with_no_gap(tmp_path: Path, bro
     )
     with running(app) as url:
         page = open_page(browser, url)
-        page.click("#new-session button[type=submit]")
+        page.click("#start button[type=submit]")
         page_until(page, "window.ccbState.current !== null")
         current = page.evaluate("window.ccbState.current")
         page.fill("#prompt", "hello")

@@ -90,6 +90,98 @@ def test_hello_ping_and_lists(tmp_path: Path) -> None:
             c.close()
 
 
+def test_create_refuses_what_it_cannot_run_before_starting(tmp_path: Path) -> None:
+    """A working directory that is not one, or an unknown effort, is a bad_request in words
+    (no ``[Errno 2]``, no server path) and no session starts; a known effort starts one."""
+    with serve(tmp_path, script(text_turn("Hi!"))) as url:
+        c = connect(url)
+        try:
+            a_file = tmp_path / "work" / "a-file"
+            a_file.write_text("x")
+            for cwd, why in (("give me the tour", "does not exist"), (str(a_file), "not a dir")):
+                reply = c.request({"type": "create_session", "cwd": cwd})
+                assert ("error", "bad_request") == (reply["type"], reply["code"]), reply
+                assert why in reply["message"] and repr(cwd) in reply["message"]
+                assert "Errno" not in reply["message"]
+            reply = c.request({"type": "create_session", "effort": "extreme"})
+            assert ("error", "invalid_frame") == (reply["type"], reply["code"]), reply
+            assert "effort" in reply["message"]
+            assert [] == c.request({"type": "list_sessions"})["sessions"]
+            ack = c.request({"type": "create_session", "effort": "high", "cwd": str(tmp_path)})
+            assert "ack" == ack["type"], ack
+            assert str(tmp_path) == ack["session"]["cwd"]
+        finally:
+            c.close()
+
+
+def test_sessions_people_can_tell_apart(tmp_path: Path) -> None:
+    """A session says where it came from, what it cost, its title (the first prompt, then
+    renamed) and whether it is archived; a rename or an archive reaches the list's watchers
+    and works on a closed session too."""
+    with serve(tmp_path, script(text_turn("Hi!"))) as url:
+        c, watcher = connect(url), connect(url)
+        try:
+            watcher.request({"type": "list_sessions"})
+            sid = create(c)
+            ui = c.request({"type": "create_session", "origin": "webui"})["session"]
+            assert "webui" == ui["origin"]
+            c.request({"type": "subscribe", "session_id": sid})
+            c.request({"type": "prompt", "session_id": sid, "text": "\n  fix the tests\nnow"})
+            c.saw(lambda f: f["type"] == "event" and f["event"]["type"] == "complete")
+            # the backend follows the session's events on its own: the cost comes with a
+            # session_changed once it has seen the turn's end
+            watcher.saw(
+                lambda f: (
+                    f["type"] == "session_changed"
+                    and f["session"]["id"] == sid
+                    and f["session"].get("cost_usd", 0) > 0
+                )
+            )
+            info = c.request({"type": "list_sessions"})["sessions"]
+            mine = next(s for s in info if s["id"] == sid)
+            assert ("websocket", "fix the tests") == (mine["origin"], mine["title"])
+            assert mine["cost_usd"] > 0 and "archived" not in mine
+            renamed = c.request(
+                {"type": "update_session", "session_id": sid, "title": "  The   tests  "}
+            )
+            assert ("ack", "The tests") == (renamed["type"], renamed["session"]["title"])
+            watcher.saw(
+                lambda f: (
+                    f["type"] == "session_changed"
+                    and f["session"]["id"] == sid
+                    and f["session"].get("title") == "The tests"
+                )
+            )
+            c.request({"type": "close_session", "session_id": sid})
+            archived = c.request({"type": "update_session", "session_id": sid, "archived": True})
+            assert archived["session"]["archived"] and "The tests" == archived["session"]["title"]
+            for bad, code in (
+                ({"session_id": sid, "title": "   "}, "bad_request"),
+                ({"session_id": "nope", "archived": True}, "unknown_session"),
+                ({"session_id": sid, "archived": "yes"}, "invalid_frame"),
+            ):
+                reply = c.request({"type": "update_session", **bad})
+                assert ("error", code) == (reply["type"], reply["code"]), reply
+            # delete: an open session is refused, a closed one leaves the list for good
+            reply = c.request({"type": "delete_session", "session_id": ui["id"]})
+            assert ("error", "bad_request") == (reply["type"], reply["code"]), reply
+            assert "ack" == c.request({"type": "delete_session", "session_id": sid})["type"]
+            watcher.saw(
+                lambda f: (
+                    f["type"] == "session_changed"
+                    and f["session"]["id"] == sid
+                    and f["session"].get("removed") is True
+                )
+            )
+            listed = c.request({"type": "list_sessions"})["sessions"]
+            assert [ui["id"]] == [s["id"] for s in listed]
+            reply = c.request({"type": "delete_session", "session_id": sid})
+            assert ("error", "unknown_session") == (reply["type"], reply["code"]), reply
+        finally:
+            c.close()
+            watcher.close()
+
+
 def test_create_and_prompt_at_once_misses_nothing(tmp_path: Path) -> None:
     """Subscribing right after create: a snapshot, then every event after it, in order;
     since_seq=0 gives every event from seq 1 instead."""
@@ -511,6 +603,7 @@ _frames = st.one_of(
                 "set_model",
                 "set_permission_mode",
                 "close_session",
+                "update_session",
                 "list_history",
                 "ping",
                 "pong",
@@ -531,6 +624,8 @@ _frames = st.one_of(
                     "mode",
                     "cwd",
                     "limit",
+                    "title",
+                    "archived",
                 ]
             ),
             _json,

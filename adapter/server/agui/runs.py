@@ -440,7 +440,7 @@ class AguiService:
             if alive:
                 return thread.session_id, info
         resume = thread.record.cli_session_id
-        spec = SessionSpec(resume=resume, frontend_tools=tools)
+        spec = SessionSpec(resume=resume, frontend_tools=tools, origin="ag-ui")
         info = await self.backend.create(spec)
         thread.session_id = info.id
         thread.tools = tools

@@ -56,6 +56,7 @@ from .protocol import (
     ClientFrame,
     CloseSession,
     CreateSession,
+    DeleteSession,
     Error,
     Hello,
     Interrupt,
@@ -71,6 +72,7 @@ from .protocol import (
     SetPermissionMode,
     Subscribe,
     Unsubscribe,
+    UpdateSession,
     decode_client_frame,
 )
 from .status import StatusFeed
@@ -159,6 +161,8 @@ class WebSocketConnection(Outbox, Subscriptions, RequestHandlers):
             SetModel: self._set_model,
             SetPermissionMode: self._set_mode,
             CloseSession: self._close_session,
+            UpdateSession: self._update_session,
+            DeleteSession: self._delete_session,
             ListHistory: self._list_history,
             Ping: self._ping,
         }

@@ -14,7 +14,7 @@ import anyio
 from claudecode import UsageError
 from claudecode.internal import get_logger
 
-from ...backend import SessionSpec
+from ...backend import LabelBackend, SessionSpec
 from ...events import Event
 from ...history.transcripts import (
     HistoryIndex,
@@ -32,6 +32,7 @@ from .protocol import (
     Ack,
     CloseSession,
     CreateSession,
+    DeleteSession,
     Error,
     Hello,
     History,
@@ -45,6 +46,7 @@ from .protocol import (
     ServerFrame,
     SetModel,
     SetPermissionMode,
+    UpdateSession,
 )
 from .views import SessionViews
 
@@ -97,6 +99,8 @@ class RequestHandlers:
             model=frame.model,
             policy=frame.policy,
             permission_mode=frame.permission_mode,
+            effort=frame.effort,
+            origin=frame.origin or "websocket",
             resume=frame.resume,
             resume_session_at=frame.resume_session_at,
             fork=frame.fork,
@@ -181,6 +185,20 @@ class RequestHandlers:
             await self.terminals.stop(frame.session_id)
         else:
             await self.backend.close(frame.session_id)
+        self.send(Ack(request_id=frame.request_id, session_id=frame.session_id))
+
+    async def _update_session(self, frame: UpdateSession) -> None:
+        if not isinstance(self.backend, LabelBackend):
+            raise UsageError("this server cannot rename or archive sessions")
+        info = await self.backend.label(
+            frame.session_id, title=frame.title, archived=frame.archived
+        )
+        self.send(Ack(request_id=frame.request_id, session_id=info.id, session=info))
+
+    async def _delete_session(self, frame: DeleteSession) -> None:
+        if not isinstance(self.backend, LabelBackend):
+            raise UsageError("this server cannot delete sessions")
+        await self.backend.forget(frame.session_id)
         self.send(Ack(request_id=frame.request_id, session_id=frame.session_id))
 
     async def _list_history(self, frame: ListHistory) -> None:

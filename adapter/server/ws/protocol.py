@@ -8,7 +8,8 @@ both unions is :func:`ws_schema` (published as ``docs/ws-schema.json``).
 Client -> server: ``hello``, ``create_session``, ``list_sessions``, ``subscribe`` (with
 ``since_seq`` to catch up), ``unsubscribe``, ``prompt``, ``permission_response``,
 ``question_response``, ``interrupt``, ``set_model``, ``set_permission_mode``,
-``close_session``, ``list_history``, ``ping``.
+``close_session``, ``update_session`` (rename, archive), ``delete_session``,
+``list_history``, ``ping``.
 
 Server -> client: ``event`` (one adapter event, exactly as ``docs/event-schema.json``
 defines it, with its session's ``seq``), ``snapshot`` (the chat view and the session's
@@ -63,6 +64,7 @@ __all__ = (
     "ClientFrame",
     "CloseSession",
     "CreateSession",
+    "DeleteSession",
     "Error",
     "ErrorCode",
     "EventFrame",
@@ -86,6 +88,7 @@ __all__ = (
     "Snapshot",
     "Subscribe",
     "Unsubscribe",
+    "UpdateSession",
     "decode_client_frame",
     "encode_frame",
     "event_frame",
@@ -152,6 +155,10 @@ class Hello(_Frame, frozen=True, tag="hello"):
 class CreateSession(_Frame, frozen=True, tag="create_session"):
     """Start a session (every field optional; unset ones take the server's defaults).
 
+    ``origin`` names the client in the session list (default ``websocket``; the built-in
+    web UI says ``webui``). ``effort`` is the CLI's ``--effort`` (``low`` ... ``max``).
+    ``cwd`` must be a directory on the machine that runs the session (else a
+    ``bad_request`` before any CLI starts).
     ``resume`` a stored CLI session (``resume_session_at`` a message uuid in it; ``fork`` to
     continue under a new id). Answered by an ``ack`` with ``session_id`` and ``session``.
 
@@ -165,6 +172,8 @@ class CreateSession(_Frame, frozen=True, tag="create_session"):
     model: str | None = None
     policy: str | None = None
     permission_mode: str | None = None
+    effort: Literal["low", "medium", "high", "xhigh", "max"] | None = None
+    origin: str | None = None
     resume: str | None = None
     resume_session_at: str | None = None
     fork: bool = False
@@ -260,6 +269,25 @@ class CloseSession(_Frame, frozen=True, tag="close_session"):
     session_id: str
 
 
+class UpdateSession(_Frame, frozen=True, tag="update_session"):
+    """Rename (``title``) and/or archive (``archived``) a session, open or recently closed;
+    unset fields change nothing. Answered by an ``ack`` with the ``session`` as it is now
+    (and a ``session_changed`` to whoever follows it); a backend that cannot label sessions
+    answers ``bad_request``."""
+
+    session_id: str
+    title: str | None = None
+    archived: bool | None = None
+
+
+class DeleteSession(_Frame, frozen=True, tag="delete_session"):
+    """Delete a closed session: it leaves the list (whoever follows the list gets a last
+    ``session_changed`` with ``removed``). Answered by an ``ack``; an open session is a
+    ``bad_request`` (close it first)."""
+
+    session_id: str
+
+
 class ListHistory(_Frame, frozen=True, tag="list_history"):
     """Ask for the stored sessions of ``cwd`` (of every project when unset), newest first."""
 
@@ -284,6 +312,8 @@ ClientFrame: TypeAlias = (
     | SetModel
     | SetPermissionMode
     | CloseSession
+    | UpdateSession
+    | DeleteSession
     | ListHistory
     | Ping
 )

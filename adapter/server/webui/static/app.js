@@ -1,15 +1,33 @@
 // The built-in web UI: speaks only the WebSocket protocol of adapter.server.ws (docs/ws-schema.json).
 import { Chat } from "./chat.js";
+import { Composer } from "./composer.js";
+import { sessionList } from "./sessions.js";
+import "./theme.js";
 import { el, renderEntry } from "./render.js";
 
 const $ = (id) => document.getElementById(id);
-const params = new URLSearchParams(location.hash.slice(1));
-const token = params.get("token") || sessionStorage.getItem("ccb-token") || "";
-if (params.get("token")) { sessionStorage.setItem("ccb-token", token); history.replaceState(null, "", location.pathname); }
+
+// The address names what is shown: "#/s/<session id>" a session, nothing the landing page.
+// "#token=T" (also "#/s/<id>&token=T", a link for another device) hands the page the token;
+// it is kept for the tab and taken out of the address.
+function parseHash() {
+  const raw = location.hash.slice(1);
+  const m = /^\/s\/([^&]+)(?:&(.*))?$/.exec(raw);
+  if (m) return { session: decodeURIComponent(m[1]), params: new URLSearchParams(m[2] || "") };
+  return { session: null, params: new URLSearchParams(raw.startsWith("/") ? "" : raw) };
+}
+const sessionUrl = (id) => "#/s/" + encodeURIComponent(id);
+const initial = parseHash();
+const token = initial.params.get("token") || sessionStorage.getItem("ccb-token") || "";
+if (initial.params.get("token")) {
+  sessionStorage.setItem("ccb-token", token);
+  history.replaceState(null, "", initial.session ? sessionUrl(initial.session) : location.pathname);
+}
 
 const state = {
   ws: null, connected: false, retry: 0, nextId: 1, waiting: new Map(),
   sessions: new Map(), current: null, chats: new Map(), subscribed: new Set(),
+  history: [],              // the CLI's stored sessions (list_history)
   unavailable: new Map(),   // session id -> { tries, timer }: resubscribing after "unavailable"
 };
 window.ccbState = state; // for tests and debugging
@@ -34,6 +52,7 @@ function connect() {
     request({ type: "hello", version: 1 }).catch(() => {});
     // Watch the session list: every session's state changes (badges, notifications).
     request({ type: "list_sessions" }).catch(() => {});
+    sessions.loadHistory();
     // Resume what we showed: events after the last one we have, nothing twice.
     for (const id of state.subscribed) subscribe(id, true);
   };
@@ -82,13 +101,19 @@ function onFrame(f) {
   switch (f.type) {
     case "session_list":
       state.sessions = new Map(f.sessions.map((s) => [s.id, s]));
-      renderSessions();
+      sessions.render();
       break;
     case "session_changed": {
+      if (f.session.removed) {   // deleted, or closed and forgotten by the server
+        state.sessions.delete(f.session.id); state.chats.delete(f.session.id); state.subscribed.delete(f.session.id);
+        if (f.session.id === state.current) { history.replaceState(null, "", location.pathname); showLanding(false); }
+        sessions.render();
+        break;
+      }
       const before = state.sessions.get(f.session.id);
       state.sessions.set(f.session.id, f.session);
       if (f.session.state === "waiting" && (!before || before.state !== "waiting")) notify(f.session);
-      renderSessions();
+      sessions.render();
       if (f.session.id === state.current) { renderHeader(); refreshPermissions(); }
       break;
     }
@@ -97,7 +122,7 @@ function onFrame(f) {
       state.chats.set(f.session_id, chat);
       state.sessions.set(f.session_id, f.session);
       if (f.session_id === state.current) renderChat();
-      renderSessions();
+      sessions.render();
       break;
     }
     case "event": {
@@ -118,10 +143,18 @@ function subscribe(id, resume) {
   const frame = { type: "subscribe", session_id: id };
   if (resume && chat) frame.since_seq = chat.lastSeq;
   state.subscribed.add(id);
+  if (!state.connected) return Promise.resolve();   // the socket's onopen subscribes it
   return request(frame).then(() => {
     if (state.unavailable.delete(id) && !state.unavailable.size) banner("");
   }).catch((err) => {
-    if (err.code === "unknown_session") { state.subscribed.delete(id); state.chats.delete(id); }
+    if (err.code === "unknown_session") {
+      state.subscribed.delete(id); state.chats.delete(id);
+      if (id === state.current) {
+        history.replaceState(null, "", location.pathname); showLanding(false);
+        banner("That session is not on this server (any more).", true);
+      }
+      return;
+    }
     if (err.code === "unavailable") retryLater(id, err.message);
     else banner(err.message, true);
   });
@@ -144,32 +177,27 @@ function retryLater(id, why) {
 
 // ------------------------------------------------------------------ sessions
 
-function renderSessions() {
-  const list = $("sessions");
-  list.replaceChildren();
-  const sessions = [...state.sessions.values()].sort((a, b) => (b.created_at || 0) - (a.created_at || 0));
-  for (const s of sessions) {
-    // Terminal sessions (kind "terminal") open in the terminal view (terminal.js).
-    const terminal = s.kind === "terminal";
-    const open = () => (terminal ? window.ccbOpenTerminal(s.id) : select(s.id));
-    const li = el("li", { class: (s.id === state.current ? "current" : "") + (terminal ? " terminal" : ""),
-      "data-session": s.id, "data-kind": s.kind || "chat", tabindex: "0", role: "button" },
-      el("span", { class: "name", text: terminal ? "⌨ " + s.title + " · " + (s.cwd || "") : s.title || s.cwd || s.id }),
-      el("span", { class: "badge " + s.state, text: s.state === "waiting" ? "waiting for you" : s.state }));
-    li.addEventListener("click", open);
-    li.addEventListener("keydown", (ev) => { if (ev.key === "Enter") open(); });
-    list.append(li);
-  }
-}
-
-function select(id) {
+// Show a session; "push" records it in the browser's history (not when the address led here).
+function select(id, push = true) {
+  if (push && parseHash().session !== id) history.pushState(null, "", sessionUrl(id));
   state.current = id;
-  $("sidebar").classList.remove("open");
-  $("empty").hidden = true;
+  $("sidebar").classList.remove("open"); $("menu").setAttribute("aria-expanded", "false");
+  $("landing").hidden = true;
   $("session").hidden = false;
   if (!state.subscribed.has(id)) subscribe(id, false);
-  renderSessions();
+  sessions.render();
   renderChat();
+}
+
+// The landing page: a composer for a new session.
+function showLanding(push = true) {
+  if (push && location.hash) history.pushState(null, "", location.pathname);
+  state.current = null;
+  $("sidebar").classList.remove("open"); $("menu").setAttribute("aria-expanded", "false");
+  $("session").hidden = true;
+  $("landing").hidden = false;
+  sessions.render();
+  $("start-prompt").focus();
 }
 
 function notify(session) {
@@ -183,14 +211,30 @@ function notify(session) {
 
 const pendingOf = () => new Set((state.sessions.get(state.current) || {}).pending_permissions || []);
 
-function actions() {
+// What the entries' DOM needs: the answers it sends, and what it looks up in the chat.
+function context(chat) {
   const sid = state.current;
+  const pending = pendingOf();
+  const byTool = (kind) => (id) => {
+    for (const e of chat.entries.values()) if (e.kind === kind && e.tool_call_id === id) return e;
+    return null;
+  };
   return {
-    answer: (pending_id, decision, updated_input, message) => request({
-      type: "permission_response", session_id: sid, pending_id, decision,
-      ...(decision !== "deny" && updated_input ? { updated_input } : {}),
-      ...(decision === "deny" && message ? { message } : {}),
-    }),
+    pending: (p) => pending.has(p),
+    hasTool: (id) => chat.entries.has(id),
+    permissionFor: byTool("permission"),
+    questionFor: byTool("question"),
+    actions: {
+      answer: (pending_id, decision, updated_input, message) => request({
+        type: "permission_response", session_id: sid, pending_id, decision,
+        ...(decision !== "deny" && updated_input ? { updated_input } : {}),
+        ...(decision === "deny" && message ? { message } : {}),
+      }),
+      answerQuestion: (pending_id, answers) => request({ type: "question_response", session_id: sid, pending_id, answers }),
+      declineQuestion: (pending_id, message) => request({
+        type: "question_response", session_id: sid, pending_id, decline: true, ...(message ? { message } : {}),
+      }),
+    },
   };
 }
 
@@ -202,8 +246,7 @@ function renderOne(chat, id) {
     if (gone) gone.remove();
     return;
   }
-  const pending = pendingOf();
-  const node = renderEntry(entry, actions(), (p) => pending.has(p));
+  const node = renderEntry(entry, context(chat));
   const old = box.querySelector(`[data-id="${CSS.escape(id)}"]`);
   if (old) {
     const kids = old.querySelector(":scope > .children");
@@ -211,13 +254,23 @@ function renderOne(chat, id) {
     if (kids && keep) keep.replaceWith(kids);
     if (old.tagName === "DETAILS" && old.open) node.open = true;
     const body = old.querySelector(":scope > .body"), nbody = node.querySelector(":scope > .body");
-    if (body && nbody) nbody.hidden = body.hidden;
+    const head = node.querySelector(":scope > .head[aria-expanded]");
+    if (body && nbody) { nbody.hidden = body.hidden; if (head) head.setAttribute("aria-expanded", String(!body.hidden)); }
+    // An open card being filled in is kept as it is while it stays open.
+    if (old.dataset.state === "open" && node.dataset.state === "open") return;
     old.replaceWith(node);
   } else {
     const parent = entry.parent_id && box.querySelector(`[data-id="${CSS.escape(entry.parent_id)}"] > .children`);
     const stick = box.scrollHeight - box.scrollTop - box.clientHeight < 80;
     (parent || box).append(node);
     if (stick) box.scrollTop = box.scrollHeight;
+  }
+  // A decision to make comes into view; its tool card shows the wait, then the decision.
+  if ((entry.kind === "permission" || entry.kind === "question") && node.matches(".card:not(.closed)")) {
+    node.scrollIntoView({ block: "nearest" });
+  }
+  if ((entry.kind === "permission" || entry.kind === "question") && entry.tool_call_id && chat.entries.has(entry.tool_call_id)) {
+    renderOne(chat, entry.tool_call_id);
   }
 }
 
@@ -233,14 +286,17 @@ function renderChat() {
 function refreshPermissions() {
   const chat = state.chats.get(state.current);
   if (!chat) return;
-  for (const entry of chat.entries.values()) if (entry.kind === "permission") renderOne(chat, entry.id);
+  for (const entry of chat.entries.values()) if (entry.kind === "permission" || entry.kind === "question") renderOne(chat, entry.id);
 }
 
 function renderHeader() {
   const s = state.sessions.get(state.current);
   const chat = state.chats.get(state.current);
   if (!s) return;
-  $("session-title").textContent = s.title || s.cwd || s.id;
+  $("session-title").textContent = s.title || "Untitled session";
+  $("session-title").title = s.cwd || "";
+  $("archive").textContent = s.archived ? "Unarchive" : "Archive";
+  $("delete").hidden = !(s.state === "closed" || s.state === "errored");
   const badge = $("session-state");
   badge.textContent = s.state === "waiting" ? "waiting for you" : s.state;
   badge.className = "badge " + s.state;
@@ -257,35 +313,89 @@ function renderHeader() {
     todos.hidden = chat.todos.length === 0;
   }
   $("interrupt").disabled = !(s.state === "busy" || s.state === "waiting");
-  $("composer").querySelector("button").disabled = s.state === "closed" || s.state === "errored";
+  $("composer").querySelector("button[type=submit]").disabled = s.state === "closed" || s.state === "errored";
 }
 
 // ------------------------------------------------------------------ controls
 
 function guard(promise) { return promise.catch((err) => banner(err.message, true)); }
 
-$("new-session").addEventListener("submit", (ev) => {
+const sessions = sessionList({ state, request, guard, banner, select, showLanding, renderHeader: () => renderHeader() });
+
+// Start by typing: create the session with the settings given (the server refuses a directory
+// that is not one, before any CLI starts), then send the prompt, if any, as its first turn.
+function startError(text) {
+  const box = $("start-error");
+  box.textContent = text; box.hidden = !text;
+}
+
+$("start").addEventListener("submit", (ev) => {
   ev.preventDefault();
   const form = new FormData(ev.target);
-  const frame = { type: "create_session" };
-  for (const key of ["cwd", "model", "policy"]) if (form.get(key)) frame[key] = form.get(key);
+  const text = String(form.get("prompt") || "");
+  const frame = { type: "create_session", origin: "webui" };
+  for (const key of ["cwd", "model", "effort", "permission_mode", "policy"]) {
+    const value = String(form.get(key) || "").trim();
+    if (value) frame[key] = value;
+  }
+  const button = ev.target.querySelector("button[type=submit]");
+  button.disabled = true;
+  startError("");
   banner("Starting a session…");
-  guard(request(frame).then((ack) => {
+  request(frame).then((ack) => {
     banner("");
     state.sessions.set(ack.session_id, ack.session);
+    $("start-prompt").value = "";
     select(ack.session_id);
-  }));
+    $("prompt").focus();
+    if (text.trim()) return request({ type: "prompt", session_id: ack.session_id, text });
+    return null;
+  }).catch((err) => {
+    banner("");
+    startError(err.message);
+    if (/working directory/.test(err.message)) {
+      $("start-settings").open = true;
+      ev.target.elements.cwd.focus();
+    }
+  }).finally(() => { button.disabled = false; });
 });
+$("start-prompt").addEventListener("keydown", (ev) => {
+  if (ev.key === "Enter" && !ev.shiftKey && !ev.isComposing) { ev.preventDefault(); $("start").requestSubmit(); }
+});
+$("new-chat").addEventListener("click", () => showLanding());
+
+// Back / forward (and an address typed or pasted) show what the address names.
+function route() {
+  const { session } = parseHash();
+  if (session) select(session, false);
+  else if (state.current !== null) showLanding(false);
+}
+window.addEventListener("popstate", route);
 
 $("composer").addEventListener("submit", (ev) => {
   ev.preventDefault();
   const text = $("prompt").value;
-  if (!text.trim() || !state.current) return;
-  guard(request({ type: "prompt", session_id: state.current, text }).then(() => { $("prompt").value = ""; }));
+  const images = composer.images();
+  if ((!text.trim() && !images.length) || !state.current) return;
+  guard(request({ type: "prompt", session_id: state.current, text, ...(images.length ? { images } : {}) }).then(() => {
+    $("prompt").value = ""; composer.clear();
+  }));
 });
 $("prompt").addEventListener("keydown", (ev) => {
+  if (composer.pickerKey(ev)) return;
   if (ev.key === "Enter" && !ev.shiftKey && !ev.isComposing) { ev.preventDefault(); $("composer").requestSubmit(); }
 });
+// Touch devices have no Enter-to-send habit: the Send button is the way.
+if (window.matchMedia && matchMedia("(pointer: coarse)").matches) {
+  $("prompt").placeholder = "Message Claude";
+  $("start-prompt").placeholder = "What should Claude work on?";
+}
+const composer = new Composer({
+  prompt: $("prompt"), list: $("slash"), attachments: $("attachments"), attach: $("attach"), input: $("attach-input"),
+  commands: () => { const chat = state.chats.get(state.current); return chat ? chat.commands : []; },
+  error: (text) => banner(text, true),
+});
+window.ccbComposer = composer; // for tests and debugging
 document.addEventListener("keydown", (ev) => {
   if (ev.key === "Escape" && state.current && !$("interrupt").disabled) $("interrupt").click();
 });
@@ -293,28 +403,15 @@ $("interrupt").addEventListener("click", () => guard(request({ type: "interrupt"
 $("close-session").addEventListener("click", () => guard(request({ type: "close_session", session_id: state.current })));
 $("model").addEventListener("change", (ev) => guard(request({ type: "set_model", session_id: state.current, model: ev.target.value || null })));
 $("mode").addEventListener("change", (ev) => guard(request({ type: "set_permission_mode", session_id: state.current, mode: ev.target.value })));
-$("menu").addEventListener("click", () => $("sidebar").classList.toggle("open"));
-
-function loadHistory() {
-  guard(request({ type: "list_history", limit: 30 }).then((f) => {
-    const list = $("history");
-    list.replaceChildren();
-    for (const h of f.sessions) {
-      const when = new Date(h.last_activity * 1000).toLocaleString();
-      list.append(el("li", { title: (h.cwd || "") + "\n" + when },
-        el("span", { class: "name", text: h.title || h.session_id }),
-        el("button", { type: "button", text: "Resume", onclick: () => {
-          banner("Resuming…");
-          guard(request({ type: "create_session", resume: h.session_id, cwd: h.cwd || undefined }).then((ack) => {
-            banner(""); state.sessions.set(ack.session_id, ack.session); select(ack.session_id);
-          }));
-        } })));
-    }
-    if (!f.sessions.length) list.append(el("li", { class: "note", text: "No stored sessions." }));
-  }));
-}
-$("history-box").addEventListener("toggle", (ev) => { if (ev.target.open) loadHistory(); });
-$("history-refresh").addEventListener("click", loadHistory);
+$("menu").addEventListener("click", () => {
+  const open = $("sidebar").classList.toggle("open");
+  $("menu").setAttribute("aria-expanded", String(open));
+  if (open) $("new-chat").focus();
+});
+$("more").addEventListener("click", () => {
+  const open = $("session-tools").classList.toggle("open");
+  $("more").setAttribute("aria-expanded", String(open));
+});
 
 if (window.Notification && Notification.permission === "default") {
   $("notify").hidden = false;
@@ -322,3 +419,5 @@ if (window.Notification && Notification.permission === "default") {
 }
 
 connect();
+if (initial.session) select(initial.session, false);
+else $("start-prompt").focus();

@@ -28,6 +28,7 @@ export class Chat {
     this.model = null;
     this.mode = null;
     this.todos = [];
+    this.commands = [];         // the slash commands the CLI offers (names)
     this.open = new Map();      // "text|parent" / "reasoning|parent" -> entry id that grows
     this.lastOf = new Map();    // parent -> id of its newest entry
   }
@@ -41,6 +42,7 @@ export class Chat {
     chat.model = snap.model || null;
     chat.mode = snap.permission_mode || null;
     chat.todos = snap.todos || [];
+    chat.commands = snap.commands || [];
     return chat;
   }
 
@@ -216,6 +218,7 @@ export class Chat {
       case "session_status":
         this.model = ev.model || this.model; this.mode = ev.permission_mode || this.mode; return [];
       case "mode_changed": this.mode = ev.mode; return [];
+      case "available_commands": this.commands = (ev.commands || []).map((c) => c.name); return [];
       case "error":
         if (ev.kind === "interrupted") return [this._add({ kind: "interrupt", id: "interrupt:" + ev.seq, text: ev.message })];
         return [this._add({ kind: "error", id: "error:" + ev.seq, message: ev.message, error_kind: ev.kind })];

@@ -119,7 +119,7 @@ function open(id) {
   ensureTerminal();
   if (ts.ws) { ts.ws.onclose = null; ts.ws.close(); }
   ts.current = id; ts.sized = false; ts.status = null; ts.exit = null; ts.canType = false;
-  $("empty").hidden = true; $("session").hidden = true; $("terminal").hidden = false;
+  $("landing").hidden = true; $("session").hidden = true; $("terminal").hidden = false;
   $("sidebar").classList.remove("open");
   ts.term.reset();
   if (!ts.terminals.has(id)) refresh();
@@ -163,7 +163,7 @@ $("new-terminal").addEventListener("submit", (ev) => {
   ev.preventDefault();
   const form = new FormData(ev.target);
   ensureTerminal();
-  $("terminal").hidden = false; $("empty").hidden = true; $("session").hidden = true;
+  $("terminal").hidden = false; $("landing").hidden = true; $("session").hidden = true;
   ts.fit.fit();
   const body = { agent: form.get("agent"), cols: ts.term.cols, rows: ts.term.rows };
   if (form.get("cwd")) body.cwd = form.get("cwd");
@@ -179,7 +179,9 @@ $("terminal-stop").addEventListener("click", () => {
 // Picking a session in the list (a chat one, or another terminal), or starting a chat
 // session, leaves this terminal; the session list (app.js) opens terminals through this.
 $("sessions").addEventListener("click", hideTerminal, true);
-$("new-session").addEventListener("submit", hideTerminal, true);
+$("start").addEventListener("submit", hideTerminal, true);
+$("new-chat").addEventListener("click", hideTerminal, true);
+window.addEventListener("popstate", hideTerminal);
 window.ccbOpenTerminal = open;
 
 let resizeTimer = null;
