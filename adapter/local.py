@@ -36,7 +36,7 @@ from claudecode import UsageError
 from claudecode.internal import get_logger
 
 from ._frontend_tools import FrontendTools
-from ._local_watch import Watcher, mcp_servers, prompt_title, ui_state
+from ._local_watch import Watcher, prompt_title, ui_state
 from .backend import (
     FRONTEND_TOOL_SERVER,
     CliSessionInUseError,
@@ -46,7 +46,6 @@ from .backend import (
     SessionBackend,
     SessionInfo,
     SessionSpec,
-    check_spec,
     clean_title,
 )
 from .config import SessionConfig
@@ -61,14 +60,14 @@ from .events import (
 from .fanout import SubscriberDropped
 from .images import PromptImages
 from .manager import PoolStatus, SessionManager, UnknownSessionError
-from .policies import PermissionDecision, PermissionPolicy, PolicyName
+from .policies import PermissionDecision
 from .session import AgentSession
+from .specs import config_for
 
 __all__ = ("LocalBackend",)
 
 _log = get_logger("claudecode.adapter.local")
 
-_SPEC_POLICIES = frozenset({"autonomous", "supervised", "plan"})
 #: Events whose content the monitor records.
 _TRACKED = frozenset({SessionStatus, ModeChanged, Complete})
 #: Events that come in bursts while a turn streams, and change nothing a watcher sees.
@@ -205,44 +204,14 @@ class LocalBackend:
     # -- the SessionBackend interface -------------------------------------------------
 
     def config_for(self, spec: SessionSpec) -> SessionConfig:
-        """The :class:`SessionConfig` a session created from ``spec`` runs with.
+        """The :class:`SessionConfig` a session created from ``spec`` runs with
+        (:func:`adapter.specs.config_for` over this backend's defaults).
 
         Raises:
             UsageError: ``spec.policy`` names no built-in policy, or
                 :func:`~adapter.backend.check_spec` refuses the spec.
         """
-        check_spec(spec)
-        changes: dict[str, Any] = {}
-        if spec.cwd is not None:
-            changes["cwd"] = spec.cwd
-        if spec.model is not None:
-            changes["model"] = spec.model
-        if spec.policy is not None:
-            if spec.policy not in _SPEC_POLICIES:
-                names = ", ".join(sorted(_SPEC_POLICIES))
-                raise UsageError(f"unknown policy {spec.policy!r} (one of: {names})")
-            name: PolicyName = spec.policy  # type: ignore[assignment]
-            changes["policy"] = PermissionPolicy(
-                name, read_only_tools=self.defaults.policy.read_only_tools
-            )
-        if spec.permission_mode is not None:
-            changes["permission_mode"] = spec.permission_mode
-        if spec.effort is not None:
-            changes["client_options"] = {**self.defaults.client_options, "effort": spec.effort}
-        if spec.resume is not None:
-            changes["resume"] = spec.resume
-            changes["resume_session_at"] = spec.resume_session_at
-            changes["fork_session"] = spec.fork
-        if spec.cli_session_id is not None:
-            changes["cli_session_id"] = spec.cli_session_id
-        if spec.add_dirs:
-            add_dirs = tuple(spec.add_dirs)
-            changes["client_options"] = {**self.defaults.client_options, "add_dirs": add_dirs}
-        if spec.mcp_servers:
-            servers = mcp_servers(self.defaults.mcp_config)
-            servers.update(spec.mcp_servers)
-            changes["mcp_config"] = {"mcpServers": servers}
-        return dataclasses.replace(self.defaults, **changes)
+        return config_for(self.defaults, spec)
 
     async def create(self, spec: SessionSpec, *, session_id: str | None = None) -> SessionInfo:
         """Start a session from ``spec`` and return once its CLI is connected.

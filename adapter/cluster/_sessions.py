@@ -6,23 +6,20 @@ import dataclasses
 import time
 import uuid
 from collections.abc import Mapping
-from typing import Any
 
-from claudecode import UsageError
 from claudecode.internal import get_logger
 
 from .._local_watch import ui_state
-from ..backend import SessionInfo, SessionSpec, check_spec
+from ..backend import SessionInfo, SessionSpec
 from ..config import SessionConfig
-from ..policies import PermissionPolicy
 from ..session import AgentSession
+from ..specs import config_for
 from .wire import CreateExpiredError, CreateSession, ErrorBody
 
 __all__ = ("check_deadline", "config_for", "info_of", "marked", "named")
 
 _log = get_logger("claudecode.adapter.cluster.worker")  # the worker logs it
 
-_POLICIES = ("autonomous", "supervised", "plan")
 
 
 def check_deadline(
@@ -64,40 +61,6 @@ def named(config: SessionConfig) -> SessionConfig:
     if config.cli_session_id is None and (config.resume is None or config.fork_session):
         return dataclasses.replace(config, cli_session_id=str(uuid.uuid4()))
     return config
-
-
-def config_for(defaults: SessionConfig, spec: SessionSpec) -> SessionConfig:
-    """The worker's defaults with what a :class:`SessionSpec` sets.
-
-    Raises:
-        UsageError: an unknown policy name, or a spec :func:`~adapter.backend.check_spec` refuses.
-    """
-    check_spec(spec)
-    changes: dict[str, Any] = {}
-    for name in ("cwd", "model", "permission_mode", "resume", "resume_session_at"):
-        value = getattr(spec, name)
-        if value is not None:
-            changes[name] = value
-    if spec.cli_session_id is not None:
-        changes["cli_session_id"] = spec.cli_session_id
-    if spec.effort is not None:
-        changes["client_options"] = {**defaults.client_options, "effort": spec.effort}
-    if spec.fork:
-        changes["fork_session"] = True
-    if spec.add_dirs:
-        changes["client_options"] = {**defaults.client_options, "add_dirs": tuple(spec.add_dirs)}
-    if spec.policy is not None:
-        if spec.policy not in _POLICIES:
-            raise UsageError(f"unknown permission policy {spec.policy!r}; use one of {_POLICIES}")
-        changes["policy"] = PermissionPolicy(spec.policy)  # type: ignore[arg-type]
-    if spec.mcp_servers:
-        servers: dict[str, Any] = {}
-        base = defaults.mcp_config
-        if isinstance(base, Mapping):
-            servers.update(base.get("mcpServers", {}))
-        servers.update(spec.mcp_servers)
-        changes["mcp_config"] = {"mcpServers": servers}
-    return dataclasses.replace(defaults, **changes)
 
 
 def info_of(
