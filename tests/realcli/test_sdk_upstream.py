@@ -71,8 +71,10 @@ FAILS_AS_UPSTREAM: dict[str, str] = {
 
 
 def _python_path(*, drop_in: bool) -> str:
+    # Not tests/ itself: its folders are packages (tests/claudecode would shadow claudecode);
+    # the harness imports the fake API as tests.realcli from the repository root.
     paths = [str(SHIM)] if drop_in else []
-    paths += [str(UPSTREAM), str(ROOT / "tests"), str(ROOT)]
+    paths += [str(UPSTREAM), str(ROOT)]
     return os.pathsep.join(paths)
 
 

@@ -11,7 +11,16 @@ from __future__ import annotations
 
 import re
 
-from realcli.script import Rule, Script, Text, Thinking, Turn, error_turn, text_turn, tool_turn
+from tests.realcli.script import (
+    Rule,
+    Script,
+    Text,
+    Thinking,
+    Turn,
+    error_turn,
+    text_turn,
+    tool_turn,
+)
 
 __all__ = ("script_for",)
 

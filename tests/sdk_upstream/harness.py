@@ -15,9 +15,10 @@ from pathlib import Path
 
 import pytest
 from e2e_scripts import script_for
-from realcli.cli import CLIEnv, find_real_cli
-from realcli.fake_api import FakeAnthropicAPI
-from realcli.netns import NetNamespace
+
+from tests.realcli.cli import CLIEnv, find_real_cli
+from tests.realcli.fake_api import FakeAnthropicAPI
+from tests.realcli.netns import NetNamespace
 
 
 def _is_official() -> bool:
