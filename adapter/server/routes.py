@@ -81,7 +81,8 @@ def core_routes(ctx: ServerContext) -> list[BaseRoute]:
         return json_response({"status": "ok"})
 
     async def readyz(request: Request) -> Response:
-        probe = getattr(backend, "readiness", None)
+        # Asked of the backend itself: the ownership layer in front of it has no such probes.
+        probe = getattr(ctx.inner_backend, "readiness", None)
         if probe is not None:
             # A backend that runs no CLI here (a cluster gateway) says itself.
             state: dict[str, Any] = await probe()
@@ -101,7 +102,7 @@ def core_routes(ctx: ServerContext) -> list[BaseRoute]:
             "sessions": live,
             "max_sessions": ctx.settings.max_sessions,
         }
-        pool = getattr(backend, "pool_status", None)
+        pool = getattr(ctx.inner_backend, "pool_status", None)
         if pool is not None:
             # The warm pool: CLIs started ahead (warm), on their way (starting), handed out
             # and still open (in_use), out of size wanted.
