@@ -261,8 +261,10 @@ class Authenticator:
         if principal is None and self.users is not None:
             principal = self.users.match(token)
         if principal is None and self.jwt is not None and looks_like_jwt(token):
-            # Fetching the provider's keys blocks: off the event loop.
-            principal = await anyio.to_thread.run_sync(self.jwt.verify, token)
+            principal = self.jwt.cached(token)
+            if principal is None:
+                # Fetching the provider's keys blocks: off the event loop.
+                principal = await anyio.to_thread.run_sync(self.jwt.verify, token)
         return principal
 
 

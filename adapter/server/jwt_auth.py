@@ -11,10 +11,20 @@ when its signature verifies (RS256, ES256, ...; never ``none`` nor HMAC with a p
 the audience. The user's name is ``sub`` (or :attr:`JwtSettings.name_claim`); the user is an
 admin when the claim of :attr:`JwtSettings.admin_claim` equals (or, for a list, contains)
 its value, and may open terminals when :attr:`JwtSettings.terminals_claim` does the same.
+
+A verified token is remembered (by its SHA-256, never the text) for
+:attr:`JwtSettings.cache_seconds` or until it expires, whichever is first, so a client that
+sends the same token with every request costs one signature check a minute instead of one per
+request, and no thread hop. The price: a key the provider withdraws keeps working for tokens
+already seen until their entry lapses; ``cache_seconds=0`` turns the cache off.
 """
 
 from __future__ import annotations
 
+import hashlib
+import threading
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -64,6 +74,8 @@ class JwtSettings:
     refresh_seconds: float = 300.0
     refetch_cooldown_seconds: float = 30.0
     timeout_seconds: float = 10.0
+    cache_seconds: float = 60.0
+    cache_entries: int = 4096
 
 
 def _claim_has(claims: dict[str, Any], rule: tuple[str, str] | None) -> bool:
@@ -84,8 +96,14 @@ def looks_like_jwt(token: str) -> bool:
 class JwtVerifier:
     """Verifies bearer tokens against a provider's JWKS (blocking: call it in a thread)."""
 
-    def __init__(self, settings: JwtSettings) -> None:
+    def __init__(self, settings: JwtSettings, *, clock: Callable[[], float] = time.time) -> None:
         self.settings = settings
+        # Wall-clock time: entries end at the token's ``exp``, which is wall-clock too.
+        self._clock = clock
+        # digest -> (principal, until); insertion order is age order, the oldest goes first.
+        self._verified: dict[bytes, tuple[Principal, float]] = {}
+        # ``verify`` runs in worker threads while ``cached`` runs on the event loop.
+        self._lock = threading.Lock()
         self._keys = jwt.PyJWKClient(
             settings.jwks_url,
             cache_keys=True,
@@ -94,6 +112,33 @@ class JwtVerifier:
             timeout=settings.timeout_seconds,
             cooldown_duration=settings.refetch_cooldown_seconds,
         )
+
+    def cached(self, token: str) -> Principal | None:
+        """The user of a token verified recently and not yet expired (never blocks)."""
+        if self.settings.cache_seconds <= 0:
+            return None
+        digest = hashlib.sha256(token.encode("utf-8", "surrogatepass")).digest()
+        with self._lock:
+            entry = self._verified.get(digest)
+            if entry is None:
+                return None
+            principal, until = entry
+            if self._clock() < until:
+                return principal
+            del self._verified[digest]
+            return None
+
+    def _remember(self, token: str, principal: Principal, expires: float) -> None:
+        settings = self.settings
+        if settings.cache_seconds <= 0 or settings.cache_entries <= 0:
+            return
+        until = min(expires + settings.leeway_seconds, self._clock() + settings.cache_seconds)
+        digest = hashlib.sha256(token.encode("utf-8", "surrogatepass")).digest()
+        with self._lock:
+            self._verified.pop(digest, None)
+            while len(self._verified) >= settings.cache_entries:
+                del self._verified[next(iter(self._verified))]
+            self._verified[digest] = (principal, until)
 
     def verify(self, token: str) -> Principal | None:
         """The token's user, or ``None`` (bad signature, expired, wrong issuer / audience,
@@ -117,8 +162,12 @@ class JwtVerifier:
         if not isinstance(name, str) or not name:
             _log.info("identity.jwt_refused", reason="no name", claim=settings.name_claim)
             return None
-        return Principal(
+        principal = Principal(
             name=name,
             admin=_claim_has(claims, settings.admin_claim),
             terminals=_claim_has(claims, settings.terminals_claim),
         )
+        expires = claims["exp"]
+        if isinstance(expires, int | float):
+            self._remember(token, principal, float(expires))
+        return principal

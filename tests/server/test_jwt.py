@@ -3,6 +3,7 @@ with keys it generates (RSA and EC), through a real bridge server."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import subprocess
 import sys
@@ -23,7 +24,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from adapter.server import ServerSettings, create_app
-from adapter.server.jwt_auth import JwtSettings
+from adapter.server.jwt_auth import JwtSettings, JwtVerifier
 from tests.support.servers import running
 
 pytestmark = pytest.mark.server
@@ -192,12 +193,73 @@ def test_a_rotated_key_is_fetched_when_a_token_names_it(server: str, provider: P
     assert settled == provider.fetches
 
 
+class Clock:
+    """Wall-clock time the test moves by hand."""
+
+    def __init__(self) -> None:
+        self.now = time.time()
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def _verifier(provider: Provider, clock: Clock, **changes: Any) -> JwtVerifier:
+    settings = JwtSettings(
+        jwks_url=provider.url,
+        issuer=ISSUER,
+        audience=AUDIENCE,
+        leeway_seconds=0,
+        refetch_cooldown_seconds=0,
+    )
+    return JwtVerifier(dataclasses.replace(settings, **changes), clock=clock)
+
+
+def test_a_verified_token_is_remembered_until_the_cache_lapses(provider: Provider) -> None:
+    clock = Clock()
+    verifier = _verifier(provider, clock, cache_seconds=60)
+    token = provider.token(sub="dora")
+    assert verifier.cached(token) is None
+    principal = verifier.verify(token)
+    assert principal is not None and "dora" == principal.name
+    # Remembered: no signature check, no thread hop, for a minute...
+    clock.now += 59
+    assert principal == verifier.cached(token)
+    # ...and no longer once its entry lapses: the next request verifies it again.
+    clock.now += 2
+    assert verifier.cached(token) is None
+
+
+def test_a_cached_token_ends_at_its_exp(provider: Provider) -> None:
+    clock = Clock()
+    verifier = _verifier(provider, clock, cache_seconds=600)
+    token = provider.token(exp=int(clock.now) + 5)
+    assert verifier.verify(token) is not None
+    assert verifier.cached(token) is not None
+    clock.now += 6
+    assert verifier.cached(token) is None
+
+
+def test_refused_tokens_are_not_remembered_and_the_cache_is_bounded(
+    provider: Provider,
+) -> None:
+    clock = Clock()
+    verifier = _verifier(provider, clock, cache_entries=2)
+    assert verifier.verify(provider.token(aud="someone-else")) is None
+    assert verifier.cached(provider.token(aud="someone-else")) is None
+    tokens = [provider.token(sub=name) for name in ("a", "b", "c")]
+    for token in tokens:
+        assert verifier.verify(token) is not None
+    assert [None, "b", "c"] == [
+        None if (p := verifier.cached(t)) is None else p.name for t in tokens
+    ]
+    off = _verifier(provider, clock, cache_seconds=0)
+    assert off.verify(tokens[0]) is not None and off.cached(tokens[0]) is None
+
+
 @settings(max_examples=40, deadline=None)
 @given(st.text(max_size=120))
 def test_any_bearer_text_is_401_or_a_user(text: str) -> None:
     """Arbitrary text as a bearer token never reaches a route nor fails the server."""
-    from adapter.server.jwt_auth import JwtVerifier
-
     verifier = JwtVerifier(
         JwtSettings(jwks_url="http://127.0.0.1:9/none", issuer=ISSUER, audience=AUDIENCE)
     )
