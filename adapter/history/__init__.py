@@ -24,6 +24,7 @@ from .transcripts import (
     find_session_file,
     list_sessions,
     load_events,
+    load_prompt_images,
     project_slug,
     resume_spec,
 )
@@ -37,6 +38,7 @@ __all__ = (
     "HistorySession",
     "list_sessions",
     "load_events",
+    "load_prompt_images",
     "parse_user_text",
     "project_slug",
     "resume_spec",

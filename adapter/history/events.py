@@ -1,4 +1,5 @@
-"""A stored session loaded as the adapter's events: :func:`load_events`.
+"""A stored session loaded as the adapter's events: :func:`load_events` (and the images its
+prompts carried: :func:`load_prompt_images`, since events only count them).
 
 User messages, text, reasoning, tool calls and their results (through :mod:`normalize`),
 compactions and local commands, so :class:`~adapter.chat.ChatView` shows a stored session
@@ -25,10 +26,11 @@ from ..events import (
     SessionStatus,
     UserMessage,
 )
+from ..images import Image
 from ._lines import Line, Message, is_boundary, is_local_command, iter_lines
 from .usertext import parse_user_text
 
-__all__ = ("load_events",)
+__all__ = ("load_events", "load_prompt_images")
 
 _COMMAND_OUTPUT = re.compile(
     r"<local-command-(?:stdout|stderr)>(.*?)</local-command-(?:stdout|stderr)>", re.S
@@ -152,6 +154,44 @@ def load_events(path: str | os.PathLike[str]) -> list[Event]:
         events.append(boundary)
     status = SessionStatus(status="resumed", cli_session_id=session_id, model=model, cwd=cwd)
     return [status, *events]
+
+
+def load_prompt_images(path: str | os.PathLike[str]) -> list[tuple[Image, ...]]:
+    """The images of each prompt of the main thread that carried any, in order: one tuple
+    per prompt :func:`load_events` shows with an image count (a prompt shown as a slash
+    command is not one). An image block that is not padded base64 is left out of its tuple."""
+    found: list[tuple[Image, ...]] = []
+    for line in iter_lines(Path(path)):
+        if line.type != "user" or line.is_sidechain or line.is_meta or line.is_compact_summary:
+            continue
+        message = line.message
+        if message is None or isinstance(message.content, str):
+            continue
+        blocks = [b for b in message.content if isinstance(b, dict)]
+        if any(b.get("type") == "tool_result" for b in blocks):
+            continue
+        texts = [b.get("text") for b in blocks if b.get("type") == "text"]
+        text = "\n".join(t for t in texts if isinstance(t, str))
+        if parse_user_text(text).kind not in ("text", "hidden"):
+            continue  # shown as a command, not as a prompt
+        images: list[Image] = []
+        count = 0
+        for block in blocks:
+            source = block.get("source")
+            if block.get("type") != "image":
+                continue
+            count += 1
+            if not isinstance(source, dict):
+                continue
+            media_type, data = source.get("media_type"), source.get("data")
+            if isinstance(media_type, str) and isinstance(data, str):
+                try:
+                    images.append(Image.from_base64(media_type, data))
+                except ValueError:
+                    continue
+        if count:
+            found.append(tuple(images))
+    return found
 
 
 def _as_typed(events: list[Event], typed: str | None) -> list[Event]:

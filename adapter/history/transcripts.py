@@ -46,7 +46,7 @@ from typing import Any
 
 from ..backend import SessionSpec
 from ._lines import iter_lines
-from .events import load_events
+from .events import load_events, load_prompt_images
 from .index import (
     HistoryIndex,
     HistoryNotFoundError,
@@ -65,6 +65,7 @@ __all__ = (
     "find_session_file",
     "list_sessions",
     "load_events",
+    "load_prompt_images",
     "project_slug",
     "resume_spec",
 )

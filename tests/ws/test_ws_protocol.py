@@ -19,6 +19,7 @@ from adapter.server.ws import (
     ClientFrame,
     CreateSession,
     Error,
+    GetImage,
     Hello,
     PermissionResponse,
     Ping,
@@ -162,6 +163,7 @@ _types = st.sampled_from(
         "set_permission_mode",
         "close_session",
         "list_history",
+        "get_image",
         "ping",
         "event",
         "",
@@ -178,6 +180,8 @@ _fields = st.sampled_from(
         "version",
         "request_id",
         "images",
+        "entry_id",
+        "index",
         "mode",
         "model",
         "updated_input",
@@ -228,5 +232,6 @@ def test_valid_frames_round_trip() -> None:
         Ping(request_id=1),
         Prompt(session_id="s", text="x"),
         CreateSession(cwd="/w", resume="abc", fork=True),
+        GetImage(session_id="s", entry_id="user:3", index=1),
     ]:
         assert frame == decode_client_frame(msgspec.json.encode(frame))

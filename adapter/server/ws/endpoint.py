@@ -58,6 +58,7 @@ from .protocol import (
     CreateSession,
     DeleteSession,
     Error,
+    GetImage,
     Hello,
     Interrupt,
     ListHistory,
@@ -164,6 +165,7 @@ class WebSocketConnection(Outbox, Subscriptions, RequestHandlers):
             UpdateSession: self._update_session,
             DeleteSession: self._delete_session,
             ListHistory: self._list_history,
+            GetImage: self._get_image,
             Ping: self._ping,
         }
 

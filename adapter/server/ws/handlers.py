@@ -21,6 +21,7 @@ from ...history.transcripts import (
     HistoryNotFoundError,
     find_session_file,
     load_events,
+    load_prompt_images,
 )
 from ...images import Image
 from ...owners import OwnedBackend
@@ -34,8 +35,10 @@ from .protocol import (
     CreateSession,
     DeleteSession,
     Error,
+    GetImage,
     Hello,
     History,
+    ImageFrame,
     Interrupt,
     ListHistory,
     PermissionResponse,
@@ -56,6 +59,10 @@ if TYPE_CHECKING:
 __all__ = ("RequestHandlers",)
 
 _log = get_logger("claudecode.adapter.ws")
+
+#: Seconds a ``get_image`` waits for the session's view to fold the prompt it names (the
+#: client may have its event before the view does).
+_IMAGE_WAIT_SECONDS = 2.0
 
 
 class RequestHandlers:
@@ -130,19 +137,19 @@ class RequestHandlers:
         """Show the resumed conversation from the CLI's stored transcript, when there is one
         on this machine (a resume from elsewhere just starts without it)."""
 
-        def load() -> list[Event]:
+        def load() -> tuple[list[Event], list[tuple[Image, ...]]]:
             try:
                 path = find_session_file(resumed, cwd, config=self.history.config)
             except HistoryNotFoundError:
                 try:
                     path = find_session_file(resumed, config=self.history.config)
                 except HistoryNotFoundError:
-                    return []
-            return load_events(path)
+                    return [], []
+            return load_events(path), load_prompt_images(path)
 
-        events = await anyio.to_thread.run_sync(load)
+        events, images = await anyio.to_thread.run_sync(load)
         if events:
-            self.views.seed(session_id, events)
+            self.views.seed(session_id, events, images)
 
     async def _prompt(self, frame: Prompt) -> None:
         images: list[Image] = []
@@ -151,6 +158,9 @@ class RequestHandlers:
                 images.append(Image.from_base64(image.media_type, image.data))
             except ValueError as exc:
                 raise UsageError(f"an image is not valid base64: {exc}") from None
+        if images:
+            await self.backend.info(frame.session_id)  # someone else's session: nothing kept
+            self.views.images.expect(frame.session_id, frame.text, images)
         await self.backend.prompt(frame.session_id, frame.text, images=images)
         self.send(Ack(request_id=frame.request_id, session_id=frame.session_id))
 
@@ -199,6 +209,7 @@ class RequestHandlers:
         if not isinstance(self.backend, LabelBackend):
             raise UsageError("this server cannot delete sessions")
         await self.backend.forget(frame.session_id)
+        self.views.images.forget(frame.session_id)
         self.send(Ack(request_id=frame.request_id, session_id=frame.session_id))
 
     async def _list_history(self, frame: ListHistory) -> None:
@@ -208,6 +219,26 @@ class RequestHandlers:
         # Only the stored sessions this user started through the bridge (an admin: all).
         sessions = [s for s in found if self.backend.history_visible(s.session_id)]
         self.send(History(request_id=frame.request_id, sessions=sessions))
+
+    async def _get_image(self, frame: GetImage) -> None:
+        await self.backend.info(frame.session_id)  # the owner check: another's is unknown
+        kind, _, seq = frame.entry_id.partition(":")
+        if kind == "user" and seq.isdecimal():
+            await self.views.folded(frame.session_id, int(seq), _IMAGE_WAIT_SECONDS)
+        images = self.views.images.get(frame.session_id, frame.entry_id)
+        if not 0 <= frame.index < len(images):
+            raise UsageError("that image is not kept on this server")
+        image = images[frame.index]
+        self.send(
+            ImageFrame(
+                request_id=frame.request_id,
+                session_id=frame.session_id,
+                entry_id=frame.entry_id,
+                index=frame.index,
+                media_type=image.media_type,
+                data=image.data,
+            )
+        )
 
     async def _ping(self, frame: Ping) -> None:
         self.send(Pong(request_id=frame.request_id))

@@ -9,14 +9,14 @@ Client -> server: ``hello``, ``create_session``, ``list_sessions``, ``subscribe`
 ``since_seq`` to catch up), ``unsubscribe``, ``prompt``, ``permission_response``,
 ``question_response``, ``interrupt``, ``set_model``, ``set_permission_mode``,
 ``close_session``, ``update_session`` (rename, archive), ``delete_session``,
-``list_history``, ``ping``.
+``list_history``, ``get_image`` (an image sent with a prompt), ``ping``.
 
 Server -> client: ``event`` (one adapter event, exactly as ``docs/event-schema.json``
 defines it, with its session's ``seq``), ``snapshot`` (the chat view and the session's
 state when subscribing), ``session_list`` (on connect, and the answer to ``list_sessions``) /
 ``session_changed`` (badges: busy, waiting, idle, errored, closed; every session's once the
 client asked for the list, else those of its subscriptions), ``history`` (stored
-sessions), ``ack``, ``error``, ``pong``.
+sessions), ``image`` (the answer to ``get_image``), ``ack``, ``error``, ``pong``.
 
 :func:`decode_client_frame` never raises: it returns a frame or a :class:`Error` with one of
 the :data:`ErrorCode`\\ s (invalid JSON — not UTF-8, or nested more than 128 levels —,
@@ -68,9 +68,11 @@ __all__ = (
     "Error",
     "ErrorCode",
     "EventFrame",
+    "GetImage",
     "Hello",
     "History",
     "ImageData",
+    "ImageFrame",
     "Interrupt",
     "ListHistory",
     "ListSessions",
@@ -295,6 +297,18 @@ class ListHistory(_Frame, frozen=True, tag="list_history"):
     limit: int = 50
 
 
+class GetImage(_Frame, frozen=True, tag="get_image"):
+    """Ask for image ``index`` (from 0) of a prompt shown as chat entry ``entry_id`` (a
+    ``user`` entry with ``images``), answered by an ``image`` frame. Only images of the
+    types PNG, JPEG, GIF and WebP sent through this server's WebSocket protocol, or stored in
+    a resumed session's transcript, are kept (a bounded amount); another one is a
+    ``bad_request`` error and the client shows the count instead."""
+
+    session_id: str
+    entry_id: str
+    index: int = 0
+
+
 class Ping(_Frame, frozen=True, tag="ping"):
     """Answered by ``pong``."""
 
@@ -315,6 +329,7 @@ ClientFrame: TypeAlias = (
     | UpdateSession
     | DeleteSession
     | ListHistory
+    | GetImage
     | Ping
 )
 
@@ -391,8 +406,19 @@ class Pong(_Frame, frozen=True, tag="pong"):
     """The answer to ``ping``."""
 
 
+class ImageFrame(_Frame, frozen=True, tag="image"):
+    """The answer to ``get_image``: one image a person sent, ``data`` in base64 of
+    ``media_type`` (one of ``image/png``, ``image/jpeg``, ``image/gif``, ``image/webp``)."""
+
+    session_id: str
+    entry_id: str
+    index: int
+    media_type: str
+    data: str
+
+
 ServerFrame: TypeAlias = (
-    EventFrame | Snapshot | SessionList | SessionChanged | History | Ack | Error | Pong
+    EventFrame | Snapshot | SessionList | SessionChanged | History | ImageFrame | Ack | Error | Pong
 )
 
 _client_decoder = msgspec.json.Decoder(ClientFrame)

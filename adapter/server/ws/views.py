@@ -10,6 +10,8 @@ the view's ``last_seq`` and the backend replays the rest, so nothing is lost or 
 whatever the follower's lag.
 
 A resumed session's view starts with its stored conversation (:meth:`SessionViews.seed`).
+The images people sent are kept beside the views (:attr:`SessionViews.images`, see
+:mod:`.sent_images`): a follower names the entry of each prompt it folds.
 Followers end with their session; the views of closed sessions are kept for the last
 ``closed_max`` sessions.
 """
@@ -27,9 +29,11 @@ from claudecode import UsageError
 from claudecode.internal import get_logger
 
 from ...backend import BackendUnavailableError, SessionBackend
-from ...chat import ChatSnapshot, ChatView
-from ...events import Event
+from ...chat import ChatSnapshot, ChatView, UserEntry
+from ...events import Event, UserMessage
 from ...fanout import SubscriberDropped
+from ...images import Image
+from .sent_images import SentImages
 
 __all__ = ("SessionViews",)
 
@@ -54,6 +58,10 @@ class SessionViews:
         self._closed: OrderedDict[str, ChatView] = OrderedDict()
         self._closed_max = closed_max
         self._tg: anyio.abc.TaskGroup | None = None
+        #: The images sent with prompts, by entry.
+        self.images = SentImages()
+        #: Set (and dropped) when a session's follower folds events: who waits for one.
+        self._folded: dict[str, anyio.Event] = {}
 
     @contextlib.asynccontextmanager
     async def running(self) -> AsyncIterator[SessionViews]:
@@ -97,7 +105,12 @@ class SessionViews:
                         session_id, after_seq=view.last_seq
                     ) as stream:
                         while True:
-                            view.fold(await stream.receive_batch())
+                            batch = await stream.receive_batch()
+                            view.fold(batch)
+                            self._claim_images(session_id, view, batch)
+                            folded = self._folded.pop(session_id, None)
+                            if folded is not None:
+                                folded.set()
                             # Fold events in batches: a streaming session would otherwise
                             # wake this task for every delta. A snapshot is exact whatever
                             # the view's lag (the client replays from its last_seq).
@@ -120,16 +133,44 @@ class SessionViews:
                 while len(self._closed) > self._closed_max:
                     self._closed.popitem(last=False)
 
-    def seed(self, session_id: str, events: Sequence[Event]) -> bool:
+    def _claim_images(self, session_id: str, view: ChatView, batch: Sequence[Event]) -> None:
+        for event in batch:
+            if isinstance(event, UserMessage) and event.images and event.seq:
+                entry_id = f"user:{event.seq}"
+                if isinstance(view.entry(entry_id), UserEntry):
+                    self.images.claim(session_id, entry_id, event.text, event.images)
+
+    async def folded(self, session_id: str, seq: int, timeout: float) -> bool:
+        """Wait (at most ``timeout`` seconds) until the session's view has folded the event
+        ``seq``; returns whether it has."""
+        view = self._views.get(session_id) or self._closed.get(session_id)
+        with anyio.move_on_after(timeout):
+            while view is not None and view.last_seq < seq and session_id in self._views:
+                await self._folded.setdefault(session_id, anyio.Event()).wait()
+        return view is not None and view.last_seq >= seq
+
+    def seed(
+        self,
+        session_id: str,
+        events: Sequence[Event],
+        images: Sequence[tuple[Image, ...]] = (),
+    ) -> bool:
         """Show a resumed session's stored conversation (``events`` from
-        :func:`adapter.chat.load_events`) before its new events. Only while the session's view
-        has no entries yet; returns whether it did."""
+        :func:`adapter.chat.load_events`) before its new events, and keep the images of its
+        prompts (``images``: those of each prompt that had any, in order, from
+        :func:`adapter.history.load_prompt_images`). Only while the session's view has no
+        entries yet; returns whether it did."""
         view = self._follow(session_id)
         if view.entries:
             return False
         last = view.last_seq
         view.apply(events)
         view.last_seq = last  # stored events carry no seq: the follower's position stands
+        # The prompts shown with images and the transcript's, in order (an image left out: none).
+        prompts = [e for e in view.entries if isinstance(e, UserEntry) and e.images]
+        for entry, found in zip(prompts, images, strict=False):
+            if len(found) == entry.images:
+                self.images.put(session_id, entry.id, found)
         return True
 
     def snapshot(self, session_id: str) -> ChatSnapshot:

@@ -3,6 +3,7 @@ import { Chat } from "./chat.js";
 import { Composer } from "./composer.js";
 import { sessionList } from "./sessions.js";
 import "./theme.js";
+import { imageCache, thumbnails } from "./images.js";
 import { el, renderEntry } from "./render.js";
 
 const $ = (id) => document.getElementById(id);
@@ -89,7 +90,7 @@ function banner(text, error) {
 
 function onFrame(f) {
   const waiter = f.request_id !== undefined && state.waiting.get(f.request_id);
-  if (waiter && ["ack", "error", "pong", "history", "session_list"].includes(f.type)) {
+  if (waiter && ["ack", "error", "pong", "history", "session_list", "image"].includes(f.type)) {
     state.waiting.delete(f.request_id);
     if (f.type === "error") waiter.reject(Object.assign(new Error(f.message), { code: f.code }));
     else waiter.resolve(f);
@@ -209,6 +210,8 @@ function notify(session) {
 
 // ------------------------------------------------------------------ chat
 
+const fetchImage = imageCache(request);
+
 const pendingOf = () => new Set((state.sessions.get(state.current) || {}).pending_permissions || []);
 
 // What the entries' DOM needs: the answers it sends, and what it looks up in the chat.
@@ -224,6 +227,7 @@ function context(chat) {
     hasTool: (id) => chat.entries.has(id),
     permissionFor: byTool("permission"),
     questionFor: byTool("question"),
+    thumbnails: (entry, count) => thumbnails(sid, entry, count, fetchImage),
     actions: {
       answer: (pending_id, decision, updated_input, message) => request({
         type: "permission_response", session_id: sid, pending_id, decision,
@@ -397,6 +401,7 @@ const composer = new Composer({
 });
 window.ccbComposer = composer; // for tests and debugging
 document.addEventListener("keydown", (ev) => {
+  if (ev.key === "Escape" && document.querySelector("dialog[open]")) return;   // closes the dialog
   if (ev.key === "Escape" && state.current && !$("interrupt").disabled) $("interrupt").click();
 });
 $("interrupt").addEventListener("click", () => guard(request({ type: "interrupt", session_id: state.current })));

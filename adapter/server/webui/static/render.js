@@ -53,12 +53,16 @@ function toolCard(e, ctx) {
   return card;
 }
 
-// ctx: { actions, pending(pending_id), hasTool(id), permissionFor(tool id), questionFor(tool id) }
+// ctx: { actions, pending(pending_id), hasTool(id), permissionFor(tool id), questionFor(tool id),
+//   thumbnails(entry id, count): the images a prompt carried }
 export function renderEntry(e, ctx) {
   switch (e.kind) {
     case "user": {
       const box = el("div", { class: "msg user", "data-id": e.id, text: e.text || "" });
-      if (e.images) box.append(el("span", { class: "sel", text: e.images === 1 ? "1 image attached" : e.images + " images attached" }));
+      if (e.images) {
+        box.append(ctx.thumbnails ? ctx.thumbnails(e.id, e.images)
+          : el("span", { class: "sel", text: e.images === 1 ? "1 image attached" : e.images + " images attached" }));
+      }
       for (const s of e.selections || []) box.append(el("span", { class: "sel", text: "selection: " + s }));
       return box;
     }
