@@ -46,7 +46,7 @@ from ...errors import ThreadBusyError
 from ...fanout import SubscriberDropped
 from ...manager import UnknownSessionError
 from ...owners import SERVER, acting_as, as_caller
-from .answers import apply_answer, resume_content
+from .answers import apply_answer, resume_content, withdraw
 from .claims import ThreadClaims
 from .events import (
     AguiEvent,
@@ -491,6 +491,9 @@ class AguiService:
             for r in run_input.resume
             if r.get("interruptId") in thread.awaiting
         ]
+        if new_users and thread.awaiting:  # the page moved on: what it left open, it never answers
+            thread.last_seq = await withdraw(self.backend, session_id, thread, answers, _STOP_GRACE)
+            info = await self.backend.info(session_id)
         busy = info.state in ("busy", "waiting")
         if not answers and not results and not new_users and not busy:
             return  # nothing to do: the run just finishes
