@@ -5,13 +5,16 @@ GET      ``/api/terminals``          ``{"terminals", "agents", "allowed"}`` (bel
 POST     ``/api/terminals``          ``{agent, cwd?, cols?, rows?, skip_permissions?}`` -> 201
 GET      ``/api/terminals/{id}``     one :class:`~terminals.TerminalInfo`
 DELETE   ``/api/terminals/{id}``     stop it; its final snapshot
+POST     ``/api/terminals/{id}/remove``  take an ended one off the list; its last snapshot
 WS       ``/ws/pty/{id}``            the terminal itself (below)
 =======  ==========================  ================================================
 
 ``GET /api/terminals`` lists the caller's terminals (:class:`~terminals.TerminalInfo`), the
 agents (:class:`~terminals.AgentStatus`) and whether the caller may open terminals
 (``allowed``; a user without ``terminals`` gets 403 on ``POST``). Terminals of other users
-answer like unknown ids (:class:`~adapter.terminals.OwnedTerminals`).
+answer like unknown ids (:class:`~adapter.terminals.OwnedTerminals`). Removing a terminal that
+still runs is refused (409, "stop it first"): a running program is only ever stopped on
+purpose, with ``DELETE``.
 
 The WebSocket carries the terminal's bytes as **binary frames** both ways (output to the
 viewer, keystrokes from it) and control as **JSON text frames**:
@@ -208,6 +211,12 @@ def make_terminal_routes(
             except TerminalError as exc:
                 return _error(exc)
 
+        async def remove_terminal(request: Request) -> Response:
+            try:
+                return json_response(terminals.remove(request.path_params["id"]))
+            except TerminalError as exc:
+                return _error(exc)
+
         async def pty_socket(websocket: WebSocket) -> None:
             session_id = websocket.path_params["id"]
             await websocket.accept()
@@ -247,6 +256,7 @@ def make_terminal_routes(
             Route("/api/terminals", create_terminal, methods=["POST"]),
             Route("/api/terminals/{id}", get_terminal, methods=["GET"]),
             Route("/api/terminals/{id}", delete_terminal, methods=["DELETE"]),
+            Route("/api/terminals/{id}/remove", remove_terminal, methods=["POST"]),
             WebSocketRoute("/ws/pty/{id}", pty_socket),
         ]
 

@@ -8,6 +8,7 @@
     ├── TerminalExistsError        a live session already has that id
     ├── UnknownTerminalError       no session has that id
     ├── TerminalClosedError        the session has ended (input, attach)
+    ├── TerminalRunningError       the session still runs (remove: stop it first)
     ├── TerminalFailedError        the session's own tasks failed; it was ended (viewers)
     ├── TooManyTerminalsError      the manager's session cap is reached
     └── InvalidTerminalSizeError   columns / rows out of range
@@ -24,6 +25,7 @@ __all__ = (
     "TerminalError",
     "TerminalExistsError",
     "TerminalFailedError",
+    "TerminalRunningError",
     "TooManyTerminalsError",
     "UnknownAgentError",
     "UnknownTerminalError",
@@ -78,6 +80,15 @@ class TerminalClosedError(TerminalError):
 
     def __init__(self, session_id: str) -> None:
         super().__init__(f"terminal session {session_id!r} has ended")
+        self.session_id = session_id
+
+
+class TerminalRunningError(TerminalError):
+    """The terminal session still runs: only an ended one is removed from the list (a
+    running program is stopped on purpose, never as a side effect of tidying a list)."""
+
+    def __init__(self, session_id: str) -> None:
+        super().__init__(f"terminal session {session_id!r} is still running: stop it first")
         self.session_id = session_id
 
 

@@ -18,7 +18,8 @@ _STATES: dict[str, SessionState] = {
 
 def as_session_info(info: TerminalInfo) -> SessionInfo:
     """A terminal as the session registry shows it (``kind="terminal"``), so session lists
-    cover both kinds. ``title`` is the agent's name; ``status`` is ``active`` / ``terminated``."""
+    cover both kinds. ``title`` is the agent's name; ``status`` is ``active`` / ``terminated``;
+    ``removed``: taken off the list."""
     return SessionInfo(
         id=info.id,
         kind="terminal",
@@ -29,4 +30,5 @@ def as_session_info(info: TerminalInfo) -> SessionInfo:
         created_at=info.created_at,
         last_activity=info.last_activity or info.created_at,
         title=info.agent,
+        removed=info.removed,
     )

@@ -15,6 +15,7 @@ from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from types import TracebackType
 
 import anyio
+import msgspec
 from anyio.abc import TaskGroup
 
 from claudecode.internal import get_logger
@@ -26,6 +27,7 @@ from ._errors import (
     InvalidTerminalSizeError,
     TerminalError,
     TerminalExistsError,
+    TerminalRunningError,
     TooManyTerminalsError,
     UnknownAgentError,
     UnknownTerminalError,
@@ -276,6 +278,22 @@ class TerminalManager:
         return its final snapshot once the child is reaped. Stopping an ended session
         returns its snapshot."""
         return await self._session(session_id).stop()
+
+    def remove(self, session_id: str) -> TerminalInfo:
+        """Take an ended session off the list; its last snapshot (``removed``), which the
+        listeners get too. Raises :class:`UnknownTerminalError`, or
+        :class:`TerminalRunningError` while it runs (stop it first)."""
+        session = self._session(session_id)
+        if session.active:
+            raise TerminalRunningError(session_id)
+        del self._sessions[session_id]
+        info = msgspec.structs.replace(session.info(), removed=True)
+        for listener in list(self._listeners):
+            try:
+                listener(info)
+            except Exception:
+                _log.exception("terminal.listener_failed", session_id=session_id)
+        return info
 
     async def wait(self, session_id: str) -> TerminalInfo:
         """Wait until the session ends by itself; its final snapshot."""

@@ -127,6 +127,19 @@ class OwnedTerminals:
         )
         return info
 
+    def remove(self, session_id: str) -> TerminalInfo:
+        """Take an ended terminal of the caller's off the list (see
+        :meth:`TerminalManager.remove`: a running one is refused)."""
+        self._check(session_id, "remove")
+        info = self.manager.remove(session_id)
+        self._owners.pop(session_id, None)
+        self._ended.discard(session_id)
+        caller = current_caller()
+        self.audit.write(
+            "terminal_remove", user=caller.principal.name, via=caller.via, session=session_id
+        )
+        return info
+
     async def send_input(self, session_id: str, data: bytes | str) -> None:
         """Type into a terminal of the caller's."""
         self._check(session_id, "input")

@@ -30,7 +30,8 @@ class TerminalInfo(msgspec.Struct, kw_only=True, frozen=True):
     timeout), ``closed`` (the manager shut down) or ``failed`` (the session's own tasks
     failed; see :class:`~terminals.TerminalFailedError`). ``trust_accepted``: the agent's
     folder-trust prompt was answered "yes" by the bridge. ``last_activity``: the program's
-    latest output, input typed into it, or its end. Times are Unix seconds.
+    latest output, input typed into it, or its end. Times are Unix seconds. ``removed``: the
+    last snapshot of an ended session taken off the list (listeners get it once).
     """
 
     id: str
@@ -51,6 +52,7 @@ class TerminalInfo(msgspec.Struct, kw_only=True, frozen=True):
     exit_signal_name: str | None = None
     exit_reason: str | None = None
     ended_at: float | None = None
+    removed: bool = False
 
 
 class TerminalStatus(msgspec.Struct, kw_only=True, frozen=True, tag="status"):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from .timeouts import NODE_GUARD_MS
@@ -18,3 +19,23 @@ def page_until(page: Any, expression: str, *, guard_ms: int = NODE_GUARD_MS) -> 
             return
         page.wait_for_timeout(PAGE_POLL_MS)
     raise AssertionError(f"never true: {expression}")
+
+
+AXE = Path(__file__).resolve().parents[1] / "fixtures" / "axe-core" / "axe.min.js"
+#: Serious and critical violations, as {rule: [the elements' selectors]}.
+AXE_RUN = """async () => {
+  const result = await axe.run(document, { resultTypes: ["violations"] });
+  return result.violations.filter((v) => v.impact === "serious" || v.impact === "critical")
+    .map((v) => ({ id: v.id, impact: v.impact, help: v.help,
+                   nodes: v.nodes.map((n) => n.target.join(" ") + " :: " + n.failureSummary) }));
+}"""
+
+
+def axe_violations(page: Any) -> list[dict[str, Any]]:
+    """axe-core (vendored from npm by scripts/vendor-webui) run inside the page: the serious
+    and critical violations. Injected through the DevTools protocol, as the page's CSP
+    (rightly) refuses inline scripts."""
+    if not page.evaluate("typeof window.axe !== 'undefined'"):
+        page.evaluate("() => { " + AXE.read_text() + "\n}")
+    found: list[dict[str, Any]] = page.evaluate(AXE_RUN)
+    return found

@@ -11,7 +11,7 @@ import websockets.sync.client as ws_client
 
 from adapter import PermissionPolicy, SessionConfig
 from adapter.server import ServerSettings, create_app
-from tests.support.browser import page_until
+from tests.support.browser import axe_violations, page_until
 from tests.support.servers import running
 from tests.support.timeouts import HANG_GUARD, NODE_GUARD_MS
 
@@ -37,6 +37,8 @@ def serve(tmp_path: Path, cli_path: str) -> Any:
 #: Poll a JavaScript expression from here (the page's CSP forbids the eval that
 #: ``wait_for_function`` polls with).
 until = page_until
+
+__all__ = ("ARTIFACTS", "Remote", "axe_violations", "open_page", "serve", "shot", "until")
 
 
 def open_page(browser: Any, url: str) -> Any:
@@ -72,23 +74,3 @@ class Remote:
 def shot(page: Any, name: str) -> None:
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / f"{name}.png"))
-
-
-AXE = Path(__file__).resolve().parents[1] / "fixtures" / "axe-core" / "axe.min.js"
-#: Serious and critical violations, as {rule: [the elements' selectors]}.
-AXE_RUN = """async () => {
-  const result = await axe.run(document, { resultTypes: ["violations"] });
-  return result.violations.filter((v) => v.impact === "serious" || v.impact === "critical")
-    .map((v) => ({ id: v.id, impact: v.impact, help: v.help,
-                   nodes: v.nodes.map((n) => n.target.join(" ") + " :: " + n.failureSummary) }));
-}"""
-
-
-def axe_violations(page: Any) -> list[dict[str, Any]]:
-    """axe-core (vendored from npm by scripts/vendor-webui) run inside the page: the serious
-    and critical violations. Injected through the DevTools protocol, as the page's CSP
-    (rightly) refuses inline scripts."""
-    if not page.evaluate("typeof window.axe !== 'undefined'"):
-        page.evaluate("() => { " + AXE.read_text() + "\n}")
-    found: list[dict[str, Any]] = page.evaluate(AXE_RUN)
-    return found

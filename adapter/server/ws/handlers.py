@@ -206,6 +206,10 @@ class RequestHandlers:
         self.send(Ack(request_id=frame.request_id, session_id=info.id, session=info))
 
     async def _delete_session(self, frame: DeleteSession) -> None:
+        if self.terminals is not None and self._is_terminal(frame.session_id):
+            self.terminals.remove(frame.session_id)  # a running one: stop it first
+            self.send(Ack(request_id=frame.request_id, session_id=frame.session_id))
+            return
         if not isinstance(self.backend, LabelBackend):
             raise UsageError("this server cannot delete sessions")
         await self.backend.forget(frame.session_id)

@@ -283,9 +283,10 @@ class UpdateSession(_Frame, frozen=True, tag="update_session"):
 
 
 class DeleteSession(_Frame, frozen=True, tag="delete_session"):
-    """Delete a closed session: it leaves the list (whoever follows the list gets a last
-    ``session_changed`` with ``removed``). Answered by an ``ack``; an open session is a
-    ``bad_request`` (close it first)."""
+    """Delete a closed session, or remove an ended terminal: it leaves the list (whoever
+    follows the list gets a last ``session_changed`` with ``removed``). Answered by an
+    ``ack``; an open session or a running terminal is a ``bad_request`` (close or stop it
+    first)."""
 
     session_id: str
 

@@ -113,6 +113,8 @@ function showHeader() {
   badge.className = "badge " + state;
   $("terminal-typing").textContent = ts.exit ? "" : ts.canType ? "" : "view only";
   $("terminal-stop").disabled = Boolean(ts.exit);
+  // An ended terminal can leave the list (a running one is stopped first, on purpose).
+  $("terminal-remove").hidden = !ts.exit;
 }
 
 function open(id) {
@@ -175,6 +177,13 @@ $("terminal-stop").addEventListener("click", () => {
   if (!ts.current) return;
   api("/api/terminals/" + encodeURIComponent(ts.current), { method: "DELETE" })
     .then(refresh).catch((err) => banner(err.message, true));
+});
+$("terminal-remove").addEventListener("click", () => {
+  const id = ts.current;
+  if (!id) return;
+  api("/api/terminals/" + encodeURIComponent(id) + "/remove", { method: "POST" })
+    .then(() => { ts.terminals.delete(id); banner(""); $("new-chat").click(); })
+    .catch((err) => banner(err.message, true));
 });
 // Picking a session in the list (a chat one, or another terminal), or starting a chat
 // session, leaves this terminal; the session list (app.js) opens terminals through this.
