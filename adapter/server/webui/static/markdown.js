@@ -50,6 +50,8 @@ function copyButtons(root) {
       if (navigator.clipboard && window.isSecureContext) navigator.clipboard.writeText(code).then(done, () => {});
       else { const range = document.createRange(); range.selectNodeContents(pre); getSelection().removeAllRanges(); getSelection().addRange(range); }
     });
+    // A long line scrolls the block sideways: keyboard users reach it too.
+    pre.tabIndex = 0;
     const box = document.createElement("div");
     box.className = "codeblock";
     pre.replaceWith(box);
