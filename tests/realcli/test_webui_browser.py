@@ -144,7 +144,13 @@ def test_chat_approvals_diff_and_escaping(
     shot(page, "chat")
     assert [] == page.errors
 
-    phone = page_of(browser, server + "/", viewport={"width": 390, "height": 844})
+    phone = page_of(
+        browser,
+        server + "/",
+        viewport={"width": 390, "height": 844},
+        has_touch=True,
+        is_mobile=True,
+    )
     assert phone.locator("#menu").is_visible()
     assert not phone.locator("#sidebar").is_visible() or phone.evaluate(
         "document.getElementById('sidebar').getBoundingClientRect().right <= 0"

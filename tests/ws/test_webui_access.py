@@ -89,8 +89,13 @@ def test_every_state_is_accessible(tmp_path: Path, browser: Any, size: str) -> N
     width, height = SIZES[size]
     problems: list[str] = []
     with serve(tmp_path, fake_cli_command(body(), tmp_path / "fake")) as url:
+        # A phone is a touch device (a coarse pointer), as the page's placeholders know.
+        phone = size == "phone"
         context = browser.new_context(
-            viewport={"width": width, "height": height}, reduced_motion="reduce"
+            viewport={"width": width, "height": height},
+            reduced_motion="reduce",
+            has_touch=phone,
+            is_mobile=phone,
         )
         page = context.new_page()
         page.set_default_timeout(90_000)
@@ -99,6 +104,16 @@ def test_every_state_is_accessible(tmp_path: Path, browser: Any, size: str) -> N
         page.on("pageerror", lambda exc: errors.append(str(exc)))
         page.goto(url + "/")
         page.wait_for_selector(".conn.ok")
+        # No "Enter to send" on a touch device: the Send button is the way there.
+        assert phone == page.evaluate("matchMedia('(pointer: coarse)').matches")
+        placeholders = page.evaluate(
+            "[document.getElementById('start-prompt').placeholder,"
+            " document.getElementById('prompt').placeholder]"
+        )
+        if phone:
+            assert ["What should Claude work on?", "Message Claude"] == placeholders
+        else:
+            assert "Enter to send" in placeholders[1]
         check(page, f"{size}-landing", problems)
 
         # start by keyboard: the prompt has the focus, Enter starts

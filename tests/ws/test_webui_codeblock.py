@@ -63,7 +63,10 @@ def test_copy_button_does_not_cover_the_first_line(
 ) -> None:
     body = script(text_turn(CODE))
     with serve(tmp_path, fake_cli_command(body, tmp_path / "fake")) as url:
-        context = browser.new_context(viewport={"width": width, "height": 844})
+        phone = width < 500  # a touch device, as phones are
+        context = browser.new_context(
+            viewport={"width": width, "height": 844}, has_touch=phone, is_mobile=phone
+        )
         page = context.new_page()
         page.set_default_timeout(NODE_GUARD_MS)
         page.add_init_script(NOTIFY_STUB)
