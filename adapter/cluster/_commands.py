@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+from .._local_watch import prompt_title
 from ..session import AgentSession
 from .wire import (
     AnswerPermission,
@@ -14,14 +17,26 @@ from .wire import (
     SetPermissionMode,
 )
 
+if TYPE_CHECKING:  # pragma: no cover
+    from ._hosted import Hosted
+
 __all__ = ("session_command",)
 
 
-async def session_command(session: AgentSession, command: Command) -> bool:
+async def session_command(session: AgentSession, command: Command, hosted: Hosted) -> bool:
     """Apply ``command`` if it is one a session runs itself; ``False`` for any other (close,
-    create: the worker's own). Errors propagate, for the reply."""
+    create, label: the worker's own). Errors propagate, for the reply. A session's first
+    prompt names it (``hosted.title``), as in one process."""
     if isinstance(command, Prompt):
-        await session.prompt(command.text, images=command.images)
+        untitled = hosted.title is None
+        if untitled:
+            hosted.title = prompt_title(command.text)
+        try:
+            await session.prompt(command.text, images=command.images)
+        except BaseException:
+            if untitled:
+                hosted.title = None
+            raise
     elif isinstance(command, AnswerPermission):
         await session.answer_permission(command.pending_id, command.decision())
     elif isinstance(command, AnswerQuestion):

@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import anyio
 
 from claudecode.internal import get_logger
 
-from ..backend import SessionSpec
+from ..backend import SessionSpec, clean_title
 from ..config import SessionConfig
+from ..events import Complete, Event
 from ..session import AgentSession
 from ._sessions import info_of
 from .wire import Reply, SessionRecord, encode
@@ -57,6 +59,18 @@ class Hosted:
         self.claimed: str | None = None
         #: :meth:`state` when the record writer last built the record it wrote.
         self.written_state: tuple[Any, ...] | None = None
+        #: What people call it (the first prompt's first line until renamed), whether they
+        #: put it away, and what its turns cost: in its record, as in one process.
+        self.title: str | None = None
+        self.archived = False
+        self.cost_usd = 0.0
+
+    def label(self, title: str | None, archived: bool | None) -> None:
+        """Rename and/or archive (unset: unchanged; an empty title raises ``UsageError``)."""
+        if title is not None:
+            self.title = clean_title(title)
+        if archived is not None:
+            self.archived = archived
 
     def state(self) -> tuple[Any, ...]:
         """What the record says beyond its times and last seq, as a cheap key taken from
@@ -70,6 +84,9 @@ class Hosted:
             session.cli_session_id,
             config.model,
             config.permission_mode,
+            self.title,
+            self.archived,
+            self.cost_usd,
         )
 
     def record(self, owner: str) -> SessionRecord:
@@ -80,13 +97,19 @@ class Hosted:
             created_at=self.created_at,
             seq_offset=self.offset,
             spec=self.spec,
+            title=self.title,
+            archived=self.archived,
+            cost_usd=self.cost_usd,
         )
         return SessionRecord(info=info, spec=self.spec)
 
-    def published(self) -> None:
-        """After each published batch: tell the transcript mirror the session was active;
-        wake the record's writer only when the state differs from the record it last wrote
-        (the times and seq are refreshed on a timer)."""
+    def published(self, events: Sequence[Event]) -> None:
+        """After each published batch: count what its turns cost, tell the transcript mirror
+        the session was active; wake the record's writer only when the state differs from
+        the record it last wrote (the times and seq are refreshed on a timer)."""
+        for event in events:
+            if type(event) is Complete:
+                self.cost_usd += event.cost_usd or 0.0
         if self.mirror is not None:
             self.mirror.nudge()
         if self.state() != self.written_state:

@@ -70,6 +70,9 @@ def info_of(
     created_at: float,
     seq_offset: int = 0,
     spec: SessionSpec | None = None,
+    title: str | None = None,
+    archived: bool = False,
+    cost_usd: float = 0.0,
 ) -> SessionInfo:
     """The registry snapshot of a live session (times as Unix seconds)."""
     now_wall, now_mono = time.time(), time.monotonic()
@@ -93,4 +96,7 @@ def info_of(
         owner=owner,
         origin=spec.origin if spec else None,
         user=spec.user if spec is not None else None,
+        title=title,
+        archived=archived,
+        cost_usd=cost_usd,
     )

@@ -33,12 +33,14 @@ from ..backend import (
     EventStream,
     SessionInfo,
     SessionSpec,
+    clean_title,
 )
 from ..images import PromptImages, as_images
 from ..manager import UnknownSessionError
 from ..policies import PermissionDecision
 from ._claims import ResumeClaims
 from ._feeds import SessionFeed, open_stream
+from ._labels import relabel_closed, remove_closed
 from ._watchers import Watchers
 from .config import ClusterConfig, NatsSettings, valid_token
 from .eventlog import ClusterEventStream, ensure_event_stream
@@ -54,6 +56,7 @@ from .wire import (
     CreateSession,
     DeclineQuestion,
     Interrupt,
+    Label,
     Prompt,
     Reply,
     SetModel,
@@ -416,7 +419,7 @@ class ClusterBackend:
             ClusterUnavailableError: NATS is out of reach or does not answer.
         """
         found = await self._unless_nats_fails(self._require_nats().get(session_id))
-        if found is None:
+        if found is None or found[0].info.removed:
             raise UnknownSessionError(f"no session {session_id!r}")
         return found[0].info
 
@@ -424,7 +427,7 @@ class ClusterBackend:
         """Every session in the registry (closed ones for ``closed_retention`` seconds)."""
         registry = self._require()
         await registry.wait_loaded()
-        infos = [record.info for record, _ in registry.sessions.values()]
+        infos = [r.info for r, _ in registry.sessions.values() if not r.info.removed]
         infos.sort(key=lambda info: (info.created_at, info.id))
         return infos
 
@@ -438,7 +441,8 @@ class ClusterBackend:
         :class:`ClusterUnavailableError`; subscribe again with ``after_seq`` once
         :attr:`ready`.
         """
-        if await self._unless_nats_fails(self._require_nats().get(session_id)) is None:
+        found = await self._unless_nats_fails(self._require_nats().get(session_id))
+        if found is None or found[0].info.removed:
             raise UnknownSessionError(f"no session {session_id!r}")
         stream = ClusterEventStream(session_id, after_seq, max_pending=self.subscriber_buffer)
         self._streams.add(stream)
@@ -544,6 +548,32 @@ class ClusterBackend:
         found = await self._unless_nats_fails(self._require().get(session_id))
         if found is not None and found[0].info.cli_session_id and self._claims is not None:
             await self._claims.release(found[0].info.cli_session_id, session_id)
+
+    async def label(
+        self, session_id: str, *, title: str | None = None, archived: bool | None = None
+    ) -> SessionInfo:
+        """Rename and/or archive a session (see :class:`~adapter.backend.LabelBackend`): an
+        open one on its worker, a closed one in its record (:mod:`._labels`)."""
+        title = clean_title(title) if title is not None else None
+        if (await self.info(session_id)).state != "closed":
+            try:
+                reply = await self._command(session_id, Label(title=title, archived=archived))
+                assert reply.info is not None
+                return reply.info
+            except UsageError:
+                if (await self.info(session_id)).state != "closed":
+                    raise  # not closed meanwhile: a refusal to report as it is
+        retention = self.config.closed_retention
+        relabel = relabel_closed(
+            self._require_nats(), session_id, title=title, archived=archived, retention=retention
+        )
+        return await self._unless_nats_fails(relabel)
+
+    async def forget(self, session_id: str) -> None:
+        """Delete a closed session (see :class:`~adapter.backend.LabelBackend`)."""
+        if (await self.info(session_id)).state != "closed":
+            raise UsageError(f"session {session_id!r} is open: close it first")
+        await self._unless_nats_fails(remove_closed(self._require_nats(), session_id))
 
     def watch(self) -> contextlib.AbstractAsyncContextManager[AsyncIterator[SessionInfo]]:
         """Registry changes as :class:`~adapter.SessionInfo` snapshots (see

@@ -120,7 +120,7 @@ class EventPublisher:
 
     ``first_seq`` is the seq the session's first event gets on the wire (a session resumed
     on another worker continues its predecessor's numbering); ``on_published`` is called
-    after each acknowledged batch; ``gate``, shared by a worker's publishers, lets the
+    with each acknowledged batch; ``gate``, shared by a worker's publishers, lets the
     batches of its sessions that get ready together leave in one socket write; ``acks``,
     shared too, publishes through one acknowledgement inbox instead of a nats-py request
     per batch (:mod:`adapter.cluster._acks`).
@@ -133,7 +133,7 @@ class EventPublisher:
         session_id: str,
         *,
         first_seq: int = 1,
-        on_published: Callable[[], None] | None = None,
+        on_published: Callable[[Sequence[Event]], None] | None = None,
         gate: PublishGate | None = None,
         acks: AckInbox | None = None,
     ) -> None:
@@ -246,7 +246,7 @@ class EventPublisher:
             self._published.set()
             self._published = None
         if self._on_published is not None:
-            self._on_published()
+            self._on_published(chunk)
 
     async def _publish_end(self) -> None:
         last = self.published_seq

@@ -195,7 +195,13 @@ async def recover_lost_session(
             fork=False,
         )
         command = CreateSession(
-            spec=spec, session_id=info.id, first_seq=final + 1, created_at=info.created_at
+            spec=spec,
+            session_id=info.id,
+            first_seq=final + 1,
+            created_at=info.created_at,
+            title=info.title,
+            archived=info.archived,
+            cost_usd=info.cost_usd,
         )
         reply = await place_session(nc, registry, config, command, exclude=info.owner)
         if reply.error is not None and reply.error.type == "declined" and spec.labels:

@@ -51,6 +51,7 @@ __all__ = (
     "error_body",
     "ErrorBody",
     "Interrupt",
+    "Label",
     "MSG_ID_HEADER",
     "Prompt",
     "raise_error",
@@ -188,6 +189,14 @@ class SetPermissionMode(_Command, tag="set_permission_mode", frozen=True):
     mode: str
 
 
+class Label(_Command, tag="label", frozen=True):
+    """Rename and/or archive an open session (unset: unchanged); answered with its info.
+    A closed session's record is relabelled by the gateway itself (no worker writes it)."""
+
+    title: str | None = None
+    archived: bool | None = None
+
+
 class Close(_Command, tag="close", frozen=True):
     """End the session."""
 
@@ -209,6 +218,10 @@ class CreateSession(_Command, tag="create", frozen=True):
     first_seq: int = 1
     created_at: float = 0.0
     deadline: float = 0.0
+    #: What a resumed lost session was called and cost so far (kept from its record).
+    title: str | None = None
+    archived: bool = False
+    cost_usd: float = 0.0
 
 
 Command: TypeAlias = (
@@ -218,6 +231,7 @@ Command: TypeAlias = (
     | DeclineQuestion
     | Interrupt
     | SetModel
+    | Label
     | SetPermissionMode
     | Close
     | CreateSession

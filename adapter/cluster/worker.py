@@ -54,6 +54,7 @@ from .wire import (
     CreateExpiredError,
     CreateSession,
     ErrorBody,
+    Label,
     Reply,
     SessionRecord,
     WireError,
@@ -390,6 +391,11 @@ class ClusterWorker:
         else:
             session = await self._manager.create(config, session_id=session_id)
         hosted = Hosted(session, command.spec, command.first_seq, command.created_at or time.time())
+        hosted.title, hosted.archived, hosted.cost_usd = (
+            command.title,
+            command.archived,
+            command.cost_usd,
+        )
         self._hosted[session_id] = hosted
         try:
 
@@ -575,7 +581,9 @@ class ClusterWorker:
                 await self._manager.close(session.id)
                 with anyio.move_on_after(10):  # answer once the registry says closed
                     await hosted.finalized.wait()
-            elif not await session_command(session, command):
+            elif isinstance(command, Label):
+                hosted.label(command.title, command.archived)
+            elif not await session_command(session, command, hosted):
                 raise UsageError(f"{type(command).__name__} is not a session command")
         except Exception as exc:
             await respond(msg, Reply(error=error_body(exc)))

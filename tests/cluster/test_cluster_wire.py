@@ -18,6 +18,7 @@ from adapter.cluster.wire import (
     AnswerPermission,
     CreateSession,
     ErrorBody,
+    Label,
     Prompt,
     Reply,
     SessionRecord,
@@ -52,7 +53,7 @@ def test_arbitrary_bytes(decode: Any, data: bytes) -> None:
 
 
 @pytest.mark.parametrize("decode", DECODERS)
-@given(value=json_values, op=st.sampled_from(["prompt", "create", "close", "nope", None]))
+@given(value=json_values, op=st.sampled_from(["prompt", "create", "close", "label", "nope", None]))
 def test_arbitrary_json(decode: Any, value: Any, op: str | None) -> None:
     if isinstance(value, dict) and op is not None:
         value = {**value, "op": op}
@@ -65,6 +66,9 @@ def test_round_trips() -> None:
         Prompt(text="hi", images=[Image.from_bytes("image/png", b"\x89PNG")]),
         AnswerPermission(pending_id="p", behavior="deny", message="no", interrupt=True),
         CreateSession(spec=SessionSpec(cwd="/w", labels={"repo": "api"}), first_seq=7),
+        CreateSession(title="the fix", archived=True, cost_usd=0.25),
+        Label(title="renamed"),
+        Label(archived=False),
     ]
     for command in commands:
         assert command == decode_command(encode(command))
