@@ -109,6 +109,11 @@ class SessionSpec(msgspec.Struct, kw_only=True, frozen=True, omit_defaults=True)
     new id); ``cli_session_id`` is the id a new CLI session takes (a UUID, the CLI's
     ``--session-id``), so a front end can name the session before its first turn.
     ``add_dirs`` are more directories the CLI may work in (its ``--add-dir``).
+    ``system_prompt`` replaces Claude Code's system prompt (``--system-prompt``);
+    ``append_system_prompt`` adds to it (``--append-system-prompt``); ``allowed_tools`` /
+    ``disallowed_tools`` are permission rules (``Read``, ``Bash(git diff:*)``,
+    ``mcp__docs__search``) added to the backend's own (``--allowedTools`` /
+    ``--disallowedTools``): an allowed tool runs without asking, a disallowed one never.
     ``mcp_servers`` adds MCP servers in the CLI's ``--mcp-config`` form (``{name: {"type":
     "stdio", "command": ..., "args": [...], "env": {...}}}`` or ``{"type": "http", "url":
     ..., "headers": {...}}``), e.g. the servers an editor asks for. ``labels`` are placement
@@ -133,6 +138,10 @@ class SessionSpec(msgspec.Struct, kw_only=True, frozen=True, omit_defaults=True)
     fork: bool = False
     cli_session_id: str | None = None
     add_dirs: list[str] = []
+    system_prompt: str | None = None
+    append_system_prompt: str | None = None
+    allowed_tools: list[str] = []
+    disallowed_tools: list[str] = []
     mcp_servers: dict[str, dict[str, Any]] = {}
     frontend_tools: dict[str, dict[str, Any]] = {}
     labels: dict[str, str] = {}

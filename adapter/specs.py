@@ -32,7 +32,14 @@ def config_for(defaults: SessionConfig, spec: SessionSpec) -> SessionConfig:
     """
     check_spec(spec)
     changes: dict[str, Any] = {}
-    for field in ("cwd", "model", "permission_mode", "cli_session_id"):
+    for field in (
+        "cwd",
+        "model",
+        "permission_mode",
+        "cli_session_id",
+        "system_prompt",
+        "append_system_prompt",
+    ):
         value = getattr(spec, field)
         if value is not None:
             changes[field] = value
@@ -42,14 +49,18 @@ def config_for(defaults: SessionConfig, spec: SessionSpec) -> SessionConfig:
         changes["fork_session"] = spec.fork
     elif spec.fork:
         changes["fork_session"] = True
+    for field in ("allowed_tools", "disallowed_tools"):
+        rules: list[str] = getattr(spec, field)
+        if rules:
+            # The spec's rules come on top of the backend's: a server-wide rule stays.
+            kept = tuple(getattr(defaults, field))
+            changes[field] = (*kept, *(rule for rule in rules if rule not in kept))
     if spec.policy is not None:
         if spec.policy not in SPEC_POLICIES:
             names = ", ".join(sorted(SPEC_POLICIES))
             raise UsageError(f"unknown policy {spec.policy!r} (one of: {names})")
         name: PolicyName = spec.policy  # type: ignore[assignment]
-        changes["policy"] = PermissionPolicy(
-            name, read_only_tools=defaults.policy.read_only_tools
-        )
+        changes["policy"] = PermissionPolicy(name, read_only_tools=defaults.policy.read_only_tools)
     client_options = dict(defaults.client_options)
     if spec.effort is not None:
         client_options["effort"] = spec.effort
