@@ -9,6 +9,7 @@
           ├── TooManySessionsError*         too_many_sessions  429
           ├── CliSessionInUseError*         session_in_use     409
           ├── ThreadBusyError*              thread_busy        409
+          ├── ThreadAgentError*             bad_request        409
           ├── InvalidAnswerError*           bad_request        422
           ├── HistoryNotFoundError          history_not_found  404   (also LookupError)
           ├── ForbiddenError*               forbidden          403
@@ -42,6 +43,7 @@ __all__ = (
     "ForbiddenError",
     "HistoryNotFoundError",
     "InvalidAnswerError",
+    "ThreadAgentError",
     "ThreadBusyError",
     "TooManySessionsError",
     "UnknownPermissionError",
@@ -90,6 +92,11 @@ class CliSessionInUseError(AdapterError, UsageError):
 
     code = "session_in_use"
     http_status = 409
+
+
+class ThreadAgentError(AdapterError, UsageError):
+    """A run named another agent than the one its AG-UI thread talks to (a thread keeps the
+    agent of its first run: its CLI session runs with that agent's settings)."""
 
 
 class ThreadBusyError(AdapterError, UsageError):

@@ -33,6 +33,7 @@ from claudecode import CLINotFoundError, find_cli
 
 from ..config import SessionConfig
 from ..policies import PermissionPolicy
+from ..server.agents import AGENTS_ENV_VAR, Agent, AgentsFileError, load_agents
 from ._event_loop import add_loop_argument, loop_factory
 from ._event_loop import run as run_loop
 from ._identity_args import add_identity_arguments, has_identity, identity_settings
@@ -63,6 +64,13 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
         default="supervised",
         help="permission policy: ask before tools that change things (supervised, the "
         "default), allow everything (autonomous), or plan mode",
+    )
+    parser.add_argument(
+        "--agents",
+        metavar="FILE",
+        help="a TOML file of named agents (cwd, model, policy, system prompt, tools, MCP "
+        "servers each), offered as CopilotKit agent ids (default: "
+        f"${AGENTS_ENV_VAR}; none: one agent, 'default', with the options here)",
     )
     parser.add_argument(
         "--token",
@@ -200,6 +208,15 @@ def _state_dir(args: argparse.Namespace) -> Path:
     return Path(base) / "claudecode-bridge"
 
 
+def _agents(args: argparse.Namespace) -> tuple[Agent, ...]:
+    """The agents of ``--agents`` (or ``$CLAUDECODE_BRIDGE_AGENTS``); none without a file.
+    A gateway that runs no session leaves the directories to its workers to check."""
+    path = args.agents or os.environ.get(AGENTS_ENV_VAR)
+    if not path:
+        return ()
+    return load_agents(path, check_dirs=not (args.nats and not args.worker))
+
+
 def _url(host: str, port: int) -> str:
     shown = f"[{host}]" if ":" in host else host
     return f"http://{shown}:{port}"
@@ -292,6 +309,11 @@ def serve_command(args: argparse.Namespace) -> int:
         )
         return 2
     try:
+        agents = _agents(args)
+    except AgentsFileError as exc:
+        print(f"claudecode-bridge serve: {exc}", file=sys.stderr)
+        return 2
+    try:
         factory = loop_factory(args.loop)
     except (RuntimeError, ValueError) as exc:
         print(f"claudecode-bridge serve: {exc}", file=sys.stderr)
@@ -338,7 +360,8 @@ def serve_command(args: argparse.Namespace) -> int:
                 print(_bind_failure(args.host, args.port, exc), file=sys.stderr)
                 return 2
             try:
-                return run_loop(_serve(args, sock, defaults, token=token, demo=demo), factory)
+                serving = _serve(args, sock, defaults, token=token, demo=demo, agents=agents)
+                return run_loop(serving, factory)
             except KeyboardInterrupt:
                 return 130
             except ConnectionError as exc:
@@ -361,6 +384,7 @@ async def _serve(
     *,
     token: str | None,
     demo: bool,
+    agents: tuple[Agent, ...],
 ) -> int:
     from ..local import LocalBackend
     from ..server import ServerSettings, create_app
@@ -379,6 +403,7 @@ async def _serve(
         demo=demo,
         state_dir=_state_dir(args),
         session_defaults=defaults,
+        agents=agents,
         max_sessions=args.max_sessions,
         warm=args.warm,
         agui_disconnect=args.on_disconnect,
@@ -440,6 +465,8 @@ async def _serve(
             f"  {label + ':':<14} {ws_base if path.split('/')[1] == 'ws' else base}{path}"
             for label, path in context.endpoints
         ]
+        if agents:
+            lines.append(f"  {'agents:':<14} {', '.join(agent.name for agent in agents)}")
         if args.worker:
             lines.append(f"  {'worker:':<14} {worker.id} (runs sessions for the cluster here)")
         if context.authenticator is not None:

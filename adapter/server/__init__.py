@@ -9,6 +9,7 @@ Front ends add their routes as route providers (:data:`RouteProvider`).
 ``claudecode-bridge serve`` runs it under uvicorn.
 """
 
+from .agents import Agent, AgentsFileError, load_agents, parse_agents
 from .app import BUILTIN_PROVIDERS, LifespanHook, RouteProvider, ServerContext, create_app
 from .errors import exception_handlers, json_error
 from .json_io import json_response, read_json
@@ -17,6 +18,8 @@ from .security import SecurityMiddleware, token_matches
 from .settings import ServerSettings
 
 __all__ = (
+    "Agent",
+    "AgentsFileError",
     "BUILTIN_PROVIDERS",
     "core_routes",
     "create_app",
@@ -24,6 +27,8 @@ __all__ = (
     "json_error",
     "json_response",
     "LifespanHook",
+    "load_agents",
+    "parse_agents",
     "PermissionAnswer",
     "PromptBody",
     "read_json",

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from ..config import SessionConfig
+from .agents import Agent
 from .jwt_auth import JwtSettings
 
 __all__ = ("ServerSettings",)
@@ -35,7 +36,10 @@ class ServerSettings:
     Sessions: ``session_defaults``, ``max_sessions`` and ``warm`` (CLIs kept started for
     the defaults, see :class:`~adapter.LocalBackend`) configure the in-process backend the
     app creates when none is given; ``demo`` says the sessions run the built-in scripted
-    stand-in (reported by ``/readyz``). ``state_dir`` is where front ends keep what must
+    stand-in (reported by ``/readyz``). ``agents`` are the named agents the AG-UI and
+    CopilotKit front end offers (:mod:`adapter.server.agents`, the ``--agents`` file;
+    each runs its sessions from its own spec over the defaults); none: one agent,
+    ``default``, with the defaults. ``state_dir`` is where front ends keep what must
     survive a restart (created private, 0700).
 
     Streams: ``keepalive_seconds`` between ``: keep-alive`` comments on idle SSE streams;
@@ -57,6 +61,7 @@ class ServerSettings:
     demo: bool = False
     state_dir: str | os.PathLike[str] | None = None
     session_defaults: SessionConfig = field(default_factory=SessionConfig)
+    agents: tuple[Agent, ...] = ()
     max_sessions: int = 32
     warm: int = 0
     keepalive_seconds: float = 15.0

@@ -5,10 +5,14 @@ from __future__ import annotations
 
 import time
 from collections.abc import AsyncIterator
+from typing import Any
 
 import anyio
+import msgspec
 
-__all__ = ("KEEPALIVE", "RunHandle")
+from .events import MessagesSnapshot, RunFinished, RunStarted, sse_frame
+
+__all__ = ("connect_frames", "KEEPALIVE", "RunHandle")
 
 #: SSE frames a run keeps for late listeners.
 _MAX_FRAMES = 100_000
@@ -127,3 +131,31 @@ class RunHandle:
                     yield KEEPALIVE
         finally:
             self.listeners -= 1
+
+
+def _now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+def connect_frames(
+    thread_id: str, run_id: str, messages: list[dict[str, Any]], live: RunHandle | None
+) -> list[bytes]:
+    """What ``agent/connect`` sends first on a known thread: with a ``live`` run, that run's
+    ``RUN_STARTED`` and the messages it started with (its own frames follow from index 1);
+    otherwise a run of its own holding the thread's ``messages`` (encoded at once, before
+    they can change: the log's own dicts, no copy)."""
+    now = _now_ms
+    if live is not None:
+        return [
+            sse_frame(RunStarted(thread_id=live.thread_id, run_id=live.run_id, timestamp=now())),
+            sse_frame(
+                MessagesSnapshot(
+                    messages=msgspec.json.decode(live.messages_before), timestamp=now()
+                )
+            ),
+        ]
+    return [
+        sse_frame(RunStarted(thread_id=thread_id, run_id=run_id, timestamp=now())),
+        sse_frame(MessagesSnapshot(messages=messages, timestamp=now())),
+        sse_frame(RunFinished(thread_id=thread_id, run_id=run_id, timestamp=now())),
+    ]

@@ -40,23 +40,16 @@ from ...backend import (
     FrontendToolBackend,
     SessionBackend,
     SessionInfo,
-    SessionSpec,
 )
-from ...errors import ThreadBusyError
+from ...errors import ThreadAgentError, ThreadBusyError
 from ...fanout import SubscriberDropped
 from ...manager import UnknownSessionError
 from ...owners import SERVER, acting_as, as_caller
+from ..agents import Agent, default_agent
 from .answers import apply_answer, resume_content, withdraw
 from .claims import ThreadClaims
-from .events import (
-    AguiEvent,
-    MessagesSnapshot,
-    RunAgentInput,
-    RunFinished,
-    RunStarted,
-    sse_frame,
-)
-from .handle import RunHandle
+from .events import AguiEvent, RunAgentInput, sse_frame
+from .handle import RunHandle, connect_frames
 from .inputs import new_user_messages, page_tools, prompt_from_message, with_context
 from .snapshot import MessageLog
 from .threads import ThreadRecord, ThreadStore, thread_key
@@ -117,6 +110,8 @@ class AguiService:
         max_threads: threads kept in memory; a new one past it makes the least recently
             used idle thread go (its session closed; it is reloaded from the store, and its
             CLI session resumed, on its next run).
+        agents: the agents runs may name (:mod:`adapter.server.agents`); none: the one
+            default agent. A thread keeps the agent of its first run.
     """
 
     def __init__(
@@ -128,8 +123,11 @@ class AguiService:
         disconnect: Literal["interrupt", "keep"] = "interrupt",
         keepalive: float = 15.0,
         max_threads: int = 10_000,
+        agents: tuple[Agent, ...] = (),
     ) -> None:
         self.backend = backend
+        self.default_agent = default_agent(agents)
+        self.agents = {agent.name: agent for agent in agents or (self.default_agent,)}
         self.store = store
         self.disconnect = disconnect
         self.keepalive = keepalive
@@ -265,17 +263,36 @@ class AguiService:
 
     # -- runs ------------------------------------------------------------------------------
 
-    async def start_run(self, run_input: RunAgentInput) -> RunHandle:
-        """Start a run on its thread.
+    def _agent(self, name: str | None) -> Agent:
+        """The agent named ``name`` (``None``: the default one)."""
+        return self.default_agent if name is None else self.agents[name]
+
+    def _agent_of(self, thread: _Thread) -> str:
+        """The name of the thread's agent (a thread saved before agents had names is the
+        default agent's)."""
+        return thread.record.agent or self.default_agent.name
+
+    async def start_run(self, run_input: RunAgentInput, agent: str | None = None) -> RunHandle:
+        """Start a run on its thread, with ``agent`` (a name of :attr:`agents`; ``None``:
+        the default agent).
 
         Raises:
             ThreadBusyError: the thread's previous run is still going.
+            ThreadAgentError: the thread talks to another agent.
         """
+        chosen = self._agent(agent).name
         if self._tg is None:
             raise ClaudeCodeError("the AG-UI service is not running")
         with self._claims.starting(thread_key(run_input.thread_id)):  # before the first await
             thread = await self._thread(run_input.thread_id, create=True)
         assert thread is not None  # the claim is let go with no await before thread.run is set
+        if thread.record.agent is None and not len(thread.log):
+            thread.record.agent = chosen  # a new thread: it keeps this agent
+        if self._agent_of(thread) != chosen:
+            raise ThreadAgentError(
+                f"thread {thread.thread_id!r} talks to agent {self._agent_of(thread)!r}, "
+                f"not {chosen!r}; start a new thread for another agent"
+            )
         if thread.run is not None and not thread.run.done:
             raise ThreadBusyError(
                 f"thread {thread.thread_id!r} has a run in progress ({thread.run.run_id}); "
@@ -332,40 +349,18 @@ class AguiService:
                 _log.error("agui.stop_failed", thread_id=live.thread.thread_id, error=repr(exc))
             live.scope.cancel()  # not reached when the run ended first (cancelled above)
 
-    async def connect(self, run_input: RunAgentInput) -> tuple[list[bytes], RunHandle | None]:
+    async def connect(
+        self, run_input: RunAgentInput, agent: str | None = None
+    ) -> tuple[list[bytes], RunHandle | None]:
         """What ``agent/connect`` answers: the frames to send now, and a live run to join
-        after them (``None``). An unknown thread gets no frames at all."""
+        after them (``None``). An unknown thread, or one of another ``agent`` (default:
+        the default agent), gets no frames at all."""
         thread = await self._thread(run_input.thread_id, create=False)
-        if thread is None:
+        if thread is None or self._agent_of(thread) != self._agent(agent).name:
             return [], None
         live = thread.run if thread.run is not None and not thread.run.done else None
-        if live is not None:
-            head = [
-                sse_frame(
-                    RunStarted(thread_id=live.thread_id, run_id=live.run_id, timestamp=_now_ms())
-                ),
-                sse_frame(
-                    MessagesSnapshot(
-                        messages=msgspec.json.decode(live.messages_before), timestamp=_now_ms()
-                    )
-                ),
-            ]
-            return head, live
-        frames = [
-            sse_frame(
-                RunStarted(thread_id=thread.thread_id, run_id=run_input.run_id, timestamp=_now_ms())
-            ),
-            # Encoded at once, before the log can change: its own dicts, no copy.
-            sse_frame(
-                MessagesSnapshot(messages=thread.log.messages(copy_=False), timestamp=_now_ms())
-            ),
-            sse_frame(
-                RunFinished(
-                    thread_id=thread.thread_id, run_id=run_input.run_id, timestamp=_now_ms()
-                )
-            ),
-        ]
-        return frames, None
+        messages = thread.log.messages(copy_=False)
+        return connect_frames(thread.thread_id, run_input.run_id, messages, live), live
 
     # -- one run -----------------------------------------------------------------------------
 
@@ -440,7 +435,12 @@ class AguiService:
             if alive:
                 return thread.session_id, info
         resume = thread.record.cli_session_id
-        spec = SessionSpec(resume=resume, frontend_tools=tools, origin="ag-ui")
+        spec = msgspec.structs.replace(
+            self._agent(self._agent_of(thread)).spec,
+            resume=resume,
+            frontend_tools=tools,
+            origin="ag-ui",
+        )
         info = await self.backend.create(spec)
         thread.session_id = info.id
         thread.tools = tools

@@ -1,7 +1,8 @@
 """The AG-UI endpoint and the CopilotKit runtime, as a route provider of the server.
 
 =======  ============================================  ========================================
-POST     ``/agui``                                      RunAgentInput in, SSE out (a run)
+POST     ``/agui``                                      RunAgentInput in, SSE out (a run of
+                                                        the default agent)
 POST     ``/agui/connect``                              the thread's messages, then its live run
 POST     ``/agui/stop/{threadId}``                      stop the thread's run
 POST     ``/copilotkit`` (and ``/copilotkit/``)         CopilotKit's single-endpoint envelope
@@ -15,6 +16,13 @@ POST     ``/copilotkit/agent/{agentId}/stop/{thread}``  stop
 POST     ``/copilotkit/agent/{agentId}/suggest``        suggestions: refused (an empty run)
 =======  ============================================  ========================================
 
+Agents: the runtime offers the server's agents (:mod:`adapter.server.agents`, the
+``--agents`` file; without one the single agent ``default``), each an ``agentId`` of
+``info`` with its description; a run of agent X starts its thread's session from X's spec.
+The plain ``/agui`` endpoint runs the default agent (``default``, else the file's first). A
+thread keeps the agent of its first run: a run naming another is 409, a connect naming
+another sees an unknown thread.
+
 Suggestions (CopilotKit's ``agent/suggest``, and the runs its core makes instead when the
 runtime does not advertise ``suggestions``: a forced ``copilotkitSuggest`` tool choice) are
 refused with an empty run (``RUN_STARTED``, ``RUN_FINISHED``), as a runtime without a
@@ -25,7 +33,8 @@ Bad input is answered like CopilotKit's own runtime: a body that is not declared
 invalid JSON 400 (``Invalid JSON payload``), no ``method`` 400, an unknown method 400, no
 ``agentId`` (or ``threadId`` for stop) 400, an unknown agent 404 (``Agent not found``), an
 invalid RunAgentInput 400 naming the field, another HTTP method 405, a body over the limit
-413, no token 401. A run on a thread whose run is still going is 409.
+413, no token 401. A run on a thread whose run is still going, or that talks to another
+agent, is 409.
 
 SSE: ``text/event-stream``, one ``data: <json>\\n\\n`` frame per event (LF only), ``:
 keep-alive`` comments while idle.
@@ -46,6 +55,8 @@ from starlette.routing import BaseRoute, Route
 from claudecode import __version__
 from claudecode.internal import get_logger
 
+from ...errors import ThreadAgentError
+from ..agents import DEFAULT_AGENT, Agent
 from ..app import ServerContext
 from ..errors import json_error
 from ..input_checks import JSONRejected, decode_json
@@ -56,8 +67,8 @@ from .threads import ThreadStore
 
 __all__ = ("AGENT_ID", "agui_routes", "runtime_info")
 
-#: The one agent the runtime offers (CopilotKit's default agent id).
-AGENT_ID = "default"
+#: The agent a server without an agents file offers (CopilotKit's default agent id).
+AGENT_ID = DEFAULT_AGENT.name
 
 _SSE_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
 _METHODS = ("info", "agent/connect", "agent/run", "agent/stop", "agent/suggest")
@@ -79,16 +90,18 @@ def _empty_run(run_input: RunAgentInput) -> Response:
     return Response(body, media_type="text/event-stream", headers=_SSE_HEADERS)
 
 
-def runtime_info() -> dict[str, Any]:
-    """CopilotKit's ``RuntimeInfo`` for this bridge."""
+def runtime_info(agents: tuple[Agent, ...] = ()) -> dict[str, Any]:
+    """CopilotKit's ``RuntimeInfo`` for this bridge offering ``agents`` (none: the default
+    agent), in their order."""
     return {
         "version": __version__,
         "agents": {
-            AGENT_ID: {
-                "name": AGENT_ID,
+            agent.name: {
+                "name": agent.name,
                 "className": "ClaudeCodeAgent",
-                "description": "Claude Code, through claudecode-bridge",
+                "description": agent.description,
             }
+            for agent in agents or (DEFAULT_AGENT,)
         },
         "audioFileTranscriptionEnabled": False,
         "mode": "sse",
@@ -130,7 +143,9 @@ def agui_routes(ctx: ServerContext) -> list[BaseRoute]:
         disconnect=ctx.settings.agui_disconnect,
         keepalive=ctx.settings.keepalive_seconds,
         max_threads=ctx.settings.agui_max_threads,
+        agents=ctx.settings.agents,
     )
+    info_body = runtime_info(ctx.settings.agents)
     ctx.lifespan_hooks.append(service.running)
     ctx.endpoints.extend([("AG-UI", "/agui"), ("CopilotKit", "/copilotkit")])
     keepalive = ctx.settings.keepalive_seconds
@@ -156,17 +171,17 @@ def agui_routes(ctx: ServerContext) -> list[BaseRoute]:
 
         return StreamingResponse(frames(), media_type="text/event-stream", headers=_SSE_HEADERS)
 
-    async def run(run_input: RunAgentInput) -> Response:
+    async def run(run_input: RunAgentInput, agent_id: str | None = None) -> Response:
         if _is_suggestion(run_input):
             return _empty_run(run_input)
         try:
-            handle = await service.start_run(run_input)
-        except ThreadBusyError as exc:
+            handle = await service.start_run(run_input, agent_id)
+        except (ThreadBusyError, ThreadAgentError) as exc:
             return json_error(409, str(exc))
         return stream([], handle)
 
-    async def connect(run_input: RunAgentInput) -> Response:
-        head, live = await service.connect(run_input)
+    async def connect(run_input: RunAgentInput, agent_id: str | None = None) -> Response:
+        head, live = await service.connect(run_input, agent_id)
         if live is None:
             # Nothing live: one buffered answer (an unknown thread: no events at all).
             return Response(b"".join(head), media_type="text/event-stream", headers=_SSE_HEADERS)
@@ -183,7 +198,7 @@ def agui_routes(ctx: ServerContext) -> list[BaseRoute]:
         agent_id = params.get("agentId") if isinstance(params, dict) else None
         if not isinstance(agent_id, str) or not agent_id:
             raise HTTPException(400, "Missing or invalid parameter 'agentId'")
-        if agent_id != AGENT_ID:
+        if agent_id not in service.agents:
             raise HTTPException(404, "Agent not found")
         return agent_id
 
@@ -208,9 +223,9 @@ def agui_routes(ctx: ServerContext) -> list[BaseRoute]:
         if method not in _METHODS:
             raise HTTPException(400, f"Unsupported method '{method}'")
         if method == "info":
-            return json_response(runtime_info())
+            return json_response(info_body)
         params = data.get("params")
-        agent(params)
+        agent_id = agent(params)
         assert isinstance(params, dict)
         if method == "agent/stop":
             thread_id = params.get("threadId")
@@ -220,20 +235,22 @@ def agui_routes(ctx: ServerContext) -> list[BaseRoute]:
         run_input = _run_input(data.get("body"))
         if method == "agent/suggest":
             return _empty_run(run_input)
-        return await (run(run_input) if method == "agent/run" else connect(run_input))
+        if method == "agent/run":
+            return await run(run_input, agent_id)
+        return await connect(run_input, agent_id)
 
     # -- CopilotKit: the REST form ------------------------------------------------------------
 
     async def info(request: Request) -> Response:
-        return json_response(runtime_info())
+        return json_response(info_body)
 
     async def rest_run(request: Request) -> Response:
-        agent(request.path_params)
-        return await run(_run_input(await _json_body(request)))
+        agent_id = agent(request.path_params)
+        return await run(_run_input(await _json_body(request)), agent_id)
 
     async def rest_connect(request: Request) -> Response:
-        agent(request.path_params)
-        return await connect(_run_input(await _json_body(request)))
+        agent_id = agent(request.path_params)
+        return await connect(_run_input(await _json_body(request)), agent_id)
 
     async def rest_suggest(request: Request) -> Response:
         agent(request.path_params)

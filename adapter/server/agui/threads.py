@@ -1,7 +1,8 @@
 """The thread store: AG-UI thread id -> Claude Code session, in a small SQLite file.
 
 Each thread remembers the CLI session id it runs (so a run after a server restart resumes
-it with ``--resume``) and its messages (for ``agent/connect``'s ``MESSAGES_SNAPSHOT``). The
+it with ``--resume``), the agent it talks to (its runs keep that agent's settings) and its
+messages (for ``agent/connect``'s ``MESSAGES_SNAPSHOT``). The
 file lives in the server's state directory, private (0600); without a state directory the
 store lives in memory. Calls run in a worker thread, one at a time.
 
@@ -45,19 +46,22 @@ CREATE TABLE IF NOT EXISTS threads (
     thread_id TEXT PRIMARY KEY,
     cli_session_id TEXT,
     messages TEXT NOT NULL DEFAULT '[]',
-    updated_at REAL NOT NULL
+    updated_at REAL NOT NULL,
+    agent TEXT
 )
 """
 
 
 @dataclass
 class ThreadRecord:
-    """What survives a restart of one thread."""
+    """What survives a restart of one thread (``agent``: the name of its agent; ``None``
+    for a thread saved before agents had names, which is the default agent's)."""
 
     thread_id: str
     cli_session_id: str | None = None
     messages: list[dict[str, Any]] = field(default_factory=list)
     updated_at: float = 0.0
+    agent: str | None = None
 
 
 _encode = msgspec.json.Encoder().encode
@@ -83,6 +87,9 @@ class ThreadStore:
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=NORMAL")
         self._db.execute(_SCHEMA)
+        columns = {row[1] for row in self._db.execute("PRAGMA table_info(threads)")}
+        if "agent" not in columns:  # a file written before threads had agents
+            self._db.execute("ALTER TABLE threads ADD COLUMN agent TEXT")
         self._db.commit()
 
     def close(self) -> None:
@@ -100,18 +107,17 @@ class ThreadStore:
         row = await self._call(self._load, thread_id)
         if row is None:
             return None
-        cli_session_id, messages, updated_at = row
+        cli_session_id, messages, updated_at, agent = row
         try:
             decoded = json.loads(messages)
         except ValueError:
             decoded = []
-        return ThreadRecord(
-            thread_id, cli_session_id, decoded if isinstance(decoded, list) else [], updated_at
-        )
+        messages_list = decoded if isinstance(decoded, list) else []
+        return ThreadRecord(thread_id, cli_session_id, messages_list, updated_at, agent)
 
     def _load(self, thread_id: str) -> Any:
         cursor = self._db.execute(
-            "SELECT cli_session_id, messages, updated_at FROM threads WHERE thread_id = ?",
+            "SELECT cli_session_id, messages, updated_at, agent FROM threads WHERE thread_id = ?",
             (thread_id,),
         )
         return cursor.fetchone()
@@ -135,16 +141,16 @@ class ThreadStore:
                 await anyio.lowlevel.checkpoint()
             record.updated_at = when
             payload = _encode(record.messages).decode()
-            rows.append((record.thread_id, record.cli_session_id, payload, when))
+            rows.append((record.thread_id, record.cli_session_id, payload, when, record.agent))
         if rows:
             await self._call(self._save, rows)
 
-    def _save(self, rows: list[tuple[str, str | None, str, float]]) -> None:
+    def _save(self, rows: list[tuple[str, str | None, str, float, str | None]]) -> None:
         self._db.executemany(
-            "INSERT INTO threads (thread_id, cli_session_id, messages, updated_at) "
-            "VALUES (?, ?, ?, ?) ON CONFLICT(thread_id) DO UPDATE SET "
+            "INSERT INTO threads (thread_id, cli_session_id, messages, updated_at, agent) "
+            "VALUES (?, ?, ?, ?, ?) ON CONFLICT(thread_id) DO UPDATE SET "
             "cli_session_id = excluded.cli_session_id, messages = excluded.messages, "
-            "updated_at = excluded.updated_at",
+            "updated_at = excluded.updated_at, agent = excluded.agent",
             rows,
         )
         self._db.commit()
