@@ -21,6 +21,10 @@ _SPECS = st.builds(
     add_dirs=st.lists(st.sampled_from(["/a", "/b"]), max_size=2),
     resume=st.none() | st.just("0b0e7c41-5b8e-4f55-a0a7-2d0c2f1f8f7e"),
     fork=st.booleans(),
+    system_prompt=st.none() | st.just("You review."),
+    append_system_prompt=st.none() | st.just("Be brief."),
+    allowed_tools=st.lists(st.sampled_from(["Read", "Bash(git diff:*)"]), max_size=2),
+    disallowed_tools=st.lists(st.sampled_from(["Write", "Read"]), max_size=2),
 )
 
 
@@ -48,3 +52,22 @@ def test_a_named_policy_keeps_the_defaults_read_only_tools() -> None:
 def test_an_unknown_policy_is_a_usage_error() -> None:
     with pytest.raises(UsageError, match="unknown policy 'custom'"):
         config_for(SessionConfig(), SessionSpec(policy="custom"))
+
+
+def test_prompts_replace_and_rules_add_to_the_defaults() -> None:
+    """A spec's system prompts take the defaults' place; its permission rules come after the
+    defaults' own, each once."""
+    defaults = SessionConfig(
+        system_prompt="server prompt", allowed_tools=("Read",), disallowed_tools=("Write",)
+    )
+    spec = SessionSpec(
+        system_prompt="agent prompt",
+        append_system_prompt="and more",
+        allowed_tools=["Grep", "Read"],
+        disallowed_tools=["Bash"],
+    )
+    config = config_for(defaults, spec)
+    assert ("agent prompt", "and more") == (config.system_prompt, config.append_system_prompt)
+    assert ("Read", "Grep") == config.allowed_tools
+    assert ("Write", "Bash") == config.disallowed_tools
+    assert config_for(defaults, SessionSpec()) == defaults

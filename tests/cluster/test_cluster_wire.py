@@ -69,6 +69,16 @@ def test_round_trips() -> None:
         CreateSession(title="the fix", archived=True, cost_usd=0.25),
         Label(title="renamed"),
         Label(archived=False),
+        # What a named agent's sessions carry to the worker that runs them.
+        CreateSession(
+            spec=SessionSpec(
+                system_prompt="You review.",
+                append_system_prompt="Be brief.",
+                allowed_tools=["Read", "Bash(git diff:*)"],
+                disallowed_tools=["Write"],
+                mcp_servers={"docs": {"type": "http", "url": "http://h/mcp", "headers": {}}},
+            )
+        ),
     ]
     for command in commands:
         assert command == decode_command(encode(command))

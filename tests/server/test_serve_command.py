@@ -236,3 +236,37 @@ def test_warm_on_a_gateway_without_a_worker_is_refused() -> None:
         _, err = proc.communicate(timeout=60)
         assert 2 == proc.returncode
         assert "--warm with --nats needs --worker" in err and "Traceback" not in err
+
+
+def test_an_agents_file_is_checked_at_start_and_its_agents_served(tmp_path: Path) -> None:
+    """--agents (or $CLAUDECODE_BRIDGE_AGENTS): a faulty file stops the start with one worded
+    line and exit 2, never a traceback; a good one is announced and listed by info."""
+    path = tmp_path / "agents.toml"
+    faults = {
+        '[agents.a]\ncwd = "gone"\n': "agent 'a': 'cwd'",
+        "[agents.a]\ncolour = 1\n": "agent 'a': unknown key 'colour'",
+        "[agents.a]\nallowed_tools = 'Bash'\n": "'allowed_tools' must be a list",
+        '[agents."a/b"]\n': "not a valid agent name",
+        "[agents.a\n": "not valid TOML",
+    }
+    for text, words in faults.items():
+        path.write_text(text)
+        with start("--demo", "--agents", str(path)) as proc:
+            _, err = proc.communicate(timeout=60)
+        assert 2 == proc.returncode
+        assert words in err and "Traceback" not in err, err
+    with start("--demo", env={"CLAUDECODE_BRIDGE_AGENTS": str(tmp_path / "none.toml")}) as proc:
+        _, err = proc.communicate(timeout=60)
+    assert 2 == proc.returncode and "none.toml: cannot read it" in err, err
+    (tmp_path / "repo").mkdir()
+    path.write_text('[agents.coder]\ncwd = "repo"\n[agents.reviewer]\npolicy = "plan"\n')
+    with start("--demo", env={"CLAUDECODE_BRIDGE_AGENTS": str(path)}) as proc:
+        assert proc.stdout is not None
+        first = proc.stdout.readline()
+        base = first.split(" on ")[1].split()[0]
+        with httpx.Client(base_url=base, timeout=30) as http:
+            assert ["coder", "reviewer"] == list(http.get("/copilotkit/info").json()["agents"])
+        proc.send_signal(signal.SIGTERM)
+        rest = proc.stdout.read()
+        assert 0 == proc.wait(timeout=60)
+    assert "agents:        coder, reviewer" in rest, rest
