@@ -8,7 +8,9 @@ supervised Every tool except the read-only ones asks a person: a PreToolUse hook
            ``ask`` for them (so even calls the CLI would allow by itself are shown), and the
            CLI's ``can_use_tool`` over stdio becomes a ``permission_request`` event.
            Read-only tools (Read, Glob, Grep, NotebookRead, Task/Agent, TodoWrite, ...) are
-           allowed by the hook without asking.
+           allowed by the hook without asking. Tools the session's ``allowed_tools`` rules
+           name (``Bash``, ``Bash(git diff:*)``) are left to the CLI: what a rule matches
+           runs, the rest asks through ``can_use_tool``.
 plan       The CLI runs in ``plan`` mode (read-only); only leaving plan mode (ExitPlanMode)
            and the agent's questions ask. Anything else the CLI asks about is allowed.
 custom     A callback sees each request and decides, or returns ``None`` to ask a person. For

@@ -113,6 +113,10 @@ class AgentSession(PendingRequests):
         # the open requests that are questions (AskUserQuestion), by the same pending id
         self._questions: dict[str, QuestionRequest] = {}
         self._always_allowed: set[str] = set()
+        # Tools the session's own permission rules name (``allowed_tools``): the policy's
+        # hook leaves them to the CLI, which allows what a rule matches and asks (through
+        # can_use_tool) for the rest, so an agent's rules mean what they say.
+        self._ruled_tools = {rule.split("(", 1)[0] for rule in self.config.allowed_tools}
         self._timers: dict[str, anyio.CancelScope] = {}
         self._stack: contextlib.AsyncExitStack | None = None
         #: close() was called: the CLI's end is ours, not its own (for the log).
@@ -213,9 +217,13 @@ class AgentSession(PendingRequests):
         with self._tracer.control(
             "hook_callback", direction="inbound", hook="PreToolUse", tool=name
         ) as span:
-            decision = (
-                "allow" if name in self._always_allowed else hook_decision(self.config.policy, name)
-            )
+            decision: Literal["allow", "ask"] | None
+            if name in self._always_allowed:
+                decision = "allow"
+            elif name in self._ruled_tools:
+                decision = None
+            else:
+                decision = hook_decision(self.config.policy, name)
             span.set_attribute("claudecode.control.decision", decision or "none")
             if decision is None:
                 return req.success({})

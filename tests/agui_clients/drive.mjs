@@ -15,7 +15,8 @@
 //   {"op": "connect", "client": ..., "path": "/agui/connect", "threadId"}
 //   {"op": "parallel", "steps": [STEP, ...]}   the steps at the same time
 //   {"op": "copilotkit", "transport": "auto" | "single" | "rest", "path": "/copilotkit",
-//    "threadId", "text", "approve": ..., "answer": ...}   headless @copilotkit/core, the
+//    "agent": "default", "threadId", "text", "approve": ..., "answer": ...}   headless
+//       @copilotkit/core running that agent (reports the agents the runtime listed), the
 //       approval and question tools as human-in-the-loop frontend tools
 import { randomUUID } from "node:crypto";
 import { readFileSync } from "node:fs";
@@ -199,12 +200,14 @@ async function stepCopilotKit(step) {
     });
   }
   const deadline = Date.now() + 30_000;
+  const agentId = step.agent ?? "default";
   let agent;
-  while (!(agent = core.getAgent("default")) && Date.now() < deadline) {
+  while (!(agent = core.getAgent(agentId)) && Date.now() < deadline) {
     await new Promise((r) => setTimeout(r, 50));
   }
+  record.agents = Object.keys(core.agents);
   if (!agent) {
-    record.errors.push(`no agent: ${core.runtimeConnectionStatus}`);
+    record.errors.push(`no agent ${agentId}: ${core.runtimeConnectionStatus}`);
     return record;
   }
   record.transport = core.runtimeTransport;
