@@ -16,7 +16,7 @@ from starlette.routing import BaseRoute, Mount
 from starlette.staticfiles import StaticFiles
 
 from adapter import PermissionPolicy, SessionConfig
-from adapter.server import ServerContext, ServerSettings, create_app
+from adapter.server import ServerContext, ServerSettings, create_app, parse_agents
 from claudecode.testing import fake_cli_command, script, text_block, tool_use_block, turn
 from tests.support.servers import running
 
@@ -52,7 +52,8 @@ def _require() -> str:
 
 def test_a_copilotkit_page_chats_and_approves(tmp_path: Path) -> None:
     """The page loads, the reply streams in, the Bash call is approved from the page and its
-    result is rendered; no console or page error."""
+    result is rendered; no console or page error. The server offers two agents and the page
+    talks to the one its ``?agent=`` names: the CLI starts with that agent's settings."""
     node = _require()
     prebuilt = os.environ.get("CLAUDECODE_BRIDGE_PAGE_DIST")  # a build to reuse (debugging)
     dist = Path(prebuilt) if prebuilt else tmp_path / "dist"
@@ -109,24 +110,31 @@ def test_a_copilotkit_page_chats_and_approves(tmp_path: Path) -> None:
             ["All done: the shell printed hello-from-bash."],
         )
     )
+    record = tmp_path / "argv.jsonl"
     defaults = SessionConfig(
-        cli_path=fake_cli_command(body, tmp_path / "fake"),
-        cwd=work,
+        cli_path=fake_cli_command({**body, "record_path": str(record)}, tmp_path / "fake"),
+        cwd=tmp_path,
         policy=PermissionPolicy("supervised"),
+    )
+    agents = parse_agents(
+        '[agents.default]\n[agents.greeter]\ncwd = "work"\nsystem_prompt = "You greet."\n',
+        base_dir=tmp_path,
     )
 
     def page(ctx: ServerContext) -> list[BaseRoute]:
         return [Mount("/page", app=StaticFiles(directory=dist, html=True))]
 
     app = create_app(
-        settings=ServerSettings(session_defaults=defaults, state_dir=tmp_path / "state"),
+        settings=ServerSettings(
+            session_defaults=defaults, state_dir=tmp_path / "state", agents=agents
+        ),
         extra_providers=[page],
     )
     ARTIFACTS.mkdir(exist_ok=True)
     screenshot = ARTIFACTS / "copilotkit-page.png"
     with running(app) as base:
         done = subprocess.run(
-            [node, str(CLIENTS / "browser.mjs"), base + "/page/", str(screenshot)],
+            [node, str(CLIENTS / "browser.mjs"), base + "/page/?agent=greeter", str(screenshot)],
             cwd=CLIENTS,
             capture_output=True,
             text=True,
@@ -152,3 +160,6 @@ def test_a_copilotkit_page_chats_and_approves(tmp_path: Path) -> None:
     assert [] == report["pageErrors"]
     assert [] == report["consoleErrors"]
     assert screenshot.stat().st_size > 10_000
+    (launch,) = [json.loads(line) for line in record.read_text().splitlines() if '"argv"' in line]
+    assert str(work) == launch["cwd"]
+    assert "You greet." == launch["argv"][launch["argv"].index("--system-prompt") + 1]

@@ -16,6 +16,9 @@ import { z } from "zod";
 import "./page.css";
 
 const RUNTIME_URL = import.meta.env.VITE_RUNTIME_URL ?? "/copilotkit";
+// Which of the bridge's agents to talk to: `?agent=NAME`, a name from `serve --agents FILE`
+// (the runtime's `info` lists them); none: CopilotKit's `default`.
+const AGENT_ID = new URLSearchParams(window.location.search).get("agent") ?? undefined;
 
 const approvalArgs = z
   .object({
@@ -163,7 +166,7 @@ function App() {
       <ClaudeCodeTools />
       <main>
         <h1>Claude Code, in CopilotKit</h1>
-        <CopilotChat />
+        <CopilotChat agentId={AGENT_ID} />
       </main>
     </CopilotKitProvider>
   );
