@@ -29,6 +29,7 @@ from .content import ContentBlock, UnknownBlock, known_block_types
 from .errors import UsageError
 
 __all__ = (
+    "ApplyFlagSettings",
     "ControlFailure",
     "ControlRequestBody",
     "ControlResponseBody",
@@ -198,6 +199,21 @@ class SetMaxThinkingTokens(_Req, frozen=True, tag="set_max_thinking_tokens", omi
     max_thinking_tokens: int | None = None
 
 
+class ApplyFlagSettings(_Req, frozen=True, tag="apply_flag_settings"):
+    """Change settings of the running session in the CLI's flag-settings layer (the one
+    ``--settings`` fills: above the user and project files, written to none of them), from
+    the next model request on; answered with no body.
+
+    ``settings`` uses the keys of Claude Code's settings files, e.g. ``{"effortLevel":
+    "low"}``; a key set to ``None`` (written as ``null``) leaves the layer, so the setting
+    falls back to the files' or the model's default. The CLI refuses a body that is not an
+    object, and drops a value its settings schema does not accept without saying so: check
+    values before sending them (:meth:`~claudecode.Session.set_effort` does).
+    """
+
+    settings: dict[str, Any]
+
+
 class McpStatus(_Req, frozen=True, tag="mcp_status"):
     """Ask for the MCP servers' status; answered by :class:`McpStatusResult`."""
 
@@ -252,6 +268,7 @@ ControlRequestBody: TypeAlias = (
     | SetPermissionMode
     | SetModel
     | SetMaxThinkingTokens
+    | ApplyFlagSettings
     | McpStatus
     | McpMessage
     | McpReconnect

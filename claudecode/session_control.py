@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from . import control as ctl
-from .errors import CLIStartError
-from .options import ClaudeCodeOptions
+from .errors import CLIStartError, UsageError
+from .options import EFFORT_LEVELS, ClaudeCodeOptions
 
 __all__ = ("ControlRequests",)
 
@@ -71,6 +72,25 @@ class ControlRequests:
     async def set_max_thinking_tokens(self, tokens: int | None) -> None:
         """Limit thinking tokens for the next turns."""
         await self.request(ctl.SetMaxThinkingTokens(max_thinking_tokens=tokens))
+
+    async def apply_flag_settings(self, settings: Mapping[str, Any]) -> None:
+        """Change settings of the running session (``apply_flag_settings``: the keys of
+        Claude Code's settings files; ``None`` removes a key). The CLI drops a value it does
+        not accept without an error, so prefer a typed method such as :meth:`set_effort`."""
+        await self.request(ctl.ApplyFlagSettings(settings=dict(settings)))
+
+    async def set_effort(self, effort: str | None) -> None:
+        """Use ``effort`` (``low``, ``medium``, ``high``, ``xhigh``, ``max``: the CLI's
+        ``--effort``) from the next model request on; ``None`` returns to the model's own
+        default, dropping an ``--effort`` the session started with too.
+
+        Raises:
+            UsageError: ``effort`` is not one of :data:`claudecode.options.EFFORT_LEVELS`
+                (the CLI would ignore it silently).
+        """
+        if effort is not None and effort not in EFFORT_LEVELS:
+            raise UsageError(f"unknown effort {effort!r} (one of: {', '.join(EFFORT_LEVELS)})")
+        await self.apply_flag_settings({"effortLevel": effort})
 
     async def mcp_status(self) -> ctl.McpStatusResult:
         """The CLI's view of its MCP servers."""

@@ -16,7 +16,8 @@ of the client under test. It behaves like the real CLI where the transcripts sho
   with ``terminal_reason`` ``aborted_streaming``; an open permission prompt or hook gets a
   ``control_cancel_request`` and the turn ends ``aborted_tools``.
 * ``set_model``, ``set_permission_mode`` (invalid mode → error ``invalid_mode`` with the real
-  text), ``set_max_thinking_tokens``, ``mcp_status``, ``get_context_usage``; any other
+  text), ``set_max_thinking_tokens``, ``apply_flag_settings`` (``settings`` not an object →
+  the real error text), ``mcp_status``, ``get_context_usage``; any other
   subtype → error ``Unsupported control request subtype: X`` / ``unsupported_request``.
 * each ``user`` message runs the next scripted turn: ``system/init``, ``system/status``,
   ``stream_event`` deltas (only with ``--include-partial-messages``), one ``assistant`` line

@@ -201,6 +201,14 @@ class FakeCLI:
             self.out.send(m.control_success(request_id, {"mode": mode}))
         elif subtype == "set_max_thinking_tokens":
             self.out.send(m.control_success(request_id))
+        elif subtype == "apply_flag_settings":
+            settings = request.get("settings", _ABSENT)
+            if not isinstance(settings, dict):
+                got = _js_kind(settings)
+                text = f"apply_flag_settings requires `settings` to be an object, got {got}"
+                self.out.send(m.control_error(request_id, text))
+                return
+            self.out.send(m.control_success(request_id))
         elif subtype == "mcp_status":
             servers = [{**s, "tools": []} for s in self.info.mcp_servers]
             self.out.send(m.control_success(request_id, {"mcpServers": servers}))
@@ -236,6 +244,22 @@ class FakeCLI:
         if "exit_code" in self.script:
             return int(self.script["exit_code"])
         return 1 if self.last_turn_failed else 0
+
+
+_ABSENT = object()
+
+
+def _js_kind(value: object) -> str:
+    """How the real CLI names a JSON value's kind in its errors (JavaScript's typeof)."""
+    if value is _ABSENT:
+        return "undefined"
+    if value is None:
+        return "null"
+    if isinstance(value, list):
+        return "an array"
+    if isinstance(value, bool):
+        return "boolean"
+    return "number" if isinstance(value, int | float) else "string"
 
 
 def _parse_hooks(raw: Any) -> dict[str, list[tuple[str | None, list[str]]]]:

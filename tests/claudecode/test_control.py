@@ -15,6 +15,7 @@ from claudecode import control as ctl
 from claudecode._codec import decode_outbound_line, encode_message
 from claudecode.content import ImageBlock, TextBlock, ToolResultBlock, UnknownBlock
 from claudecode.control import (
+    ApplyFlagSettings,
     ControlFailure,
     ControlSuccess,
     GetContextUsage,
@@ -97,6 +98,14 @@ def test_user_input_shape_matches_what_the_sdks_send() -> None:
         (
             SetMaxThinkingTokens(max_thinking_tokens=1024),
             {"subtype": "set_max_thinking_tokens", "max_thinking_tokens": 1024},
+        ),
+        (
+            ApplyFlagSettings(settings={"effortLevel": "low"}),
+            {"subtype": "apply_flag_settings", "settings": {"effortLevel": "low"}},
+        ),
+        (
+            ApplyFlagSettings(settings={"effortLevel": None}),
+            {"subtype": "apply_flag_settings", "settings": {"effortLevel": None}},
         ),
         (McpStatus(), {"subtype": "mcp_status"}),
         (
@@ -315,6 +324,7 @@ _bodies = st.one_of(
     st.builds(SetPermissionMode, mode=_txt),
     st.builds(SetModel, model=_opt_txt),
     st.builds(SetMaxThinkingTokens, max_thinking_tokens=st.none() | st.integers(0, 10**6)),
+    st.builds(ApplyFlagSettings, settings=_obj),
     st.just(McpStatus()),
     st.builds(McpMessage, server_name=_txt, message=_obj),
     st.builds(McpReconnect, server_name=_txt),

@@ -580,3 +580,36 @@ async def test_mcp_control_requests_and_raw_messages_reach_the_cli(tmp_path: Pat
     assert "keep_alive" in kinds
     env = next(m for m in received if m["type"] == "update_environment_variables")
     assert {"A": "1"} == env["variables"]
+
+
+async def test_set_effort_goes_out_as_flag_settings_and_bad_levels_never_do(
+    tmp_path: Path,
+) -> None:
+    """set_effort sends apply_flag_settings {effortLevel} (null: back to the default); a level
+    the CLI would drop silently is a UsageError before anything is written; settings that are
+    not an object get the CLI's own error."""
+    import json
+
+    record = tmp_path / "record.jsonl"
+    with anyio.fail_after(HANG_GUARD):
+        async with Session(options(tmp_path, script(record_path=str(record)))) as session:
+            await session.set_effort("low")
+            await session.set_effort(None)
+            await session.apply_flag_settings({"effortLevel": "xhigh", "fastMode": True})
+            for bad in ("extreme", "", "LOW"):
+                with pytest.raises(UsageError, match="unknown effort"):
+                    await session.set_effort(bad)
+            with pytest.raises(ControlRequestError, match="to be an object, got an array"):
+                await session.request(ctl.RawControl("apply_flag_settings", {"settings": []}))
+    received = [json.loads(line)["received"] for line in record.read_text().splitlines()[1:]]
+    sent = [
+        m["request"]
+        for m in received
+        if m["type"] == "control_request" and m["request"]["subtype"] == "apply_flag_settings"
+    ]
+    assert [
+        {"effortLevel": "low"},
+        {"effortLevel": None},
+        {"effortLevel": "xhigh", "fastMode": True},
+        [],
+    ] == [r["settings"] for r in sent]

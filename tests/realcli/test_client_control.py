@@ -20,6 +20,31 @@ from .script import text_turn, tool_turn
 pytestmark = [pytest.mark.realcli, pytest.mark.anyio]
 
 
+async def test_set_effort_changes_the_effort_of_the_next_requests(
+    cli_options: Any, fake_api: FakeAnthropicAPI
+) -> None:
+    """The CLI applies apply_flag_settings {effortLevel} from the next model request on,
+    over an --effort given at start; None returns to the model's default (medium here),
+    dropping the --effort too; settings that are not an object get the CLI's error."""
+    fake_api.add_main(*(text_turn(f"turn {n}") for n in range(4)))
+    session, stdout = open_recorded(cli_options(effort="high"))
+    seen: list[Any] = []
+    with anyio.fail_after(HANG_GUARD):
+        async with session:
+            seen += await run_turn(session, "one")
+            await session.set_effort("low")
+            seen += await run_turn(session, "two")
+            await session.set_effort("max")
+            seen += await run_turn(session, "three")
+            await session.set_effort(None)
+            seen += await run_turn(session, "four")
+            with pytest.raises(ControlRequestError, match="`settings` to be an object, got null"):
+                await session.request(RawControl("apply_flag_settings", {"settings": None}))
+    assert_every_line_typed(stdout, seen)
+    efforts = [r.body["output_config"]["effort"] for r in fake_api.main_requests()]
+    assert ["high", "low", "max", "medium"] == efforts
+
+
 async def test_set_model_applies_to_the_next_turn(
     cli_options: Any, fake_api: FakeAnthropicAPI
 ) -> None:
