@@ -269,6 +269,11 @@ class SessionBackend(Protocol):
         """Use ``model`` from the next turn on."""
         ...
 
+    async def set_effort(self, session_id: str, effort: str | None) -> None:
+        """Use ``effort`` (the CLI's ``--effort`` levels) from the next model request on;
+        ``None``: the model's own default."""
+        ...
+
     async def set_permission_mode(self, session_id: str, mode: str) -> None:
         """Switch the CLI's permission mode."""
         ...

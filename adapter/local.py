@@ -387,6 +387,10 @@ class LocalBackend:
         entry.model = model
         self._changed(entry)
 
+    async def set_effort(self, session_id: str, effort: str | None) -> None:
+        """Use ``effort`` from the next model request on (``None``: the model's default)."""
+        await self._live_entry(session_id).session.set_effort(effort)
+
     async def set_permission_mode(self, session_id: str, mode: str) -> None:
         """Switch the CLI's permission mode."""
         await self._live_entry(session_id).session.set_permission_mode(mode)

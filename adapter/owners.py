@@ -439,6 +439,10 @@ class OwnedBackend:
         await self._guard(session_id, "set_model")
         await self.inner.set_model(session_id, model)
 
+    async def set_effort(self, session_id: str, effort: str | None) -> None:
+        await self._guard(session_id, "set_effort")
+        await self.inner.set_effort(session_id, effort)
+
     async def set_permission_mode(self, session_id: str, mode: str) -> None:
         await self._guard(session_id, "set_permission_mode")
         await self.inner.set_permission_mode(session_id, mode)

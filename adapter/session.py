@@ -503,6 +503,13 @@ class AgentSession(PendingRequests):
         with self._tracer.control("set_model", direction="outbound", model=model or ""):
             await client.set_model(model)
 
+    async def set_effort(self, effort: str | None) -> None:
+        """Use ``effort`` from the next model request on (``None``: the model's default);
+        an unknown level is a :class:`~claudecode.UsageError`."""
+        client = self._require_client()
+        with self._tracer.control("set_effort", direction="outbound", effort=effort or ""):
+            await client.set_effort(effort)
+
     async def set_permission_mode(self, mode: str) -> None:
         """Switch the CLI's permission mode (a ``mode_changed`` event follows)."""
         client = self._require_client()

@@ -33,6 +33,7 @@ from ..history.transcripts import (
     find_session_file,
     load_events,
 )
+from .config_options import config_options, effort_levels
 from .jsonrpc import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
@@ -58,7 +59,7 @@ from .params import (
 )
 from .peer import JsonRpcPeer, Send, Then
 from .sessions import AcpSession, SessionRelay, Turn, unavailable_error
-from .translate import SESSION_MODES, UpdateTranslator, mode_state, model_options, stop_reason
+from .translate import SESSION_MODES, UpdateTranslator, mode_state, stop_reason
 
 __all__ = ("AcpAgent", "AgentOptions", "PROTOCOL_VERSION")
 
@@ -227,7 +228,12 @@ class AcpAgent:
         )
 
     def _config_options(self, session: AcpSession) -> list[dict[str, Any]]:
-        return model_options(session.model, self.options.model, session.models)
+        return config_options(
+            model=session.model,
+            configured_model=self.options.model,
+            models=session.models,
+            effort=session.effort,
+        )
 
     def _opened(self, session: AcpSession) -> dict[str, Any]:
         return {
@@ -384,10 +390,21 @@ class AcpAgent:
     async def _set_config_option(self, params: Any) -> dict[str, Any]:
         p = decode_params(params, SetConfigOptionParams)
         session = self._relay.get(p.session_id)
-        if p.config_id != "model" or not isinstance(p.value, str) or not p.value:
+        if p.config_id not in ("model", "effort") or not isinstance(p.value, str) or not p.value:
             raise JsonRpcError(INVALID_PARAMS, f"Invalid params: no option {p.config_id!r}")
-        await self.backend.set_model(session.backend_id, None if p.value == "default" else p.value)
-        session.model = None if p.value == "default" else p.value
+        value = None if p.value == "default" else p.value
+        if p.config_id == "model":
+            await self.backend.set_model(session.backend_id, value)
+            session.model = value
+        else:
+            levels = effort_levels(session.model, session.models)
+            if value is not None and value not in levels:
+                known = ", ".join(["default", *levels]) if levels else "none for this model"
+                raise JsonRpcError(
+                    INVALID_PARAMS, f"Invalid params: effort {p.value!r} (values: {known})"
+                )
+            await self.backend.set_effort(session.backend_id, value)
+            session.effort = value
         return {"configOptions": self._config_options(session)}
 
     async def _fork_session(self, params: Any) -> Then:

@@ -47,6 +47,7 @@ from ..manager import UnknownSessionError
 from ..policies import PermissionDecision
 from ..questions import InvalidAnswerError
 from ..session import UnknownPermissionError
+from .config_options import config_options
 from .jsonrpc import INTERNAL_ERROR, RESOURCE_NOT_FOUND, JsonRpcError, encode_notification
 from .peer import JsonRpcPeer, Outgoing
 from .questions import (
@@ -56,12 +57,7 @@ from .questions import (
     elicitation_params,
     permission_params,
 )
-from .translate import (
-    UpdateTranslator,
-    decision_for_option,
-    model_options,
-    permission_request_params,
-)
+from .translate import UpdateTranslator, decision_for_option, permission_request_params
 
 __all__ = ("AcpSession", "SessionRelay", "Turn", "unavailable_error")
 
@@ -119,6 +115,8 @@ class AcpSession:
     #: The models the CLI listed (its ``initialize`` answer), and the agent's own model.
     models: list[ModelChoice] = field(default_factory=list)
     configured_model: str | None = None
+    #: The effort chosen through the ``effort`` option (``None``: the model's default).
+    effort: str | None = None
     scope: anyio.CancelScope | None = None
     last_error: str | None = None
     #: Turns whose prompt was answered "unavailable" while they ran on: their ``complete``,
@@ -298,7 +296,12 @@ class SessionRelay:
                 session.mode = event.mode
             elif isinstance(event, AvailableCommands) and event.models:
                 session.models = list(event.models)
-                options = model_options(session.model, session.configured_model, session.models)
+                options = config_options(
+                    model=session.model,
+                    configured_model=session.configured_model,
+                    models=session.models,
+                    effort=session.effort,
+                )
                 updates.append({"sessionUpdate": "config_option_update", "configOptions": options})
             elif isinstance(event, ErrorEvent):
                 session.last_error = event.message

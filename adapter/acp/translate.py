@@ -34,7 +34,6 @@ and the CLI's permission modes as ACP session modes (:data:`SESSION_MODES`).
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
 from typing import Any, Literal
 
 from normalize import (
@@ -61,7 +60,6 @@ from ..events import (
     Event,
     MessageChunk,
     ModeChanged,
-    ModelChoice,
     PermissionRequest,
     Reasoning,
     ToolCall,
@@ -76,8 +74,6 @@ __all__ = (
     "mode_state",
     "PERMISSION_OPTIONS",
     "permission_request_params",
-    "MODEL_ALIASES",
-    "model_options",
     "SESSION_MODES",
     "stop_reason",
     "StopReason",
@@ -126,39 +122,6 @@ SESSION_MODES: tuple[dict[str, str], ...] = (
         "description": "Every tool runs without any check (the CLI refuses this as root)",
     },
 )
-
-#: Model choices when the CLI lists none: the CLI's own aliases.
-MODEL_ALIASES: tuple[tuple[str, str], ...] = (
-    ("default", "Default"),
-    ("sonnet", "Sonnet"),
-    ("opus", "Opus"),
-    ("haiku", "Haiku"),
-)
-
-
-def model_options(
-    current: str | None, configured: str | None, models: Sequence[ModelChoice]
-) -> list[dict[str, Any]]:
-    """The ``model`` config option: the models the CLI's ``initialize`` answer lists (its
-    aliases until it did), the agent's configured model and the current one among them."""
-    choices = [("default", "Default")]
-    choices += [(m.value, m.name or m.value) for m in models if m.value != "default"]
-    if not models:
-        choices = list(MODEL_ALIASES)
-    for extra in (configured, current):
-        if extra and all(v != extra for v, _ in choices):
-            choices.append((extra, extra))
-    return [
-        {
-            "id": "model",
-            "name": "Model",
-            "category": "model",
-            "type": "select",
-            "currentValue": current or "default",
-            "options": [{"value": v, "name": n} for v, n in choices],
-        }
-    ]
-
 
 #: The four ways to answer a permission request (ACP option ids equal their kinds).
 PERMISSION_OPTIONS: tuple[dict[str, str], ...] = (

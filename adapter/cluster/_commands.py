@@ -13,6 +13,7 @@ from .wire import (
     DeclineQuestion,
     Interrupt,
     Prompt,
+    SetEffort,
     SetModel,
     SetPermissionMode,
 )
@@ -47,6 +48,8 @@ async def session_command(session: AgentSession, command: Command, hosted: Hoste
         await session.interrupt()
     elif isinstance(command, SetModel):
         await session.set_model(command.model)
+    elif isinstance(command, SetEffort):
+        await session.set_effort(command.effort)
     elif isinstance(command, SetPermissionMode):
         await session.set_permission_mode(command.mode)
     else:

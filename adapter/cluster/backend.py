@@ -59,6 +59,7 @@ from .wire import (
     Label,
     Prompt,
     Reply,
+    SetEffort,
     SetModel,
     SetPermissionMode,
     WireError,
@@ -537,6 +538,10 @@ class ClusterBackend:
     async def set_model(self, session_id: str, model: str | None) -> None:
         """Use ``model`` from the next turn on."""
         await self._command(session_id, SetModel(model=model))
+
+    async def set_effort(self, session_id: str, effort: str | None) -> None:
+        """Use ``effort`` from the next model request on (``None``: the model's default)."""
+        await self._command(session_id, SetEffort(effort=effort))
 
     async def set_permission_mode(self, session_id: str, mode: str) -> None:
         """Switch the CLI's permission mode."""

@@ -57,6 +57,7 @@ __all__ = (
     "raise_error",
     "Reply",
     "SessionRecord",
+    "SetEffort",
     "SetModel",
     "SetPermissionMode",
     "WireError",
@@ -183,6 +184,13 @@ class SetModel(_Command, tag="set_model", frozen=True):
     model: str | None = None
 
 
+class SetEffort(_Command, tag="set_effort", frozen=True):
+    """Use another effort level from the next model request on (``None``: the model's
+    default). Workers that predate it answer with an error: the command is not decoded."""
+
+    effort: str | None = None
+
+
 class SetPermissionMode(_Command, tag="set_permission_mode", frozen=True):
     """Switch the CLI's permission mode."""
 
@@ -232,6 +240,7 @@ Command: TypeAlias = (
     | Interrupt
     | SetModel
     | Label
+    | SetEffort
     | SetPermissionMode
     | Close
     | CreateSession

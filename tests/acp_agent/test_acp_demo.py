@@ -36,17 +36,23 @@ def test_demo_end_to_end(tmp_path: Path, elicitation: bool) -> None:
             {"op": "prompt", "session": "a", "prompt": "show me around", **answers},
             {"op": "set_mode", "session": "a", "modeId": "plan"},
             {"op": "set_model", "session": "a", "value": "haiku"},
+            {"op": "set_config", "session": "a", "configId": "effort", "value": "high"},
             {"op": "end"},
         ],
         tmp_path / "acp",
         env=env,
         cwd=work,
     )
-    _, new, prompt, mode, model = report["results"]
+    _, new, prompt, mode, model, effort = report["results"]
     assert {"stopReason": "end_turn"} == prompt, report["stderr"][-3000:]
     assert {} == mode
     assert "haiku" == model["configOptions"][0]["currentValue"]
     assert "model" == new["configOptions"][0]["category"]
+    assert ("thought_level", "default") == (
+        new["configOptions"][1]["category"],
+        new["configOptions"][1]["currentValue"],
+    )
+    assert "high" == effort["configOptions"][1]["currentValue"], effort
     assert "f-string" in text_of(report, "a")
     assert "You chose Casual" in text_of(report, "a")
     if elicitation:

@@ -11,14 +11,18 @@ from typing import Any
 
 import anyio
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from adapter.acp.agent import AcpAgent, AgentOptions
-from adapter.acp.translate import UpdateTranslator, model_options
+from adapter.acp.config_options import config_options, effort_levels, model_options
+from adapter.acp.translate import UpdateTranslator
 from adapter.config import SessionConfig
 from adapter.events import CompactBoundary, ModelChoice, UserMessage
 from adapter.history import project_slug
 from adapter.local import LocalBackend
 from adapter.policies import PermissionPolicy
+from claudecode.options import EFFORT_LEVELS
 from claudecode.testing import fake_cli_command, script, text_turn
 from tests.support.acp_schema import errors_of
 
@@ -134,3 +138,44 @@ def test_the_model_option_follows_the_clis_list() -> None:
     assert "custom-1" == option["currentValue"]
     update = {"sessionUpdate": "config_option_update", "configOptions": [option]}
     assert [] == errors_of("SessionNotification", {"sessionId": "s", "update": update})
+
+
+_LEVELS = st.lists(st.sampled_from(["low", "medium", "high", "xhigh", "max"]), unique=True)
+_MODELS = st.lists(
+    st.builds(
+        ModelChoice,
+        value=st.sampled_from(["default", "opus", "haiku", "fable"]),
+        name=st.text(max_size=8),
+        effort_levels=_LEVELS,
+    ),
+    max_size=4,
+    unique_by=lambda m: m.value,
+)
+
+
+@given(
+    _MODELS,
+    st.none() | st.sampled_from(["default", "opus", "claude-x-1"]),
+    st.none() | st.sampled_from(["low", "max", "medium"]),
+)
+def test_the_options_are_valid_acp_whatever_the_clis_list(
+    models: list[ModelChoice], model: str | None, effort: str | None
+) -> None:
+    """Every config_option_update the agent can send is valid ACP; the effort option, when
+    there is one, is a thought_level select whose current value is one of its values, and
+    lists the levels the CLI names for the current model (all of them before it listed
+    any, or for a model it does not list); a model without effort levels has no option."""
+    options = config_options(model=model, configured_model=None, models=models, effort=effort)
+    update = {"sessionUpdate": "config_option_update", "configOptions": options}
+    assert [] == errors_of("SessionNotification", {"sessionId": "s", "update": update})
+    efforts = [o for o in options if o["id"] == "effort"]
+    listed = next((m for m in models if m.value == (model or "default")), None)
+    if listed is not None and not listed.effort_levels:
+        assert [] == efforts
+        return
+    (option,) = efforts
+    values = [o["value"] for o in option["options"]]
+    assert "thought_level" == option["category"] and option["currentValue"] in values
+    expected = list(EFFORT_LEVELS) if listed is None else listed.effort_levels
+    assert set(expected) <= set(values) <= {"default", *expected, *([effort] if effort else [])}
+    assert effort_levels(model, models) == [v for v in EFFORT_LEVELS if v in expected]

@@ -22,6 +22,7 @@ from adapter.cluster.wire import (
     Prompt,
     Reply,
     SessionRecord,
+    SetEffort,
     WorkerInfo,
     batch_range,
     decode_batch,
@@ -65,6 +66,8 @@ def test_round_trips() -> None:
     commands = [
         Prompt(text="hi", images=[Image.from_bytes("image/png", b"\x89PNG")]),
         AnswerPermission(pending_id="p", behavior="deny", message="no", interrupt=True),
+        SetEffort(effort="low"),
+        SetEffort(),
         CreateSession(spec=SessionSpec(cwd="/w", labels={"repo": "api"}), first_seq=7),
         CreateSession(title="the fix", archived=True, cost_usd=0.25),
         Label(title="renamed"),

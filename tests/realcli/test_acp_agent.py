@@ -432,9 +432,44 @@ def test_the_model_option_lists_the_clis_own_models(acp: Acp, fake_api: FakeAnth
     report = acp.in_session(prompt("hello"), {"op": "set_model", "session": "a", "value": "sonnet"})
     assert {"stopReason": "end_turn"} == report["results"][2], report["stderr"][-3000:]
     [update] = updates_of(report, "a", "config_option_update")
-    [option] = update["configOptions"]
+    option, _effort = update["configOptions"]
     values = [o["value"] for o in option["options"]]
     assert "default" == values[0] and len(values) >= 2, values
     # The pinned CLI (2.1.332) lists a model that is none of the aliases offered before.
     assert "fable" in values and "Fable" == option["options"][values.index("fable")]["name"]
     assert "sonnet" == report["results"][3]["configOptions"][0]["currentValue"]
+
+
+def test_the_effort_option_sets_the_clis_effort_mid_session(
+    acp: Acp, fake_api: FakeAnthropicAPI
+) -> None:
+    """The effort option (category thought_level) offers the levels the CLI lists for the
+    model; choosing one changes the effort of the next model request (apply_flag_settings,
+    no restart: one CLI, one conversation), ``default`` returns to the model's own; a level
+    it does not offer is refused with invalid params and changes nothing."""
+    fake_api.add_main(text_turn("one"), text_turn("two"), text_turn("three"))
+    effort = {"op": "set_config", "session": "a", "configId": "effort"}
+    report = acp.in_session(
+        prompt("first"),
+        {**effort, "value": "low"},
+        prompt("second"),
+        {**effort, "value": "extreme"},
+        {**effort, "value": "default"},
+        prompt("third"),
+    )
+    _, new, first, low, second, refused, default, third = report["results"]
+    for answer in (first, second, third):
+        assert {"stopReason": "end_turn"} == answer, report["stderr"][-3000:]
+    [before] = [o for o in new["configOptions"] if o["id"] == "effort"]
+    assert ("thought_level", "default") == (before["category"], before["currentValue"])
+    [update] = updates_of(report, "a", "config_option_update")
+    [listed] = [o for o in update["configOptions"] if o["id"] == "effort"]
+    values = [o["value"] for o in listed["options"]]
+    assert ["default", "low", "medium", "high", "xhigh", "max"] == values
+    assert "low" == [o for o in low["configOptions"] if o["id"] == "effort"][0]["currentValue"]
+    assert -32602 == refused["error"]["code"] and "extreme" in refused["error"]["message"]
+    assert "default" == default["configOptions"][1]["currentValue"]
+    efforts = [r.body["output_config"]["effort"] for r in fake_api.main_requests()]
+    assert ["medium", "low", "medium"] == efforts
+    messages = json.dumps(fake_api.main_requests()[-1].body["messages"])
+    assert "first" in messages and "second" in messages, "the same conversation throughout"

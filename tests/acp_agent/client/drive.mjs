@@ -20,6 +20,7 @@
 //     {"op": "list", "cwd": "/abs"},
 //     {"op": "set_mode", "session": "a", "modeId": "plan"},
 //     {"op": "set_model", "session": "a", "value": "haiku"},
+//     {"op": "set_config", "session": "a", "configId": "effort", "value": "low"},
 //     {"op": "parallel", "steps": [...]},
 //     {"op": "wait_file", "path": "/abs"},   // until the test creates that file
 //     a "prompt" with "retryUnavailable": true is sent again while it fails with
@@ -235,6 +236,12 @@ async function step(ctx, s) {
         return await ctx.request("session/set_config_option", {
           sessionId: sessions[s.session],
           configId: "model",
+          value: s.value,
+        });
+      case "set_config":
+        return await ctx.request("session/set_config_option", {
+          sessionId: sessions[s.session],
+          configId: s.configId,
           value: s.value,
         });
       case "parallel":
