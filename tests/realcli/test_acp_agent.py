@@ -466,7 +466,7 @@ def test_the_effort_option_sets_the_clis_effort_mid_session(
     [listed] = [o for o in update["configOptions"] if o["id"] == "effort"]
     values = [o["value"] for o in listed["options"]]
     assert ["default", "low", "medium", "high", "xhigh", "max"] == values
-    assert "low" == [o for o in low["configOptions"] if o["id"] == "effort"][0]["currentValue"]
+    assert "low" == low["configOptions"][1]["currentValue"]
     assert -32602 == refused["error"]["code"] and "extreme" in refused["error"]["message"]
     assert "default" == default["configOptions"][1]["currentValue"]
     efforts = [r.body["output_config"]["effort"] for r in fake_api.main_requests()]
