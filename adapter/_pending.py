@@ -1,23 +1,27 @@
-"""The requests a session holds open, permissions and questions alike: opening them (by the
-policy, or for a person), their time limit, and the answers (:class:`PendingRequests`, a base
-of :class:`~adapter.session.AgentSession`).
+"""The requests a session asks a person or its policy about, permissions and questions alike:
+opening them, the answers, and what their end looks like (:class:`PendingRequests`, a base of
+:class:`~adapter.session.AgentSession`).
 
-Every ``can_use_tool`` request of the CLI that a person must answer is kept by its request id
-(the events' ``pending_id``) until it is answered, withdrawn by the CLI, timed out or the
-session closes; an ``AskUserQuestion`` request is a question as well (``_questions``), answered
-with :meth:`PendingRequests.answer_question` / :meth:`PendingRequests.decline_question`. Each
-answer is published as one ``permission_resolved`` before it goes to the CLI.
+The open requests themselves and their time limit are :class:`claudecode.Session`'s: it keeps
+every ``can_use_tool`` request until it is answered, withdrawn by the CLI or timed out
+(``permission_timeout``, which it enforces and reports through ``on_permission_timeout``).
+What is this module's own is who answers each one: the ids a person must answer
+(``_asked``, the events' ``pending_id``), the ones a ``custom`` policy is still deciding
+(``_deciding``), and which of them are questions (``_questions``, an ``AskUserQuestion``
+request, answered with :meth:`PendingRequests.answer_question` /
+:meth:`PendingRequests.decline_question`). Each answer is published as one
+``permission_resolved`` before it goes to the CLI; a timeout as one ``permission_cancelled``
+before the CLI reads the denial.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 import anyio
 
-from claudecode import CanUseToolRequest, InboundControlRequest
+from claudecode import CanUseToolRequest, InboundControlRequest, Session
 from claudecode.internal import get_logger
 
 from . import _plain as plain
@@ -51,9 +55,10 @@ class PendingRequests:
 
     config: SessionConfig
     id: str
-    _pending: dict[str, InboundControlRequest]
+    _client: Session | None
+    _asked: set[str]
+    _deciding: dict[str, anyio.CancelScope]
     _questions: dict[str, QuestionRequest]
-    _timers: dict[str, anyio.CancelScope]
 
     def _spawn(self, fn: Any, *args: Any) -> anyio.CancelScope:
         raise NotImplementedError
@@ -63,6 +68,10 @@ class PendingRequests:
 
     async def _respond(self, req: InboundControlRequest, decision: PermissionDecision) -> None:
         raise NotImplementedError
+
+    def _open_request(self, request_id: str) -> InboundControlRequest | None:
+        client = self._client
+        return None if client is None else client.open_permission_request(request_id)
 
     def _question(self, req: InboundControlRequest, event: PermissionRequest) -> list[Event]:
         question = plain.question_event(event)
@@ -79,23 +88,24 @@ class PendingRequests:
             self._spawn(self._respond, req, decision)
             return [question, resolved]
         if policy.name == "custom":
-            self._spawn(self._ask_custom, req, event, question)
+            self._ask_policy(req, event, question)
             return []
         self._questions[req.request_id] = question
-        return self._open_pending(req, question)
+        return self._ask_person(req, question)
 
-    def _open_pending(
+    def _ask_person(
+        self, req: InboundControlRequest, event: PermissionRequest | QuestionRequest
+    ) -> list[Event]:
+        self._asked.add(req.request_id)
+        return [event]
+
+    def _ask_policy(
         self,
         req: InboundControlRequest,
-        event: PermissionRequest | QuestionRequest,
-        timeout: float | None = None,
-    ) -> list[Event]:
-        self._pending[req.request_id] = req
-        if timeout is None:
-            timeout = self.config.permission_timeout
-        if timeout is not None:
-            self._timers[req.request_id] = self._spawn(self._expire, req.request_id, timeout)
-        return [event]
+        event: PermissionRequest,
+        question: QuestionRequest | None = None,
+    ) -> None:
+        self._deciding[req.request_id] = self._spawn(self._ask_custom, req, event, question)
 
     async def _ask_custom(
         self,
@@ -103,28 +113,18 @@ class PendingRequests:
         event: PermissionRequest,
         question: QuestionRequest | None = None,
     ) -> None:
-        # permission_timeout bounds the whole request: the policy's own time counts, and a
-        # policy that never returns is answered with a denial.
-        timeout = self.config.permission_timeout
-        deadline = None if timeout is None else anyio.current_time() + timeout
-        decision: PermissionDecision | None = None
-        with anyio.move_on_after(timeout if timeout is not None else math.inf) as scope:
+        # No clock of its own: permission_timeout (the client's) bounds the whole request,
+        # the policy's time included, and stops this task when it runs out.
+        try:
             try:
                 decision = await policy_decision(self.config.policy, event)
             except Exception as exc:
                 _log.warning("adapter.policy_failed", session_id=self.id, error=repr(exc))
                 decision = PermissionDecision("deny", f"permission policy failed: {exc}")
-        if scope.cancelled_caught:
-            _log.warning(
-                "adapter.policy_timeout",
-                session_id=self.id,
-                pending_id=req.request_id,
-                tool=event.tool_name,
-                timeout=timeout,
-            )
-            decision = PermissionDecision(
-                "deny", "the permission policy did not decide in time", interrupt=True
-            )
+        finally:
+            self._deciding.pop(req.request_id, None)
+        if self._open_request(req.request_id) is None:
+            return  # the CLI withdrew it meanwhile: nothing to answer, nothing to show
         if question is not None and decision is not None:
             # A policy answers or declines a question; an allow without answers leaves it
             # to a person (see adapter.policies).
@@ -133,40 +133,58 @@ class PendingRequests:
             if settled is not None:
                 self._publish([question, settled[1]])
         if decision is None:
-            left = None if deadline is None else max(0.0, deadline - anyio.current_time())
             if question is not None:
                 self._questions[req.request_id] = question
-            self._publish(self._open_pending(req, question or event, left))
+            self._publish(self._ask_person(req, question or event))
         else:
             await self._respond(req, decision)
 
-    async def _expire(self, pending_id: str, timeout: float) -> None:
-        await anyio.sleep(timeout)
-        asked = pending_id in self._questions
-        req = self._cancel_pending(pending_id, "timeout")
-        if req is not None:
-            _log.info("adapter.permission_timeout", session_id=self.id, pending_id=pending_id)
-            what = "question" if asked else "permission request"
-            await self._respond(
-                req, PermissionDecision("deny", f"no answer to the {what} in time", interrupt=True)
+    def _timed_out(self, req: InboundControlRequest) -> None:
+        """The client's ``on_permission_timeout``: it denies ``req`` right after this."""
+        pending_id = req.request_id
+        deciding = self._deciding.pop(pending_id, None)
+        if deciding is not None:
+            deciding.cancel()
+            body = req.request
+            _log.warning(
+                "adapter.policy_timeout",
+                session_id=self.id,
+                pending_id=pending_id,
+                tool=body.tool_name if isinstance(body, CanUseToolRequest) else "",
+                timeout=self.config.permission_timeout,
             )
+        elif self._cancel_pending(pending_id, "timeout"):
+            _log.info("adapter.permission_timeout", session_id=self.id, pending_id=pending_id)
+
+    def _withdrawn(self, pending_id: str) -> None:
+        """The CLI cancelled the request (its ``permission_cancelled`` comes from the
+        translator, in order with the rest of the batch)."""
+        self._asked.discard(pending_id)
+        self._questions.pop(pending_id, None)
+        deciding = self._deciding.pop(pending_id, None)
+        if deciding is not None:
+            deciding.cancel()
 
     def _cancel_pending(
         self, pending_id: str, reason: Literal["timeout", "session_closed"]
-    ) -> InboundControlRequest | None:
-        req = self._pending.pop(pending_id, None)
+    ) -> bool:
+        """Stop asking a person about ``pending_id`` and say so; False when nobody was."""
+        if pending_id not in self._asked:
+            return False
+        self._asked.discard(pending_id)
         self._questions.pop(pending_id, None)
-        timer = self._timers.pop(pending_id, None)
-        if timer is not None and reason != "timeout":
-            timer.cancel()
-        if req is not None:
-            self._publish([PermissionCancelled(pending_id=pending_id, reason=reason)])
-        return req
+        self._publish([PermissionCancelled(pending_id=pending_id, reason=reason)])
+        return True
 
     @property
     def pending_permissions(self) -> list[str]:
-        """Ids of the permission requests (questions too) waiting for an answer."""
-        return list(self._pending)
+        """Ids of the permission requests (questions too) waiting for a person's answer,
+        oldest first."""
+        client = self._client
+        if client is None or not self._asked:
+            return []
+        asked = self._asked
+        return [r.request_id for r in client.open_permission_requests if r.request_id in asked]
 
     @property
     def pending_questions(self) -> list[str]:
@@ -230,18 +248,18 @@ class PendingRequests:
         await self._settle(pending_id, decline(question, decline_message(message), message, "user"))
 
     def _input_of(self, pending_id: str) -> dict[str, Any]:
-        req = self._pending.get(pending_id)
+        req = self._open_request(pending_id)
         body = req.request if req is not None else None
         return body.input if isinstance(body, CanUseToolRequest) else {}
 
     async def _settle(self, pending_id: str, settled: Settlement) -> None:
         decision, resolved = settled
-        req = self._pending.pop(pending_id, None)
+        req = self._open_request(pending_id) if pending_id in self._asked else None
         if req is None:
             raise UnknownPermissionError(f"no open permission request {pending_id!r}")
+        self._asked.discard(pending_id)
         self._questions.pop(pending_id, None)
-        timer = self._timers.pop(pending_id, None)
-        if timer is not None:
-            timer.cancel()
+        # Published, then answered, with no wait in between: the client cannot time the
+        # request out in the middle (its timer runs only when this task waits).
         self._publish([resolved])
         await self._respond(req, decision)

@@ -68,7 +68,9 @@ class SessionConfig:
 def cli_options(cfg: SessionConfig) -> ClaudeCodeOptions:
     """The client options a session of ``cfg`` starts its CLI with."""
     extra: dict[str, Any] = dict(cfg.client_options)
-    extra.setdefault("permission_timeout", None)
+    # The client keeps the open permission requests and their time limit (the session
+    # hears of each timeout through on_permission_timeout): one clock, not two.
+    extra.setdefault("permission_timeout", cfg.permission_timeout)
     if cfg.cli_session_id is not None:
         extra.setdefault("session_id", cfg.cli_session_id)
     # Every permission request becomes an event (or a policy answer): answered by the session.

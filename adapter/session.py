@@ -109,15 +109,17 @@ class AgentSession(PendingRequests):
             capture_content=self.config.capture_content,
         )
         self._client: Session | None = None
-        self._pending: dict[str, InboundControlRequest] = {}
-        # the open requests that are questions (AskUserQuestion), by the same pending id
+        # Who answers each open permission request (the requests are the client's: see
+        # adapter._pending): the ids a person must answer, those a custom policy decides.
+        self._asked: set[str] = set()
+        self._deciding: dict[str, anyio.CancelScope] = {}
+        # the asked requests that are questions (AskUserQuestion), by the same pending id
         self._questions: dict[str, QuestionRequest] = {}
         self._always_allowed: set[str] = set()
         # Tools the session's own permission rules name (``allowed_tools``): the policy's
         # hook leaves them to the CLI, which allows what a rule matches and asks (through
         # can_use_tool) for the rest, so an agent's rules mean what they say.
         self._ruled_tools = {rule.split("(", 1)[0] for rule in self.config.allowed_tools}
-        self._timers: dict[str, anyio.CancelScope] = {}
         self._stack: contextlib.AsyncExitStack | None = None
         #: close() was called: the CLI's end is ours, not its own (for the log).
         self._closing = False
@@ -141,6 +143,7 @@ class AgentSession(PendingRequests):
                 mcp_servers=list(self.config.mcp_servers),
                 transport=self._transport,
                 on_messages=self._on_messages,
+                on_permission_timeout=self._timed_out,
             )
             if self._debug is None:  # the protocol file records whole messages
                 use_lite_stream_events(self._client)  # the translator reads no stream ids
@@ -178,7 +181,7 @@ class AgentSession(PendingRequests):
             return
         self._closing = True
         with anyio.CancelScope(shield=True):
-            for pending_id in list(self._pending):
+            for pending_id in self.pending_permissions:
                 self._cancel_pending(pending_id, "session_closed")
             if self._client is not None:
                 await self._client.close()
@@ -298,11 +301,7 @@ class AgentSession(PendingRequests):
                 out.extend(self._permission(message))
                 continue
             if type(message) is ControlCancelRequest:
-                self._pending.pop(message.request_id, None)
-                self._questions.pop(message.request_id, None)
-                timer = self._timers.pop(message.request_id, None)
-                if timer is not None:
-                    timer.cancel()
+                self._withdrawn(message.request_id)
             run.append(message)
         out.extend(self._translator.feed_many(run))
         return out
@@ -328,9 +327,9 @@ class AgentSession(PendingRequests):
             self._spawn(self._respond, req, PermissionDecision("allow"))
             return []
         if policy.name == "custom":
-            self._spawn(self._ask_custom, req, event)
+            self._ask_policy(req, event)
             return []
-        return self._open_pending(req, event)
+        return self._ask_person(req, event)
 
     def _spawn(self, fn: Any, *args: Any) -> anyio.CancelScope:
         assert self._tasks is not None

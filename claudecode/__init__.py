@@ -17,7 +17,7 @@ from ._codec import decode_line, encode_message
 from ._discovery import find_cli
 from ._framing import LineBuffer, OversizedLine
 from ._version import __version__
-from .callbacks import CanUseTool, HookCallback, HookMatcher
+from .callbacks import CanUseTool, HookCallback, HookMatcher, PermissionTimeoutHook
 from .content import (
     ContentBlock,
     ImageBlock,
@@ -106,6 +106,7 @@ __all__ = (
     "OutboundMessage",
     "OversizedLine",
     "PendingRequest",
+    "PermissionTimeoutHook",
     "RateLimitEvent",
     "RawControl",
     "RemoteProtocolError",

@@ -4,6 +4,11 @@ Mixed into :class:`~claudecode.session.Session`. Each request the CLI makes
 (``can_use_tool``, ``hook_callback``, ``mcp_message``) runs its callback in its own task, so a
 slow approval never blocks the stream; a failing callback answers with a denial or an error
 instead of leaving the CLI waiting; an unknown subtype is refused so the CLI does not hang.
+
+A permission request with no callback waits in the message stream for :meth:`respond`; with
+``permission_timeout`` set it has a timer here, the one expiry of open permission requests:
+when nobody answered in time, the caller's ``on_permission_timeout`` hears of it, then the
+request is denied.
 """
 
 from __future__ import annotations
@@ -20,7 +25,7 @@ from . import control as ctl
 from ._codec import encode_message
 from ._log import get_logger
 from ._tasks import TaskSet
-from .callbacks import CanUseTool, HookCallback
+from .callbacks import CanUseTool, HookCallback, PermissionTimeoutHook
 from .errors import ClaudeCodeError, ControlTimeoutError
 from .mcp import SdkMcpServer
 from .messages import (
@@ -70,6 +75,10 @@ class InboundControl:
     _protocol: ClaudeCodeProtocol
     _tasks: TaskSet | None
     _handlers: dict[str, anyio.CancelScope]
+    _permission_timers: dict[str, anyio.CancelScope]
+    _on_permission_timeout: PermissionTimeoutHook | None
+    _exited: anyio.Event
+    _closing: bool
     _can_use_tool: CanUseTool | None
     _hook_callbacks: dict[str, HookCallback]
     _hook_timeouts: dict[str, float | None]
@@ -90,7 +99,9 @@ class InboundControl:
             if self._can_use_tool is None:
                 if self.options.permission_timeout is not None:
                     assert self._tasks is not None
-                    self._tasks.spawn(self._permission_timer, req)
+                    self._permission_timers[req.request_id] = self._tasks.spawn(
+                        self._permission_timer, req, name=f"claudecode expiry {req.request_id}"
+                    )
                 return False
             self._spawn_handler(req, self._answer_permission(req, self._can_use_tool))
             return True
@@ -123,6 +134,8 @@ class InboundControl:
             # (the CLI replaces an interrupting denial's message with its own); one that never
             # answered stops the turn, like an unanswered prompt.
             timed_out = reason.startswith("did not answer")
+            if timed_out:
+                self._permission_timed_out(req)
             return req.deny(f"permission callback {reason}", interrupt=timed_out)
 
         await self._run_callback(req, "can_use_tool", lambda: callback(req), limit, deny)
@@ -197,13 +210,38 @@ class InboundControl:
         await self._respond_quietly(response)
 
     async def _permission_timer(self, req: InboundControlRequest) -> None:
-        assert self.options.permission_timeout is not None
-        await anyio.sleep(self.options.permission_timeout)
-        if any(r.request_id == req.request_id for r in self._protocol.open_inbound_requests):
-            _log.info("permission.timed_out", request_id=req.request_id)
-            await self._respond_quietly(
-                req.deny("no answer to the permission request in time", interrupt=True)
+        limit = self.options.permission_timeout
+        assert limit is not None
+        try:
+            await anyio.sleep(limit)
+        finally:
+            self._permission_timers.pop(req.request_id, None)
+        if self._exited.is_set() or self._closing:
+            return  # nothing can be answered any more; closing denies what is open
+        if self._protocol.open_inbound_request(req.request_id) is None:
+            return  # answered or cancelled meanwhile (and the timer missed being stopped)
+        # From here to the write nothing awaits: no answer can slip in between.
+        response = req.deny("no answer to the permission request in time", interrupt=True)
+        data = self._protocol.expire(response)
+        _log.info("permission.timed_out", request_id=req.request_id)
+        self._permission_timed_out(req)
+        await self._deliver_quietly(data)
+
+    def _permission_timed_out(self, req: InboundControlRequest) -> None:
+        hook = self._on_permission_timeout
+        if hook is None:
+            return
+        try:
+            hook(req)
+        except Exception as exc:  # the caller's bug must not keep the CLI waiting
+            _log.warning(
+                "permission.timeout_hook_failed", request_id=req.request_id, error=repr(exc)
             )
+
+    def _stop_permission_timer(self, request_id: str) -> None:
+        timer = self._permission_timers.pop(request_id, None)
+        if timer is not None:
+            timer.cancel()
 
     def _refuse_unknown_request(self, message: UnknownMessage) -> None:
         try:
@@ -224,6 +262,15 @@ class InboundControl:
     async def _respond_quietly(self, response: ctl.OutboundControlResponse) -> None:
         try:
             await self.respond(response)
+        except ControlTimeoutError as exc:
+            _log.warning("control_response.dropped", error=str(exc))
+        except ClaudeCodeError as exc:
+            _log.debug("control_response.dropped", error=repr(exc))
+
+    async def _deliver_quietly(self, data: bytes) -> None:
+        """Write an answer already encoded (and closed) by the protocol; log what fails."""
+        try:
+            await self._write(data, timeout=self.options.control_timeout, what="control_response")
         except ControlTimeoutError as exc:
             _log.warning("control_response.dropped", error=str(exc))
         except ClaudeCodeError as exc:

@@ -82,6 +82,8 @@ class SessionReader:
 
         def _refuse_unknown_request(self, message: UnknownMessage) -> None: ...
 
+        def _stop_permission_timer(self, request_id: str) -> None: ...
+
     async def _reader(self) -> None:
         transport = self.transport
         protocol = self._protocol
@@ -161,6 +163,7 @@ class SessionReader:
                 scope = self._handlers.pop(message.request_id, None)
                 if scope is not None:
                     scope.cancel()
+                self._stop_permission_timer(message.request_id)
             elif kind is SystemInit or kind is ResultMessage:
                 assert isinstance(message, SystemInit | ResultMessage)
                 self.session_id = message.session_id or self.session_id

@@ -44,10 +44,12 @@ class SessionWriter:
     _closed: bool
     _prompts_unanswered: int
 
-    if TYPE_CHECKING:  # the Session provides it
+    if TYPE_CHECKING:  # the Session and its other mixins provide these
 
         @property
         def transport(self) -> Transport: ...
+
+        def _stop_permission_timer(self, request_id: str) -> None: ...
 
     async def _write(
         self, data: bytes, *, timeout: float | None = None, what: str = "write"
@@ -156,15 +158,18 @@ class SessionWriter:
     async def respond(self, response: ctl.OutboundControlResponse) -> None:
         """Send the answer to a control request the CLI made (see the request's helpers).
 
-        An answer to a request the CLI has cancelled meanwhile is dropped silently.
+        An answer to a request the CLI has cancelled meanwhile, or that ``permission_timeout``
+        answered already, is dropped silently.
 
         Raises:
             UsageError: the response answers no open request.
             ControlTimeoutError: the CLI did not take the answer within ``control_timeout``
                 (it stopped reading its input).
         """
-        scope = self._handlers.get(response.response.request_id)
+        request_id = response.response.request_id
+        scope = self._handlers.get(request_id)
         data = self._protocol.send(response)
+        self._stop_permission_timer(request_id)
         if scope is not None and not data:
             return
         await self._write(data, timeout=self.options.control_timeout, what="control_response")

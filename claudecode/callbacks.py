@@ -21,7 +21,7 @@ from typing import Any, Literal, TypeAlias
 from .control import OutboundControlResponse
 from .messages import InboundControlRequest
 
-__all__ = ("CanUseTool", "HookCallback", "HookEvent", "HookMatcher")
+__all__ = ("CanUseTool", "HookCallback", "HookEvent", "HookMatcher", "PermissionTimeoutHook")
 
 #: Answers a ``can_use_tool`` request: ``req.allow(...)`` or ``req.deny(...)``.
 CanUseTool: TypeAlias = Callable[[InboundControlRequest], Awaitable[OutboundControlResponse]]
@@ -31,6 +31,10 @@ CanUseTool: TypeAlias = Callable[[InboundControlRequest], Awaitable[OutboundCont
 HookCallback: TypeAlias = Callable[
     [InboundControlRequest], Awaitable[OutboundControlResponse | Mapping[str, Any] | None]
 ]
+
+#: Hears of a permission request that ``permission_timeout`` answered (denied) because
+#: nobody did in time; called just before the denial is written (see ``Session``).
+PermissionTimeoutHook: TypeAlias = Callable[[InboundControlRequest], None]
 
 #: Hook event names the CLI accepts at ``initialize`` (``PreToolUse``, ``PostToolUse``, ...).
 HookEvent: TypeAlias = str

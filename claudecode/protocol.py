@@ -15,7 +15,9 @@ process; the async session is a short loop around it (as httpcore is around h11)
     ``control_cancel_request`` forgets it (and is still delivered, so the session can cancel
     the callback). Answering a request that was cancelled returns no bytes — the CLI
     ignores late answers anyway; answering one that never existed, or twice, is a
-    :class:`~claudecode.errors.UsageError`.
+    :class:`~claudecode.errors.UsageError`. A request the host answers by itself because
+    nobody did in time (:meth:`expire`) counts as cancelled for whoever answers it later:
+    that late answer returns no bytes either, it lost a race it could not see.
 
 Errors say who is to blame: caller mistakes raise :class:`UsageError`; anything the CLI
 writes that we cannot decode comes out as a :class:`MalformedLine` or
@@ -140,8 +142,13 @@ class ClaudeCodeProtocol:
 
     @property
     def open_inbound_requests(self) -> list[InboundControlRequest]:
-        """Control requests from the CLI that nobody has answered yet."""
+        """Control requests from the CLI that nobody has answered yet, oldest first."""
         return list(self._inbound.values())
+
+    def open_inbound_request(self, request_id: str) -> InboundControlRequest | None:
+        """The open control request from the CLI with this id; ``None`` once it was answered
+        or cancelled (or when there never was one)."""
+        return self._inbound.get(request_id)
 
     def receive_data(self, data: bytes) -> list[InboundMessage]:
         """Feed bytes from the CLI's stdout; return the messages they completed, in order.
@@ -285,6 +292,22 @@ class ClaudeCodeProtocol:
             del self._inbound[request_id]
             return data
         return encode_message(message)
+
+    def expire(self, response: OutboundControlResponse) -> bytes:
+        """Encode the host's own answer to an open request that nobody answered in time.
+
+        The request is closed as :meth:`send` closes it, and a later answer to it yields
+        ``b""`` as one to a cancelled request does.
+
+        Raises:
+            UsageError: the response answers no open request (answered, cancelled, unknown).
+        """
+        request_id = response.response.request_id
+        if request_id not in self._inbound:
+            raise UsageError(f"cannot expire {request_id!r}, which is not an open request")
+        data = self.send(response)
+        self._remember_cancelled(request_id)
+        return data
 
     def send_many(self, messages: Iterable[OutboundMessage]) -> bytes:
         """Encode several messages into one buffer (one write for the transport)."""

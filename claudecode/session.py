@@ -36,10 +36,10 @@ from ._session_reader import SessionReader
 from ._session_writer import SessionWriter
 from ._tasks import TaskSet
 from ._telemetry import trace_env
-from .callbacks import CanUseTool, HookCallback, HookMatcher
+from .callbacks import CanUseTool, HookCallback, HookMatcher, PermissionTimeoutHook
 from .errors import ClaudeCodeError, UsageError
 from .mcp import SdkMcpServer
-from .messages import InboundMessage
+from .messages import CanUseToolRequest, InboundControlRequest, InboundMessage
 from .options import ClaudeCodeOptions
 from .protocol import ClaudeCodeProtocol
 from .session_control import ControlRequests
@@ -66,6 +66,19 @@ class Session(SessionReader, SessionWriter, InboundControl, ControlRequests):
             queuing them for :meth:`messages` — for consumers that process messages
             synchronously and want no extra task hop. It must not block or raise. The end
             of the stream is still reported by :meth:`receive_batch` / :meth:`messages`.
+        on_permission_timeout: called with a permission request (``can_use_tool``) that
+            ``options.permission_timeout`` answered because nobody did in time: the session
+            denies it (``interrupt=True``) right after the call returns, so whatever the
+            caller reports comes before anything the CLI does about the denial. Called for
+            requests waiting in the message stream and for those whose ``can_use_tool``
+            callback did not return in time alike; an answer to the request from then on
+            is dropped silently (as one to a request the CLI cancelled). It runs in the
+            session's own task and must not block; what it raises is logged and ignored.
+
+    Open permission requests are the session's to keep: :attr:`open_permission_requests`
+    lists the ones not answered yet (nor cancelled by the CLI, nor timed out), and
+    :meth:`open_permission_request` finds one by its id. A caller that answers them keeps
+    no table of its own.
     """
 
     def __init__(
@@ -77,11 +90,13 @@ class Session(SessionReader, SessionWriter, InboundControl, ControlRequests):
         mcp_servers: Sequence[SdkMcpServer] = (),
         transport: Transport | None = None,
         on_messages: Callable[[list[InboundMessage]], None] | None = None,
+        on_permission_timeout: PermissionTimeoutHook | None = None,
     ) -> None:
         self.options = options or ClaudeCodeOptions()
         # Fails early (UsageError) when a callback and a non-stdio prompt tool are both given.
         self.options.prompt_tool(has_callback=can_use_tool is not None)
         self._on_messages = on_messages
+        self._on_permission_timeout = on_permission_timeout
         self._can_use_tool = can_use_tool
         self._hook_config: dict[str, list[dict[str, Any]]] = {}
         self._hook_callbacks: dict[str, HookCallback] = {}
@@ -113,6 +128,8 @@ class Session(SessionReader, SessionWriter, InboundControl, ControlRequests):
         self._batch_pos = 0
         self._write_lock = anyio.Lock()
         self._handlers: dict[str, anyio.CancelScope] = {}
+        # The expiry of each open permission request that waits in the message stream.
+        self._permission_timers: dict[str, anyio.CancelScope] = {}
         self._stack: contextlib.AsyncExitStack | None = None
         self._tasks: TaskSet | None = None
         self._first_write = anyio.Event()
@@ -192,7 +209,7 @@ class Session(SessionReader, SessionWriter, InboundControl, ControlRequests):
         self._closing = True
         transport = self._transport
         with anyio.CancelScope(shield=True):
-            for scope in list(self._handlers.values()):
+            for scope in [*self._handlers.values(), *self._permission_timers.values()]:
                 scope.cancel()
             if not force and transport is not None:
                 # Before the session counts as closed: a closed session writes nothing.
@@ -247,6 +264,25 @@ class Session(SessionReader, SessionWriter, InboundControl, ControlRequests):
         return list(self._mcp_servers.values())
 
     @property
+    def open_permission_requests(self) -> tuple[InboundControlRequest, ...]:
+        """The permission requests (``can_use_tool``) nobody has answered yet, oldest first:
+        neither answered (by :meth:`respond`, a ``can_use_tool`` callback or
+        ``permission_timeout``) nor cancelled by the CLI."""
+        return tuple(
+            req
+            for req in self._protocol.open_inbound_requests
+            if isinstance(req.request, CanUseToolRequest)
+        )
+
+    def open_permission_request(self, request_id: str) -> InboundControlRequest | None:
+        """The open permission request with this id (see :attr:`open_permission_requests`);
+        ``None`` once it was answered, cancelled or timed out."""
+        req = self._protocol.open_inbound_request(request_id)
+        if req is None or not isinstance(req.request, CanUseToolRequest):
+            return None
+        return req
+
+    @property
     def closed(self) -> bool:
         """True once the session was closed or the CLI's output ended."""
         return self._closed or self._exited.is_set()
@@ -260,6 +296,7 @@ def open_session(
     mcp_servers: Sequence[SdkMcpServer] = (),
     transport: Transport | None = None,
     on_messages: Callable[[list[InboundMessage]], None] | None = None,
+    on_permission_timeout: PermissionTimeoutHook | None = None,
 ) -> Session:
     """Create a :class:`Session`; use it as ``async with open_session(...) as session:``."""
     return Session(
@@ -269,4 +306,5 @@ def open_session(
         mcp_servers=mcp_servers,
         transport=transport,
         on_messages=on_messages,
+        on_permission_timeout=on_permission_timeout,
     )
