@@ -10,6 +10,7 @@ real code.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 import anyio
@@ -20,9 +21,21 @@ from claudecode import Transport
 __all__ = ("MemoryPeer", "can_use_tool_line", "control_cancel_line")
 
 
-def can_use_tool_line(request_id: str, command: str = "ls") -> dict[str, Any]:
+def can_use_tool_line(
+    request_id: str,
+    tool_input: dict[str, Any] | None = None,
+    *,
+    tool_name: str = "Bash",
+    tool_use_id: str | None = None,
+) -> dict[str, Any]:
     """A ``can_use_tool`` control request as the CLI writes it."""
-    body = {"subtype": "can_use_tool", "tool_name": "Bash", "input": {"command": command}}
+    body: dict[str, Any] = {
+        "subtype": "can_use_tool",
+        "tool_name": tool_name,
+        "input": tool_input if tool_input is not None else {"command": "ls"},
+    }
+    if tool_use_id is not None:
+        body["tool_use_id"] = tool_use_id
     return {"type": "control_request", "request_id": request_id, "request": body}
 
 
@@ -34,7 +47,10 @@ def control_cancel_line(request_id: str) -> dict[str, Any]:
 class MemoryPeer(Transport):
     """The session's stdout and stdin as memory channels; the test plays the CLI."""
 
-    def __init__(self) -> None:
+    def __init__(self, on_line: Callable[[dict[str, Any]], None] | None = None) -> None:
+        #: Called with each line the session writes, as it is written (to see what the
+        #: session had done by then).
+        self.on_line = on_line
         # Unbounded on purpose: the test writes a handful of lines and never reads back.
         self._out, self._in = anyio.create_memory_object_stream[bytes](float("inf"))
         #: Every JSON line the session wrote, decoded, in order.
@@ -43,9 +59,10 @@ class MemoryPeer(Transport):
         self._returncode: int | None = None
         self._input_closed = False
 
-    def emit(self, message: dict[str, Any]) -> None:
-        """Write one line to the session, as the CLI's stdout would."""
-        self._out.send_nowait(json.dumps(message).encode() + b"\n")
+    def emit(self, *messages: dict[str, Any]) -> None:
+        """Write lines to the session in one chunk (one read, one batch), as the CLI's
+        stdout would."""
+        self._out.send_nowait(b"".join(json.dumps(m).encode() + b"\n" for m in messages))
 
     def responses(self, request_id: str) -> list[dict[str, Any]]:
         """The bodies of the ``control_response`` lines the session wrote for ``request_id``."""
@@ -69,7 +86,11 @@ class MemoryPeer(Transport):
     async def send(self, data: bytes) -> None:
         if self._input_closed:
             raise anyio.BrokenResourceError
-        self.written.extend(json.loads(line) for line in data.splitlines() if line.strip())
+        for line in data.splitlines():
+            if line.strip():
+                self.written.append(json.loads(line))
+                if self.on_line is not None:
+                    self.on_line(self.written[-1])
 
     async def receive(self) -> bytes:
         try:
