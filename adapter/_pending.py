@@ -151,7 +151,7 @@ class PendingRequests:
                 session_id=self.id,
                 pending_id=pending_id,
                 tool=body.tool_name if isinstance(body, CanUseToolRequest) else "",
-                timeout=self.config.permission_timeout,
+                timeout=None if self._client is None else self._client.options.permission_timeout,
             )
         elif self._cancel_pending(pending_id, "timeout"):
             _log.info("adapter.permission_timeout", session_id=self.id, pending_id=pending_id)

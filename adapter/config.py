@@ -28,7 +28,9 @@ class SessionConfig:
 
     Adapter: ``policy`` (see :mod:`adapter.policies`), ``permission_timeout`` (seconds a
     permission request may stay undecided, by a person or a ``custom`` policy callback, before
-    it is denied; default 5 minutes; ``None``: forever),
+    it is denied; default 5 minutes; ``None``: forever; the client enforces it, as
+    :class:`claudecode.ClaudeCodeOptions`' own ``permission_timeout``, unless
+    ``client_options`` sets that),
     ``plan_exit_grace`` (seconds to wait for a ``result`` after ExitPlanMode was approved
     before completing the turn synthetically), ``history_size`` and ``subscriber_buffer``
     (events kept for late subscribers / allowed to wait per subscriber before it is dropped;

@@ -175,7 +175,8 @@ class ClaudeCodeOptions:
             reported as ``MalformedLine(reason="too_long")``).
         permission_timeout: when set, a permission request nobody answered within this many
             seconds is denied with ``interrupt=True`` — whether it waits in the message
-            stream or in a ``can_use_tool`` callback that has not returned.
+            stream or in a ``can_use_tool`` callback that has not returned; the session's
+            ``on_permission_timeout`` hook hears of it just before.
         message_buffer: how many batches of messages may wait for the consumer before the
             session stops reading the CLI's stdout (back-pressure).
         stderr_tail_lines: how many stderr lines errors carry.
