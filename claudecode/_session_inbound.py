@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import math
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Iterator, Mapping
 from typing import Any, Final
 
 import anyio
@@ -66,6 +66,17 @@ def _answer_problem(req: InboundControlRequest, response: Any) -> str | None:
     except (TypeError, ValueError, msgspec.EncodeError) as exc:
         return f"returned an answer JSON cannot encode: {exc}"
     return None
+
+
+@contextlib.contextmanager
+def _answer_dropped_quietly() -> Iterator[None]:
+    """An answer that cannot reach the CLI is logged, not raised: nobody waits for it."""
+    try:
+        yield
+    except ControlTimeoutError as exc:
+        _log.warning("control_response.dropped", error=str(exc))
+    except ClaudeCodeError as exc:
+        _log.debug("control_response.dropped", error=repr(exc))
 
 
 class InboundControl:
@@ -260,21 +271,13 @@ class InboundControl:
         self._tasks.spawn(self._write_quietly, ctl.encode_raw(response))
 
     async def _respond_quietly(self, response: ctl.OutboundControlResponse) -> None:
-        try:
+        with _answer_dropped_quietly():
             await self.respond(response)
-        except ControlTimeoutError as exc:
-            _log.warning("control_response.dropped", error=str(exc))
-        except ClaudeCodeError as exc:
-            _log.debug("control_response.dropped", error=repr(exc))
 
     async def _deliver_quietly(self, data: bytes) -> None:
         """Write an answer already encoded (and closed) by the protocol; log what fails."""
-        try:
+        with _answer_dropped_quietly():
             await self._write(data, timeout=self.options.control_timeout, what="control_response")
-        except ControlTimeoutError as exc:
-            _log.warning("control_response.dropped", error=str(exc))
-        except ClaudeCodeError as exc:
-            _log.debug("control_response.dropped", error=repr(exc))
 
     async def _write_quietly(self, data: bytes) -> None:
         with contextlib.suppress(ClaudeCodeError):
