@@ -486,7 +486,14 @@ async def _serve(
     return 0
 
 
-def uvicorn_config(app: Any, *, verbose: int = 0, level: str | None = None) -> Any:
+def uvicorn_config(
+    app: Any,
+    *,
+    verbose: int = 0,
+    level: str | None = None,
+    ws_ping_interval: float = 20.0,
+    ws_ping_timeout: float = 20.0,
+) -> Any:
     """The ``uvicorn.Config`` ``serve`` runs ``app`` with.
 
     The HTTP implementation is h11 whatever else is installed: uvicorn's default picks
@@ -495,9 +502,14 @@ def uvicorn_config(app: Any, *, verbose: int = 0, level: str | None = None) -> A
     uvicorn; httptools saved ~2% of the server's CPU per streamed AG-UI event
     (BENCHMARKS.md), not worth a second HTTP layer to test. The event loop is ``serve``'s
     own (``--loop``, :mod:`adapter.commands._event_loop`: uvloop when installed), not uvicorn's
-    choice; WebSockets use the ``websockets`` package of the ``server`` extra.
+    choice; WebSockets use the ``websockets`` package of the ``server`` extra, through
+    :class:`~adapter.commands._ws_protocol.WebSocketProtocol` (uvicorn's, with the typed close
+    for a client that stops reading). The keepalive (a ping every ``ws_ping_interval``
+    seconds, ``ws_ping_timeout`` to answer) is uvicorn's default.
     """
     import uvicorn
+
+    from ._ws_protocol import WebSocketProtocol
 
     return uvicorn.Config(
         app,
@@ -509,6 +521,9 @@ def uvicorn_config(app: Any, *, verbose: int = 0, level: str | None = None) -> A
         timeout_graceful_shutdown=10,
         server_header=False,
         http="h11",
+        ws=WebSocketProtocol,
+        ws_ping_interval=ws_ping_interval,
+        ws_ping_timeout=ws_ping_timeout,
     )
 
 

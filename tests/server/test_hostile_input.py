@@ -35,6 +35,7 @@ from adapter.server.ws import CLOSE_FRAME_TOO_LARGE, CLOSE_SLOW_CONSUMER
 from adapter.server.ws.endpoint import ws_routes
 from claudecode.testing import fake_cli_command, script, text_turn, tool_turn
 from tests.support.servers import running
+from tests.support.sockets import GatedSocket
 from tests.support.timeouts import HANG_GUARD
 
 pytestmark = pytest.mark.server
@@ -253,19 +254,6 @@ def test_ws_frame_limit_counts_bytes(tmp_path: Path) -> None:
             until_type(ws, "pong")
         assert closed.value.rcvd is not None
         assert CLOSE_FRAME_TOO_LARGE == closed.value.rcvd.code
-
-
-class GatedSocket(socket.socket):
-    """A socket whose reads wait while the gate is closed: a client that stops reading."""
-
-    def __init__(self) -> None:
-        super().__init__(socket.AF_INET, socket.SOCK_STREAM)
-        self.gate = threading.Event()
-        self.gate.set()
-
-    def recv(self, bufsize: int, flags: int = 0) -> bytes:
-        self.gate.wait(HANG_GUARD * 4)
-        return super().recv(bufsize, flags)
 
 
 def count_pongs_until_closed(ws: Any) -> int:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import socket
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -13,13 +13,23 @@ import uvicorn
 
 
 @contextmanager
-def running(app: Any, *, timeout: float = 30.0) -> Iterator[str]:
-    """Serve ``app`` until the block ends; yields its base URL. The app's lifespan runs."""
+def running(
+    app: Any,
+    *,
+    timeout: float = 30.0,
+    config: Callable[[Any], uvicorn.Config] | None = None,
+) -> Iterator[str]:
+    """Serve ``app`` until the block ends; yields its base URL. The app's lifespan runs.
+    ``config`` makes the ``uvicorn.Config`` (``serve``'s own, say); uvicorn's defaults
+    without it."""
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.bind(("127.0.0.1", 0))
     port = sock.getsockname()[1]
-    config = uvicorn.Config(app, lifespan="on", log_config=None, log_level="warning")
-    server = uvicorn.Server(config)
+    if config is None:
+        made = uvicorn.Config(app, lifespan="on", log_config=None, log_level="warning")
+    else:
+        made = config(app)
+    server = uvicorn.Server(made)
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
     deadline = time.monotonic() + timeout

@@ -7,7 +7,6 @@ import base64
 import json
 import os
 import socket
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -26,7 +25,7 @@ from claudecode.testing import (
     tool_use_block,
     turn,
 )
-from tests.support.timeouts import HANG_GUARD
+from tests.support.sockets import GatedSocket
 from tests.support.waits import wait_until
 
 from ._client import TOKEN, Client, connect, serve
@@ -445,19 +444,6 @@ def test_reconnect_with_since_seq_loses_and_repeats_nothing(tmp_path: Path) -> N
         c.close()
 
 
-class GatedSocket(socket.socket):
-    """A socket whose reads wait while ``gate`` is clear (a client that stops reading)."""
-
-    def __init__(self, *args: Any) -> None:
-        super().__init__(*args)
-        self.gate = threading.Event()
-        self.gate.set()
-
-    def recv(self, bufsize: int, flags: int = 0) -> bytes:
-        self.gate.wait(HANG_GUARD)
-        return super().recv(bufsize, flags)
-
-
 def test_a_slow_client_is_disconnected_and_catches_up(tmp_path: Path) -> None:
     """A client that stops reading is closed with 4001 (its queue in the session overflowed)
     while another keeps streaming; it reconnects with since_seq and gets the rest, nothing
@@ -468,7 +454,7 @@ def test_a_slow_client_is_disconnected_and_catches_up(tmp_path: Path) -> None:
     with serve(tmp_path, body, max_queue=8, subscriber_buffer=16) as url:
         fast = connect(url)
         # a small receive window and incoming queue, so an unread client backs up quickly
-        sock = GatedSocket(socket.AF_INET, socket.SOCK_STREAM)
+        sock = GatedSocket()
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)  # before connect
         sock.connect(("127.0.0.1", int(url.split(":")[2].split("/")[0])))
         slow = connect(url, sock=sock)
