@@ -2,7 +2,9 @@
 
 SIGTERM / SIGINT stop the worker cleanly: it stops taking sessions, closes the ones it runs
 (their subscribers see the end of their events) and removes its heartbeat key. ``--demo``
-runs the built-in scripted stand-in instead of the Claude Code CLI.
+runs the built-in scripted stand-in instead of the Claude Code CLI, keeping its sessions as
+``serve --demo`` does (in a home of its own, ``--demo-home`` to keep it): mirrored like the
+CLI's, so history and resume work through a gateway.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from ..config import SessionConfig
 from ..policies import PermissionPolicy
 from ._event_loop import add_loop_argument, loop_factory
 from ._process import tune_collector
+from ._setup import add_demo_home_argument
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..cluster.worker import ClusterWorker
@@ -197,6 +200,7 @@ def add_worker_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--max-sessions", type=int, default=32, help="sessions at once (32)")
     parser.add_argument("--cli", help="path of the claude executable (default: discovered)")
     parser.add_argument("--demo", action="store_true", help="run the built-in scripted stand-in")
+    add_demo_home_argument(parser)
     parser.add_argument("-v", "--verbose", action="count", default=0, help="log more (to stderr)")
     add_loop_argument(parser)
 
@@ -319,13 +323,22 @@ def worker_command(args: argparse.Namespace) -> int:
 
 def _defaults(args: argparse.Namespace, scratch: Path) -> SessionConfig:
     cli_path: Any = args.cli
+    cwd = args.cwd
+    env: dict[str, str] = {}
     if args.demo:
-        from .demo import demo_cli
+        from .demo import DemoHome
 
-        cli_path = demo_cli(scratch)
+        # As serve --demo: the stand-in writes its transcripts where the CLI would (the
+        # home's config directory), so the worker mirrors them for the gateways' history
+        # and for --resume on any worker.
+        home = DemoHome(scratch, args.demo_home)
+        cli_path, env = str(home.cli), home.env
+        if cwd is None:
+            cwd = str(home.work)
     return SessionConfig(
         cli_path=cli_path,
-        cwd=args.cwd,
+        cwd=cwd,
+        env=env,
         model=args.model,
         permission_mode=args.permission_mode,
         policy=PermissionPolicy(args.policy),
