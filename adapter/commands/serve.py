@@ -446,11 +446,8 @@ async def _serve(
             print(f"claudecode-bridge serve: {exc}", file=sys.stderr)  # an unwritable audit log
             return 2
         context = app.state.bridge
-        if context.authenticator is not None and hasattr(signal, "SIGHUP"):
-            # SIGHUP: read the users file again (it is also re-read when it changes).
-            asyncio.get_running_loop().add_signal_handler(
-                signal.SIGHUP, context.authenticator.reload
-            )
+        if hasattr(signal, "SIGHUP"):
+            _on_sighup(context)
         config = uvicorn_config(app, verbose=args.verbose, level=_log_level(args))
         loop = asyncio.get_running_loop()
         server = _make_server_class()(
@@ -484,6 +481,24 @@ async def _serve(
         tune_collector()
         await server.serve(sockets=[sock])
     return 0
+
+
+def _on_sighup(context: Any) -> None:
+    """SIGHUP reads the users file again (it is also re-read when it changes) and opens the
+    audit log's path again (after ``logrotate`` moved the file away). Without either, SIGHUP
+    keeps its default (a hang-up ends the server)."""
+    authenticator = context.authenticator
+    audit = context.audit if context.audit.path is not None else None
+    if authenticator is None and audit is None:
+        return
+
+    def hang_up() -> None:
+        if authenticator is not None:
+            authenticator.reload()
+        if audit is not None:
+            audit.reopen()
+
+    asyncio.get_running_loop().add_signal_handler(signal.SIGHUP, hang_up)
 
 
 def uvicorn_config(

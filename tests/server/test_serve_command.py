@@ -270,3 +270,27 @@ def test_an_agents_file_is_checked_at_start_and_its_agents_served(tmp_path: Path
         rest = proc.stdout.read()
         assert 0 == proc.wait(timeout=60)
     assert "agents:        coder, reviewer" in rest, rest
+
+
+def test_sighup_reopens_the_audit_log_for_logrotate(tmp_path: Path) -> None:
+    """logrotate's way: the audit log is moved away, then SIGHUP; the records before stay
+    in the moved file, those after go to a new file at the path (0600), and the server
+    (with no users file to read again) goes on serving."""
+    log = tmp_path / "audit.jsonl"
+    rotated = tmp_path / "audit.jsonl.1"
+    with start("--demo", "--audit-log", str(log)) as proc:
+        assert proc.stdout is not None
+        base = proc.stdout.readline().split(" on ")[1].split()[0]
+        with httpx.Client(base_url=base, timeout=30) as http:
+            first = http.post("/api/sessions", json={}).json()["id"]
+            wait_until(lambda: first in log.read_text(), what="the first record")
+            log.rename(rotated)
+            proc.send_signal(signal.SIGHUP)
+            wait_until(log.exists, what="the audit log opened again at its path")
+            second = http.post("/api/sessions", json={}).json()["id"]
+            assert second in log.read_text()
+        assert 0o600 == log.stat().st_mode & 0o777
+        assert first in rotated.read_text() and first not in log.read_text()
+        assert second not in rotated.read_text()
+        proc.send_signal(signal.SIGTERM)
+        assert 0 == proc.wait(timeout=60)

@@ -445,6 +445,35 @@ def test_the_audit_log_appends_and_is_private(tmp_path: Path) -> None:
     assert 2 == len(lines)
 
 
+def test_the_audit_log_reopens_its_path(tmp_path: Path) -> None:
+    """After a rotation the records go to a new file at the path; a path that cannot be
+    opened keeps the old file; after close, reopening opens nothing."""
+    path = tmp_path / "audit.jsonl"
+    log = AuditLog(path)
+    log.write("one")
+    path.rename(tmp_path / "audit.jsonl.1")
+    log.reopen()
+    log.write("two")
+    assert 0o600 == stat.S_IMODE(path.stat().st_mode)
+    (tmp_path / "audit.jsonl.1").rename(tmp_path / "kept")
+    path.rename(tmp_path / "gone")
+    path.mkdir()  # not a file: cannot be opened
+    log.reopen()
+    log.write("three")  # still to the file opened before
+    log.close()
+    path.rmdir()
+    log.reopen()  # closed: opens nothing
+    log.write("four")  # to the structured log only
+    assert not path.exists()
+
+    def actions(name: str) -> list[str]:
+        text = (tmp_path / name).read_text()
+        return [json.loads(line)["action"] for line in text.splitlines()]
+
+    assert ["one"] == actions("kept")
+    assert ["two", "three"] == actions("gone")
+
+
 _header_text = st.text(st.characters(min_codepoint=0x20, max_codepoint=0x7E), max_size=80)
 
 
