@@ -23,6 +23,10 @@ until the buffer drains (or for :attr:`WebSocketProtocol.stall_limit` at most, t
 reset), and only then waits uvicorn's usual while for the client's reply: a socket closed
 before the client read the close would answer its next pong with a reset that loses the
 close and the frames before it.
+
+The subclass leans on the attributes of uvicorn's implementation (``writable``,
+``close_sent``, ``close_timer``, ``read_paused``, the keepalive's timers), as of uvicorn 0.53
+(the ``server`` extra's floor); the tests in ``tests/server/test_ws_stall.py`` run it.
 """
 
 from __future__ import annotations

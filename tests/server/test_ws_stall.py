@@ -16,12 +16,14 @@ import json
 import logging
 import os
 import socket
+import sys
 import threading
 import time
 from functools import partial
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 import websockets.exceptions
 import websockets.sync.client as ws_client
@@ -29,6 +31,7 @@ import websockets.sync.client as ws_client
 from adapter import PermissionPolicy, SessionConfig
 from adapter.commands.serve import uvicorn_config
 from adapter.server import ServerSettings, create_app
+from adapter.server.terminal_routes import CLOSE_LAGGING
 from adapter.server.ws import CLOSE_SLOW_CONSUMER
 from adapter.server.ws.endpoint import ws_routes
 from claudecode.testing import fake_cli_command, script, text_turn
@@ -228,4 +231,48 @@ def test_an_idle_client_that_stops_reading_gets_4001_not_1011(
         finally:
             sock.gate.set()
             ws.close()
+    assert [] == _server_errors(caplog)
+
+
+@pytest.mark.pty
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="terminals need Linux")
+def test_a_terminal_viewer_stalled_past_the_keepalive_gets_1013(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A ``/ws/pty`` viewer that stops reading while its terminal prints: the typed close
+    of a viewer fallen behind (1013), not 1011; the terminal lives on."""
+    caplog.set_level(logging.INFO)
+    work = tmp_path / "work"
+    work.mkdir()
+    settings = ServerSettings(
+        session_defaults=SessionConfig(cwd=work), state_dir=tmp_path / "state"
+    )
+    with (
+        running(create_app(settings=settings), config=_serve_config) as base,
+        httpx.Client(base_url=base, timeout=HANG_GUARD) as http,
+    ):
+        term = http.post("/api/terminals", json={"agent": "shell"})
+        assert 201 == term.status_code, term.text
+        tid = term.json()["id"]
+        sock = GatedSocket()
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        sock.connect(("127.0.0.1", int(base.rsplit(":", 1)[1])))
+        url = base.replace("http://", "ws://") + f"/ws/pty/{tid}"
+        ws = ws_client.connect(
+            url, sock=sock, max_size=None, open_timeout=HANG_GUARD, ping_interval=None
+        ).__enter__()
+        try:
+            ws.recv(timeout=HANG_GUARD)  # the status
+            sock.gate.clear()
+            ws.send(b"yes 'the terminal prints and prints' | head -c 30000000\r")
+            wait_until(lambda: _logged(caplog, "ws.stalled"), what="the keepalive's close")
+            time.sleep(4 * PING)  # the viewer stalls on
+            sock.gate.set()
+            code, _ = _close_of(ws)
+            assert CLOSE_LAGGING == code
+            assert 200 == http.get(f"/api/terminals/{tid}").status_code
+        finally:
+            sock.gate.set()
+            ws.close()
+            http.delete(f"/api/terminals/{tid}")
     assert [] == _server_errors(caplog)
