@@ -18,11 +18,11 @@ answer, which it cannot while it reads nothing. Two changes:
   gone (and reads no close at all). The application is told the client is gone (its sends
   would otherwise wait for room for as long as the client stalls).
 
-A close behind a full buffer keeps the connection, reading and dropping what the client sends,
-until the buffer drains (or for :attr:`WebSocketProtocol.stall_limit` at most, then it is
-reset), and only then waits uvicorn's usual while for the client's reply: a socket closed
-before the client read the close would answer its next pong with a reset that loses the
-close and the frames before it.
+A close sent while frames have not reached the client (the send buffer, or the kernel's)
+keeps the connection, reading and dropping what the client sends, until the client answers
+the close or closes (at most :attr:`WebSocketProtocol.stall_limit`, then it is reset): a
+socket closed before the client read what it holds would answer the client's next pong with
+a reset that drops the undelivered frames, the close among them.
 
 The subclass leans on the attributes of uvicorn's implementation (``writable``,
 ``close_sent``, ``close_timer``, ``read_paused``, the keepalive's timers), as of uvicorn 0.53
@@ -32,11 +32,18 @@ The subclass leans on the attributes of uvicorn's implementation (``writable``,
 from __future__ import annotations
 
 import asyncio
+import sys
 from typing import Any, Final
 
 from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
 
 from claudecode.internal import get_logger
+
+try:  # the kernel's count of unacknowledged bytes (Unix)
+    import fcntl
+    import termios
+except ImportError:  # pragma: no cover - Windows
+    fcntl = termios = None  # type: ignore[assignment]
 
 from ..server.terminal_routes import CLOSE_LAGGING
 from ..server.ws.protocol import CLOSE_SLOW_CONSUMER
@@ -54,24 +61,41 @@ SLOW_CLOSE_WS: Final = (
 SLOW_CLOSE_PTY: Final = (CLOSE_LAGGING, "too slow: the viewer stopped reading; reconnect")
 
 
+def _unsent_in_kernel(transport: asyncio.BaseTransport) -> int:
+    """Bytes the kernel holds for the peer that it has not acknowledged (Linux's
+    ``SIOCOUTQ``, the same number as ``TIOCOUTQ``); 0 where that cannot be told."""
+    sock = transport.get_extra_info("socket")
+    request = getattr(termios, "TIOCOUTQ", None) if termios is not None else None
+    if sock is None or request is None or not sys.platform.startswith("linux"):
+        return 0
+    try:
+        answer = fcntl.ioctl(sock.fileno(), request, b"\0\0\0\0")
+    except (OSError, ValueError):
+        return 0
+    return int.from_bytes(answer, sys.byteorder, signed=True)
+
+
 class WebSocketProtocol(WebSocketsSansIOProtocol):
     """uvicorn's WebSocket protocol with the typed close for a client that stops reading
     (see the module docs)."""
 
-    #: Seconds a client may go on reading nothing once its close is buffered: then its
+    #: Seconds a client that has not read up to its close may take to answer it: then its
     #: connection is reset, what it never read dropped (its socket and buffers freed).
     stall_limit: float = 600.0
-    #: Whether a close waits behind a full buffer for the client to read again.
-    _held = False
 
     async def send(self, message: Any) -> None:
         if (
-            message["type"] == "websocket.close"
-            and not self.writable.is_set()
-            and self.handshake_complete
-            and not self.close_sent
-            and self.initial_response is None
+            message["type"] != "websocket.close"
+            or not self.handshake_complete
+            or self.close_sent
+            or self.initial_response is not None
         ):
+            await super().send(message)
+            return
+        behind = self._behind()
+        if self.writable.is_set():
+            await super().send(message)
+        else:
             # Past uvicorn's wait for room: a ready event in its place for this one send
             # (nothing runs in between: the wait on a set event does not suspend), the
             # paused one back afterwards for whoever waits on it.
@@ -82,10 +106,8 @@ class WebSocketProtocol(WebSocketsSansIOProtocol):
                 await super().send(message)
             finally:
                 self.writable = paused
-            if self.close_sent:
-                self._hold()
-            return
-        await super().send(message)
+        if self.close_sent and behind:
+            self._hold()
 
     def keepalive_timeout(self) -> None:
         if self.close_sent or self.transport.is_closing():
@@ -95,9 +117,9 @@ class WebSocketProtocol(WebSocketsSansIOProtocol):
         self.pending_ping_payload = None
         path = str(self.scope.get("path", ""))
         code, reason = SLOW_CLOSE_PTY if path.startswith("/ws/pty/") else SLOW_CLOSE_WS
-        full = not self.writable.is_set()
+        behind = self._behind()
         client = f"{self.client[0]}:{self.client[1]}" if self.client else None
-        _log.info("ws.stalled", client=client, path=path, code=code, send_buffer_full=full)
+        _log.info("ws.stalled", client=client, path=path, code=code, unread=behind)
         self.conn.send_close(code, reason)
         self.transport.write(b"".join(self.conn.data_to_send()))
         self.close_sent = True
@@ -110,25 +132,26 @@ class WebSocketProtocol(WebSocketsSansIOProtocol):
         if self.read_paused:
             self.read_paused = False
             self.transport.resume_reading()
-        if full:
+        if behind:
             self._hold()
-        else:  # the close is with the kernel: uvicorn's usual wait for the client's reply
+        else:  # all with the client already: uvicorn's usual wait for its reply
             self.close_timer = self.loop.call_later(self.close_timeout, self.transport.close)
 
+    def _behind(self) -> bool:
+        """Whether frames sent have not all reached the client's machine: it is not reading
+        (or is gone)."""
+        return (
+            not self.writable.is_set()
+            or self.transport.get_write_buffer_size() > 0
+            or _unsent_in_kernel(self.transport) > 0
+        )
+
     def _hold(self) -> None:
-        """Keep the connection, reading (and dropping) what the client sends, until it reads
-        its close: closing the socket now would answer its next pong with a reset that
-        loses the close (and the frames before it). uvicorn's usual wait for the client's
-        close reply starts once the buffer drains (:meth:`resume_writing`)."""
-        self._held = True
+        """Keep the connection, reading (and dropping) what the client sends, until it
+        answers its close (or closes), at most :attr:`stall_limit`. uvicorn's usual wait
+        for the answer is 10 s, then the socket is closed, and a socket closed before the
+        client read what it holds answers the client's next frame (a pong) with a reset
+        that drops what was not delivered yet: the close among it."""
         if self.close_timer is not None:
             self.close_timer.cancel()
         self.close_timer = self.loop.call_later(self.stall_limit, self.transport.abort)
-
-    def resume_writing(self) -> None:
-        super().resume_writing()
-        if self._held:  # the client reads again: its close is on the way
-            self._held = False
-            if self.close_timer is not None:
-                self.close_timer.cancel()
-            self.close_timer = self.loop.call_later(self.close_timeout, self.transport.close)

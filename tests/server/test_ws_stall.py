@@ -29,6 +29,7 @@ import websockets.exceptions
 import websockets.sync.client as ws_client
 
 from adapter import PermissionPolicy, SessionConfig
+from adapter.commands._ws_protocol import WebSocketProtocol
 from adapter.commands.serve import uvicorn_config
 from adapter.server import ServerSettings, create_app
 from adapter.server.terminal_routes import CLOSE_LAGGING
@@ -65,8 +66,20 @@ def _app(tmp_path: Path, **ws_options: Any) -> Any:
     return create_app(settings=settings, providers=providers)
 
 
+class _QuickProtocol(WebSocketProtocol):
+    """serve's WebSocket protocol, its wait for a client's answer to a close cut from
+    uvicorn's 10 s to less than the tests' stalls: a stall outlasts it, as in life one may
+    outlast 10 s."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.close_timeout = PING / 2
+
+
 def _serve_config(app: Any) -> Any:
-    return uvicorn_config(app, ws_ping_interval=PING, ws_ping_timeout=PING)
+    config = uvicorn_config(app, ws_ping_interval=PING, ws_ping_timeout=PING)
+    config.ws = _QuickProtocol
+    return config
 
 
 def _connect(url: str, **kwargs: Any) -> Any:
