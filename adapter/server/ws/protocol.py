@@ -111,8 +111,8 @@ CLOSE_CODES: Final = {
     CLOSE_POLICY: "Origin not allowed",
     CLOSE_FRAME_TOO_LARGE: "frame larger than the limit",
     CLOSE_INTERNAL: "internal server error",
-    CLOSE_SLOW_CONSUMER: "client fell behind or left too much unread; reconnect and "
-    "subscribe with since_seq",
+    CLOSE_SLOW_CONSUMER: "client fell behind, left too much unread or stopped reading; "
+    "reconnect and subscribe with since_seq",
     CLOSE_UNSUPPORTED_VERSION: "unsupported protocol version",
     CLOSE_UNAUTHORIZED: "missing or wrong bearer token",
 }
