@@ -15,6 +15,7 @@ import pytest
 from adapter import LocalBackend, PermissionPolicy, SessionConfig
 from adapter.server.agui.events import decode_run_input
 from adapter.server.agui.runs import AguiService
+from adapter.server.agui.snapshot import MessageLog
 from adapter.server.agui.threads import ThreadRecord, ThreadStore
 from benchmarks._common import emitter_path
 from tests.support.timeouts import HANG_GUARD, PROCESSES_GUARD
@@ -28,9 +29,9 @@ class CountingStore(ThreadStore):
         super().__init__(path)
         self.saves: list[tuple[str, int]] = []
 
-    async def save_many(self, records: list[ThreadRecord]) -> None:
-        self.saves += [(record.thread_id, len(record.messages)) for record in records]
-        await super().save_many(records)
+    async def save_threads(self, threads: list[tuple[ThreadRecord, MessageLog]]) -> None:
+        self.saves += [(record.thread_id, len(log)) for record, log in threads]
+        await super().save_threads(threads)
 
 
 def _run_input(thread_id: str) -> Any:

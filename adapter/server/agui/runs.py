@@ -21,7 +21,6 @@ Approval answers and prompts: :mod:`adapter.server.agui.inputs`; the frames of a
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import json
 import time
 from collections.abc import AsyncIterator, Callable
@@ -246,17 +245,13 @@ class AguiService:
             await self.backend.close(session_id)
 
     async def _save(self, *threads: _Thread) -> None:
-        """Save the threads in one transaction (each thread's messages are encoded before
-        the store next waits, so the logs' own dicts are passed, not copies)."""
-        records = []
+        """Save the threads: what each one's log changed since its last save is appended
+        to its file (the store drains the logs before it next waits)."""
         now = time.monotonic()
         for thread in threads:
-            messages = thread.log.messages(copy_=False)
-            records.append(dataclasses.replace(thread.record, messages=messages))
-            thread.log.clear_dirty()
             thread.last_saved = now
         try:
-            await self.store.save_many(records)
+            await self.store.save_threads([(thread.record, thread.log) for thread in threads])
         except Exception as exc:  # a full disk must not kill the run
             ids = [thread.thread_id for thread in threads]
             _log.warning("agui.save_failed", thread_ids=ids, error=repr(exc))
