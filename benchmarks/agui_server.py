@@ -68,6 +68,7 @@ def _serve_app(app: Any) -> None:
     import uvicorn
 
     from adapter.commands._process import tune_collector
+    from adapter.commands._ws_protocol import WebSocketProtocol
 
     stack = uvicorn_stack(os.environ.get("BENCH_UVICORN", "asyncio"))
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
@@ -81,6 +82,7 @@ def _serve_app(app: Any) -> None:
         log_level="warning",
         loop=stack["loop"],
         http=stack["http"],
+        ws=WebSocketProtocol,  # as ``serve`` (its permessage-deflate)
     )
     # uvicorn raises the signal it caught again once it has shut down: with a handler of
     # our own that is a clean exit, so ``atexit`` hooks (the stage probes' dump) run.

@@ -1,6 +1,7 @@
 """The WebSocket protocol ``serve`` runs under uvicorn: uvicorn's own (over ``websockets``'
 sans-I/O core), changed where a client that stops reading its socket would otherwise be
-closed with a code no document names.
+closed with a code no document names, and whose permessage-deflate costs less CPU
+(:mod:`adapter.server.ws.deflate`).
 
 A client that stops reading fills the server's send buffer, and uvicorn then holds every
 send of the application, ``websocket.close`` as much as ``websocket.send``, until the buffer
@@ -46,6 +47,7 @@ except ImportError:  # pragma: no cover - Windows
     fcntl = termios = None  # type: ignore[assignment]
 
 from ..server.terminal_routes import CLOSE_LAGGING
+from ..server.ws.deflate import offer_fast_deflate
 from ..server.ws.protocol import CLOSE_SLOW_CONSUMER
 
 __all__ = ("SLOW_CLOSE_PTY", "SLOW_CLOSE_WS", "WebSocketProtocol")
@@ -82,6 +84,11 @@ class WebSocketProtocol(WebSocketsSansIOProtocol):
     #: Seconds a client that has not read up to its close may take to answer it: then its
     #: connection is reset, what it never read dropped (its socket and buffers freed).
     stall_limit: float = 600.0
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # A cheaper permessage-deflate: short messages plain, the rest at level 1.
+        offer_fast_deflate(self.conn)
 
     async def send(self, message: Any) -> None:
         if (

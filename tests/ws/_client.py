@@ -95,15 +95,21 @@ def settings_for(
 
 @contextmanager
 def serve(
-    tmp_path: Path, body: Any, *, max_queue: int | None = None, **extra: Any
+    tmp_path: Path,
+    body: Any,
+    *,
+    max_queue: int | None = None,
+    config: Callable[[Any], Any] | None = None,
+    **extra: Any,
 ) -> Iterator[str]:
-    """A real server on 127.0.0.1; yields the ws:// URL of /ws."""
+    """A real server on 127.0.0.1; yields the ws:// URL of /ws. ``config``: the uvicorn
+    config (``serve``'s :func:`~adapter.commands.serve.uvicorn_config`, say)."""
     providers: list[Any] = ["adapter.server.routes:core_routes"]
     providers.append(
         partial(ws_routes, max_queue=max_queue) if max_queue is not None else ws_routes
     )
     app = create_app(settings=settings_for(tmp_path, body, **extra), providers=providers)
-    with running(app) as url:
+    with running(app, config=config) as url:
         yield url.replace("http://", "ws://") + "/ws"
 
 
