@@ -116,6 +116,8 @@ class LocalBackend:
             mode, policy; no resume, MCP servers or frontend tools), and replaced in the
             background (see :class:`~adapter.SessionManager`); they count against
             ``max_sessions`` and are not listed until handed out.
+        name_sessions: every new CLI session's id is chosen here, known from ``create``'s
+            answer (:class:`~adapter.SessionManager`'s ``name_sessions``).
     """
 
     def __init__(
@@ -127,12 +129,17 @@ class LocalBackend:
         closed_ttl: float = 600.0,
         closed_max: int = 64,
         warm: int = 0,
+        name_sessions: bool = False,
     ) -> None:
         self.defaults = defaults or SessionConfig()
         self.closed_ttl = closed_ttl
         self.closed_max = closed_max
         self._manager = SessionManager(
-            self.defaults, max_sessions=max_sessions, idle_timeout=idle_timeout, warm=warm
+            self.defaults,
+            max_sessions=max_sessions,
+            idle_timeout=idle_timeout,
+            warm=warm,
+            name_sessions=name_sessions,
         )
         self._live: dict[str, _Entry] = {}
         #: CLI session ids a create() in flight resumes: claimed before its first await.
@@ -256,7 +263,7 @@ class LocalBackend:
             # told to take (a resumed session keeps its id, a fork gets a new one). Front ends
             # refuse to open a stored session twice by it (as a cluster's registry does).
             cli_session_id=(None if config.fork_session else config.resume)
-            or config.cli_session_id,
+            or session.config.cli_session_id,  # (as the manager named it, if it did)
             origin=spec.origin,
             user=spec.user,
         )

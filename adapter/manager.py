@@ -19,6 +19,7 @@ import dataclasses
 import functools
 import os
 import time
+import uuid
 from collections.abc import Callable
 from types import TracebackType
 from typing import Any, Self
@@ -65,6 +66,14 @@ def _comparable(config: SessionConfig) -> SessionConfig:
     return dataclasses.replace(config, cwd=os.path.abspath(config.cwd))
 
 
+def _named(config: SessionConfig) -> SessionConfig:
+    """``config`` with the id of the CLI session it starts chosen now (a fork's too: the CLI
+    takes ``--session-id`` with ``--resume --fork-session``)."""
+    if config.cli_session_id is None and (config.resume is None or config.fork_session):
+        return dataclasses.replace(config, cli_session_id=str(uuid.uuid4()))
+    return config
+
+
 class SessionManager:
     """Runs sessions side by side; each lives in the manager's task group.
 
@@ -78,6 +87,10 @@ class SessionManager:
             the module docs); 0, the default, starts every session on demand.
         warm_config: makes the config of each pooled session (by default the
             ``defaults``), e.g. with a CLI session id of its own chosen in advance.
+        name_sessions: give every new CLI session an id chosen here (a pooled one when it
+            starts, one started on demand at once) unless its config names one, so that
+            the id is known before the CLI's first turn (an ACP agent answers
+            ``session/new`` with it) and a config that names none still takes a pooled one.
     """
 
     def __init__(
@@ -88,6 +101,7 @@ class SessionManager:
         idle_timeout: float | None = 900.0,
         warm: int = 0,
         warm_config: Callable[[], SessionConfig] | None = None,
+        name_sessions: bool = False,
     ) -> None:
         if warm < 0:
             raise ValueError(f"warm must be 0 or more, not {warm}")
@@ -96,6 +110,7 @@ class SessionManager:
         self.idle_timeout = idle_timeout
         self.warm = warm
         self._warm_config = warm_config
+        self.name_sessions = name_sessions
         self._sessions: dict[str, AgentSession] = {}
         self._closers: dict[str, anyio.Event] = {}
         self._starting = 0
@@ -188,6 +203,8 @@ class SessionManager:
         pooled = self.take_warm(cfg, session_id=session_id)
         if pooled is not None:
             return pooled
+        if self.name_sessions:
+            cfg = _named(cfg)
         if self._live_count() >= self.max_sessions and not self._evict_pooled():
             raise TooManySessionsError(
                 f"{self.max_sessions} sessions are live already; close one first"
@@ -330,6 +347,8 @@ class SessionManager:
     async def _start_pooled(self) -> None:
         try:
             config = self.defaults if self._warm_config is None else self._warm_config()
+            if self.name_sessions:
+                config = _named(config)
             session = AgentSession(config)
             assert self._tg is not None
             await self._tg.start(

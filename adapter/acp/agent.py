@@ -89,7 +89,11 @@ class AgentOptions:
     turn may take to end before the prompt answers ``cancelled`` anyway. ``env``: where to
     look for the CLI's history files (``HOME``, ``CLAUDE_CONFIG_DIR``; default: ours), unless
     the backend keeps the history of its sessions itself (such as a cluster gateway; see
-    :func:`~adapter.history_dir_of`): then there.
+    :func:`~adapter.history_dir_of`): then there. ``backend_names_sessions``: the backend
+    chooses each new CLI session's id and answers ``create`` with it (a
+    :class:`~adapter.LocalBackend` with ``name_sessions``, as ``acp --warm`` runs): a new
+    session asks for no id, so it can take a CLI started ahead (whose id is chosen already),
+    and the editor's session id is the one the backend chose.
     """
 
     model: str | None = None
@@ -98,6 +102,7 @@ class AgentOptions:
     cwd: str | None = None
     cancel_grace: float = 10.0
     env: dict[str, str] | None = None
+    backend_names_sessions: bool = False
 
 
 class AcpAgent:
@@ -243,13 +248,19 @@ class AcpAgent:
 
     async def _new_session(self, params: Any) -> Then:
         p = decode_params(params, NewSessionParams)
-        session_id = str(uuid.uuid4())
         cwd = self.options.cwd or p.cwd
-        spec = self._spec(cwd, p.mcp_servers, p.additional_directories, cli_session_id=session_id)
-        session = await self._relay.start(spec, session_id)
+        if self.options.backend_names_sessions:
+            spec = self._spec(cwd, p.mcp_servers, p.additional_directories)
+            session = await self._relay.start(spec, None)
+        else:
+            session_id = str(uuid.uuid4())
+            spec = self._spec(
+                cwd, p.mcp_servers, p.additional_directories, cli_session_id=session_id
+            )
+            session = await self._relay.start(spec, session_id)
         # Updates (the slash commands first) only after the editor knows the session id.
         return Then(
-            {"sessionId": session_id, **self._opened(session)}, lambda: self._relay.follow(session)
+            {"sessionId": session.id, **self._opened(session)}, lambda: self._relay.follow(session)
         )
 
     async def _load_session(self, params: Any) -> Then:

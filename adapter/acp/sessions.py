@@ -143,15 +143,22 @@ class SessionRelay:
         return session
 
     async def start(
-        self, spec: SessionSpec, session_id: str, *, backend_id: str | None = None
+        self, spec: SessionSpec, session_id: str | None, *, backend_id: str | None = None
     ) -> AcpSession:
         """Create the session in the backend and hold it open (not followed yet).
 
         ``session_id`` is the editor's name for it; in the backend it is ``backend_id``
         (default: the same). A session loaded again needs an id of its own there: a cluster
-        keeps a closed session's record and events for a while under its old id.
+        keeps a closed session's record and events for a while under its old id. ``None``:
+        the id of the CLI session the backend chose (a backend that names its sessions).
         """
         info = await self.backend.create(spec, session_id=backend_id or session_id)
+        if session_id is None:
+            if info.cli_session_id is None:  # a backend that does not name them: a bug
+                with contextlib.suppress(ClaudeCodeError):
+                    await self.backend.close(info.id)
+                raise JsonRpcError(INTERNAL_ERROR, "the backend named no CLI session")
+            session_id = info.cli_session_id
         session = AcpSession(
             id=session_id,
             backend_id=info.id,

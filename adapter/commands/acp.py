@@ -44,6 +44,8 @@ _READ_SIZE = 256 * 1024
 
 def add_acp_arguments(parser: argparse.ArgumentParser) -> None:
     """The ``acp`` sub-command's arguments."""
+    from .worker import _non_negative, add_nats_arguments
+
     parser.add_argument(
         "--cwd", help="run every session in DIR (default: the directory the editor sends)"
     )
@@ -56,6 +58,16 @@ def add_acp_arguments(parser: argparse.ArgumentParser) -> None:
         "that is not read-only)",
     )
     parser.add_argument("--permission-mode", help="the CLI's starting permission mode")
+    parser.add_argument(
+        "--warm",
+        type=_non_negative,
+        default=0,
+        metavar="N",
+        help="keep N CLIs started for sessions in --cwd (default: this process's directory) "
+        "with this --model, --policy and --permission-mode; a new session with those settings "
+        "(and no MCP servers of the editor's) gets one at once, and a replacement starts in "
+        "the background (0)",
+    )
     parser.add_argument("--demo", action="store_true", help="use the built-in scripted stand-in")
     add_demo_home_argument(parser)
     parser.add_argument("--cli", help="path of the claude executable (default: discovered)")
@@ -69,7 +81,6 @@ def add_acp_arguments(parser: argparse.ArgumentParser) -> None:
         "OTEL_EXPORTER_OTLP_ENDPOINT also switches it on)",
     )
     parser.add_argument("-v", "--verbose", action="count", default=0, help="log more")
-    from .worker import add_nats_arguments
 
     cluster = parser.add_argument_group(
         "cluster",
@@ -188,6 +199,13 @@ def acp_command(args: argparse.Namespace) -> int:
     configure_logging(args.verbose)
     tracer_provider: Any = configure_tracing(args.otlp)
     policy = PermissionPolicy(args.policy)
+    if args.nats and args.warm:
+        print(
+            "claudecode-bridge acp: --warm with --nats: the workers keep the warm CLIs "
+            "(give them --warm)",
+            file=sys.stderr,
+        )
+        return 2
     if args.nats and (args.demo or args.cli):
         print(
             "claudecode-bridge acp: --demo and --cli choose the CLI run here; with --nats the "
@@ -221,16 +239,25 @@ def acp_command(args: argparse.Namespace) -> int:
             config = SessionConfig(
                 cli_path=cli_path,
                 policy=policy,
-                cwd=args.cwd,
+                # The editor names every session's directory: the defaults' is where the
+                # pooled CLIs start, the one an editor that launched us in its project uses.
+                cwd=str(Path(args.cwd or os.getcwd()).resolve()),
+                model=args.model,
+                permission_mode=args.permission_mode,
                 env=env,
                 tracer_provider=tracer_provider,
             )
-            backend = LocalBackend(config, idle_timeout=None)
+            # With a pool, sessions take their CLI session id from the backend (a pooled
+            # CLI's was chosen when it started): see AgentOptions.backend_names_sessions.
+            backend = LocalBackend(
+                config, idle_timeout=None, warm=args.warm, name_sessions=bool(args.warm)
+            )
         options = AgentOptions(
             model=args.model,
             policy=args.policy,
             permission_mode=args.permission_mode,
             cwd=str(Path(args.cwd).resolve()) if args.cwd else None,
+            backend_names_sessions=bool(args.warm) and not args.nats,
         )
         try:
             anyio.run(_serve, backend, options, protocol_fd)
