@@ -128,9 +128,11 @@ _FATAL_ERRORS = frozenset({"cli_exited"})
 _MAX_KEPT_ARGS = 4 * 1024 * 1024
 
 
-def _plain(event: Event) -> Any:
-    """The adapter event as JSON-ready data (its public wire form)."""
-    return msgspec.json.decode(encode_event(event))
+def _plain(event: Event) -> msgspec.Raw:
+    """The adapter event in its public wire form, as JSON already encoded: a custom event's
+    value is only ever encoded again (into the SSE frame), so it is not decoded into
+    dicts in between."""
+    return msgspec.Raw(encode_event(event))
 
 
 @dataclass
@@ -490,7 +492,9 @@ class RunTranslator:
             "toolName": tool_name,
             "title": title,
             "status": status,
-            "normalized": msgspec.json.decode(encode_payload(payload)),
+            # Encoded JSON, embedded as is when the frame is encoded (no decode in between:
+            # a Write's payload is a whole file).
+            "normalized": msgspec.Raw(encode_payload(payload)),
         }
         return self._custom("claudecode.tool_payload", value)
 
