@@ -205,3 +205,25 @@ async def test_a_thread_saved_whole_by_an_older_version_loads_and_moves_to_its_l
     store.close()
     again = await ThreadStore(path).load(KEY)
     assert again is not None and ["old", "new"] == [m["content"] for m in again.messages]
+
+
+@pytest.mark.anyio
+async def test_a_forgotten_thread_leaves_no_state_behind_and_loads_again(tmp_path: Path) -> None:
+    """A server forgets the threads it evicts: the store keeps nothing per thread for them
+    (its memory does not grow with every thread ever run), and they load as saved."""
+    store = ThreadStore(tmp_path / "threads.sqlite3")
+    for n in range(50):
+        key = f"thread-{n}"
+        record = await store.load(key) or ThreadRecord(key)
+        log = MessageLog()
+        log.add({"id": "u", "role": "user", "content": str(n)})
+        await store.save_threads([(record, log)])
+        log.apply(TextMessageStart(message_id="m"))
+        await store.save_threads([(record, log)])  # an append
+        store.forget(key)
+    await store.load("thread-0")  # the worker drops its part on its next call
+    assert {"thread-0"} == set(store._ends) == set(store._files)
+    for n in range(50):
+        again = await store.load(f"thread-{n}")
+        assert again is not None and [str(n), ""] == [m["content"] for m in again.messages]
+    store.close()

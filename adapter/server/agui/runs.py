@@ -236,6 +236,7 @@ class AguiService:
                 and not thread.awaiting_tools
             ):
                 del self._threads[thread_id]
+                self.store.forget(thread.key)
                 if thread.session_id is not None and self._tg is not None:
                     self._tg.start_soon(self._close_session, thread.session_id)
                 return

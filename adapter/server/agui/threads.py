@@ -105,6 +105,7 @@ class ThreadStore:
         self._broken: set[str] = set()  # logs a write failed on, until a reset
         self._rows: dict[str, _Row] = {}  # queued for SQLite
         self._writes: list[_Write] = []  # queued for the logs, in order
+        self._forgotten: list[str] = []  # keys whose state the worker drops next
         self._memory: dict[str, bytes] = {}  # the logs without a state directory
         if self.path is not None:
             self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
@@ -140,9 +141,13 @@ class ThreadStore:
         async with self._lock:
             rows, self._rows = list(self._rows.values()), {}
             writes, self._writes = self._writes, []
+            forgotten, self._forgotten = self._forgotten, []
 
             def call() -> Any:
                 self._flush(rows, writes)
+                for key in forgotten:
+                    self._files.pop(key, None)
+                    self._broken.discard(key)
                 return fn(*args)
 
             return await anyio.to_thread.run_sync(call)
@@ -173,6 +178,14 @@ class ThreadStore:
         records, end = read_log(data)
         self._files[thread_id] = end
         return row, replay(records) if end else None, end
+
+    def forget(self, thread_id: str) -> None:
+        """Drop what the store keeps in memory about a thread its caller no longer holds
+        (it stays saved; a later :meth:`load` reads it again): a server's threads come and
+        go, and this state must not grow with every thread it ever had."""
+        self._ends.pop(thread_id, None)
+        self._bases.pop(thread_id, None)
+        self._forgotten.append(thread_id)
 
     async def save(self, record: ThreadRecord) -> None:
         """Insert or update the record, with its messages whole."""
