@@ -189,22 +189,29 @@ async def test_a_thread_saved_whole_by_an_older_version_loads_and_moves_to_its_l
     tmp_path: Path,
 ) -> None:
     path = tmp_path / "threads.sqlite3"
-    ThreadStore(path).close()
-    with sqlite3.connect(path) as db:
+    with sqlite3.connect(path) as db:  # the file as that version wrote it
+        db.execute(
+            "CREATE TABLE threads (thread_id TEXT PRIMARY KEY, cli_session_id TEXT, "
+            "messages TEXT NOT NULL DEFAULT '[]', updated_at REAL NOT NULL)"
+        )
         db.execute(
             "INSERT INTO threads VALUES (?, ?, ?, ?)",
             (KEY, "cli-1", '[{"id": "u", "role": "user", "content": "old"}]', 1.0),
         )
+    db.close()
     store = ThreadStore(path)
     record = await store.load(KEY)
     assert record is not None and "cli-1" == record.cli_session_id
     log = MessageLog(record.messages)
     log.clear_dirty()
     log.add({"id": "v", "role": "user", "content": "new"})
+    assert record.agent is None  # saved before agents had names: the default one's
+    record.agent = "helper"
     await store.save_threads([(record, log)])  # its first save writes the log whole
     store.close()
     again = await ThreadStore(path).load(KEY)
     assert again is not None and ["old", "new"] == [m["content"] for m in again.messages]
+    assert ("cli-1", "helper") == (again.cli_session_id, again.agent)
 
 
 @pytest.mark.anyio
