@@ -29,13 +29,14 @@ from .entries import (
     ToolEntry,
     UserEntry,
 )
-from .view import ChatDelta, ChatSnapshot, ChatUsage, ChatView
+from .view import ChatDelta, ChatSnapshot, ChatTurn, ChatUsage, ChatView
 
 __all__ = (
     "AssistantText",
     "ChatDelta",
     "ChatEntry",
     "ChatSnapshot",
+    "ChatTurn",
     "ChatUsage",
     "ChatView",
     "CommandEntry",

@@ -11,7 +11,7 @@ from normalize import TodoItem
 from ..events import ContextWindow
 from .entries import ChatEntry
 
-__all__ = ("ChatDelta", "ChatSnapshot", "ChatUsage")
+__all__ = ("ChatDelta", "ChatSnapshot", "ChatTurn", "ChatUsage")
 
 
 class ChatDelta(msgspec.Struct, kw_only=True, frozen=True):
@@ -38,11 +38,23 @@ class ChatUsage(msgspec.Struct, kw_only=True, frozen=True):
     duration_ms: float = 0.0
 
 
+class ChatTurn(msgspec.Struct, kw_only=True, frozen=True):
+    """A finished turn the conversation can be resumed or forked at.
+
+    ``number`` counts them from 1; ``last_message_uuid`` is the turn's last assistant message
+    (the CLI's ``--resume-session-at``); ``after`` the id of the main thread's last entry when
+    the turn ended (where a UI puts a "fork from here")."""
+
+    number: int
+    last_message_uuid: str
+    after: str | None = None
+
+
 class ChatSnapshot(msgspec.Struct, kw_only=True, frozen=True):
     """Everything a UI needs to draw the chat at once (JSON-serializable).
 
     ``last_seq`` is the ``seq`` of the newest event folded in: a client continues with the
-    events after it.
+    events after it. ``turns`` are the finished turns, oldest first.
     """
 
     entries: tuple[ChatEntry, ...] = ()
@@ -54,4 +66,5 @@ class ChatSnapshot(msgspec.Struct, kw_only=True, frozen=True):
     cli_session_id: str | None = None
     commands: tuple[str, ...] = ()
     tools: tuple[str, ...] = ()
+    turns: tuple[ChatTurn, ...] = ()
     last_seq: int = 0

@@ -79,9 +79,9 @@ from .entries import (
     ToolEntry,
     UserEntry,
 )
-from .snapshot import ChatDelta, ChatSnapshot, ChatUsage
+from .snapshot import ChatDelta, ChatSnapshot, ChatTurn, ChatUsage
 
-__all__ = ("ChatDelta", "ChatSnapshot", "ChatUsage", "ChatView")
+__all__ = ("ChatDelta", "ChatSnapshot", "ChatTurn", "ChatUsage", "ChatView")
 
 
 def _is_read(entry: ChatEntry | None) -> bool:
@@ -134,6 +134,7 @@ class ChatView(RequestEntries):
         self.cli_session_id: str | None = None
         self.commands: tuple[str, ...] = ()
         self.tools: tuple[str, ...] = ()
+        self.turns: tuple[ChatTurn, ...] = ()
         self.last_seq = 0
         self._reset_delta()
 
@@ -163,6 +164,7 @@ class ChatView(RequestEntries):
             cli_session_id=self.cli_session_id,
             commands=self.commands,
             tools=self.tools,
+            turns=self.turns,
             last_seq=self.last_seq,
         )
 
@@ -461,6 +463,18 @@ class ChatView(RequestEntries):
         )
         if event.model:
             self.model = event.model
+        self._mark_turn(event.last_message_uuid)
+
+    def _mark_turn(self, uuid: str | None) -> None:
+        """A turn ended at ``uuid``: one more place to fork at (a failed turn committed
+        nothing new, its uuid is the previous turn's: no second mark)."""
+        if not uuid or (self.turns and self.turns[-1].last_message_uuid == uuid):
+            return
+        main = self._threads.get(None)
+        turn = ChatTurn(
+            number=len(self.turns) + 1, last_message_uuid=uuid, after=main[-1] if main else None
+        )
+        self.turns = (*self.turns, turn)
 
     def _on_error(self, event: ErrorEvent) -> None:
         if event.kind == "interrupted":

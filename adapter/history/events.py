@@ -20,6 +20,7 @@ import msgspec
 from .._tools import ToolCalls
 from ..events import (
     CompactBoundary,
+    Complete,
     Event,
     MessageChunk,
     Reasoning,
@@ -82,12 +83,20 @@ def _is_command_output(message: Message) -> bool:
     return text is not None and parse_user_text(text).kind == "command_output"
 
 
-def load_events(path: str | os.PathLike[str]) -> list[Event]:
+def load_events(
+    path: str | os.PathLike[str], *, until: str | None = None, turn_ends: bool = False
+) -> list[Event]:
     """The main thread of a stored session as events (for :class:`~adapter.chat.ChatView`).
 
     Starts with a :class:`~adapter.events.SessionStatus` (``resumed``: the CLI session id,
     model and cwd as recorded). Events carry no ``seq``. Sub-agent transcripts (kept in
     separate files by the CLI) and usage totals are not part of it.
+
+    ``until`` names a message uuid (the CLI's ``--resume-session-at``): the conversation
+    ends with that line, as a session resumed at it sees it. ``turn_ends`` marks where each
+    stored turn ended (before the next prompt, and at the end) with a synthetic
+    :class:`~adapter.events.Complete` that carries only the turn's last assistant message
+    uuid, so a view can offer to resume or fork there as after a live turn.
     """
     path = Path(path)
     calls = ToolCalls()
@@ -100,7 +109,13 @@ def load_events(path: str | os.PathLike[str]) -> list[Event]:
     # The prompts as sent, in the CLI's queue order; ``typed``: the one it took last.
     queued: deque[str | None] = deque()
     typed: str | None = None
+    # The last assistant message of the turn being read (where it ended, for ``turn_ends``).
+    answered: str | None = None
+    reached = False
     for line in iter_lines(path):
+        if reached:
+            break
+        reached = until is not None and line.uuid == until
         if line.type == "queue-operation":
             content = line.content if isinstance(line.content, str) else None
             if line.operation == "enqueue":
@@ -147,11 +162,18 @@ def load_events(path: str | os.PathLike[str]) -> list[Event]:
             if message.model and message.model != "<synthetic>":
                 model = message.model
             events += _assistant_events(message, calls)
+            answered = line.uuid or answered
         elif line.type == "user":
-            events += _as_typed(_user_events(line, message, calls), typed)
+            shown = _as_typed(_user_events(line, message, calls), typed)
+            if turn_ends and answered and any(isinstance(e, UserMessage) for e in shown):
+                events.append(Complete(last_message_uuid=answered, synthetic=True))
+                answered = None
+            events += shown
             typed = None
     if boundary is not None:
         events.append(boundary)
+    if turn_ends and answered:
+        events.append(Complete(last_message_uuid=answered, synthetic=True))
     status = SessionStatus(status="resumed", cli_session_id=session_id, model=model, cwd=cwd)
     return [status, *events]
 

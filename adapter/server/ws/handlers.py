@@ -114,7 +114,7 @@ class RequestHandlers:
         )
         info = await self.backend.create(spec)
         if frame.resume:
-            await self._seed(info.id, frame.resume, frame.cwd or info.cwd)
+            await self._seed(info.id, frame.resume, frame.cwd or info.cwd, frame.resume_session_at)
         self.send(Ack(request_id=frame.request_id, session_id=info.id, session=info))
 
     async def _create_terminal(self, frame: CreateSession) -> None:
@@ -133,9 +133,13 @@ class RequestHandlers:
         info = as_session_info(terminal)
         self.send(Ack(request_id=frame.request_id, session_id=info.id, session=info))
 
-    async def _seed(self, session_id: str, resumed: str, cwd: str | None) -> None:
+    async def _seed(
+        self, session_id: str, resumed: str, cwd: str | None, at: str | None = None
+    ) -> None:
         """Show the resumed conversation from the CLI's stored transcript, when there is one
-        on this machine (a resume from elsewhere just starts without it)."""
+        on this machine (a resume from elsewhere just starts without it): up to the message
+        ``at`` when it resumes there (a fork from a past turn shows no later turn), with each
+        stored turn's end marked so the page can fork from it too."""
 
         def load() -> tuple[list[Event], list[tuple[Image, ...]]]:
             try:
@@ -145,7 +149,7 @@ class RequestHandlers:
                     path = find_session_file(resumed, config=self.history.config)
                 except HistoryNotFoundError:
                     return [], []
-            return load_events(path), load_prompt_images(path)
+            return load_events(path, until=at, turn_ends=True), load_prompt_images(path)
 
         events, images = await anyio.to_thread.run_sync(load)
         if events:
