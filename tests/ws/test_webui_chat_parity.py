@@ -1,8 +1,8 @@
 """The page's chat model (webui/static/chat.js, usertext.js) against adapter.chat, in headless
-Chromium: the same events folded live give the same entries (ids included) as the server's
-chat view, whether the page started from seq 1 or from a snapshot taken anywhere in the
-stream. So a page shows slash commands, their output, interruptions, IDE selections and
-system reminders the same way live and after a reload."""
+Chromium: the same events folded live give the same entries (ids included) and turn ends
+as the server's chat view, whether the page started from seq 1 or from a snapshot taken
+anywhere in the stream. So a page shows slash commands, their output, interruptions, IDE
+selections and system reminders the same way live and after a reload."""
 
 from __future__ import annotations
 
@@ -157,6 +157,7 @@ def _corpora() -> Iterator[tuple[str, list[Event]]]:
     yield "tags", _numbered(_tags_and_tools())
     for path in sorted(HISTORY.glob("*.jsonl")):
         yield f"history {path.name}", _numbered(load_events(path))
+        yield f"history {path.name} turns", _numbered(load_events(path, turn_ends=True))
 
 
 def _json(value: Any) -> Any:
@@ -179,10 +180,13 @@ FOLD = (
   for (const ev of events) live.apply(ev);
   const out = { live: [...live.entries.values()].map(project), resumed: [] };
   out.commands = live.commands;
+  out.turns = live.turns;
+  out.resumedTurns = [];
   for (const snap of snaps) {
     const chat = Chat.fromSnapshot(snap);
     for (const ev of events) chat.apply(ev);   // those up to last_seq are ignored
     out.resumed.push([...chat.entries.values()].map(project));
+    out.resumedTurns.push(chat.turns);
   }
   return out;
 }"""
@@ -197,7 +201,7 @@ def test_live_events_fold_into_what_the_server_view_shows(tmp_path: Path, browse
     after any of several events, both equal the server's view of all of them."""
     with serve(tmp_path, str(tmp_path / "none")) as url:
         page = open_page(browser, url)
-        checked = 0
+        checked = with_turns = 0
         for name, events in _corpora():
             whole = _python_view(events)
             expected = page.evaluate(PROJECT_ALL, _json(whole.snapshot().entries))
@@ -206,10 +210,15 @@ def test_live_events_fold_into_what_the_server_view_shows(tmp_path: Path, browse
             got = page.evaluate(FOLD, [_json(events), snaps])
             assert expected == got["live"], name
             assert list(whole.snapshot().commands) == got["commands"], name
+            turns = _json(whole.snapshot().turns)
+            assert turns == got["turns"], name
             for k, resumed in zip(cuts, got["resumed"], strict=True):
                 assert expected == resumed, f"{name}: snapshot after {k} events, then live"
+            for k, resumed in zip(cuts, got["resumedTurns"], strict=True):
+                assert turns == resumed, f"{name}: turns after a snapshot after {k} events"
+            with_turns += bool(turns)
             checked += 1
-        assert checked > 10
+        assert checked > 10 and with_turns > 3
         assert [] == page.errors
 
 

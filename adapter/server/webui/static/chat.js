@@ -29,6 +29,10 @@ export class Chat {
     this.mode = null;
     this.todos = [];
     this.commands = [];         // the slash commands the CLI offers (names)
+    this.cliSessionId = null;   // the CLI's session id (what a resume or fork names)
+    // Finished turns, oldest first: { number, last_message_uuid, after } as adapter.chat's
+    // ChatTurn (where the conversation can be forked: the CLI's --resume-session-at).
+    this.turns = [];
     this.open = new Map();      // "text|parent" / "reasoning|parent" -> entry id that grows
     this.lastOf = new Map();    // parent -> id of its newest entry
   }
@@ -43,6 +47,8 @@ export class Chat {
     chat.mode = snap.permission_mode || null;
     chat.todos = snap.todos || [];
     chat.commands = snap.commands || [];
+    chat.cliSessionId = snap.cli_session_id || null;
+    chat.turns = (snap.turns || []).map((t) => ({ after: null, ...t }));
     return chat;
   }
 
@@ -154,6 +160,16 @@ export class Chat {
     }
   }
 
+  // A turn ended at uuid: one more place to fork at (a failed turn committed nothing new,
+  // its uuid is the previous turn's: no second mark), after the main thread's last entry.
+  _markTurn(uuid) {
+    const last = this.turns[this.turns.length - 1];
+    if (!uuid || (last && last.last_message_uuid === uuid)) return;
+    let after = null;
+    for (const e of this.entries.values()) if (!e.parent_id) after = e.id;
+    this.turns.push({ number: this.turns.length + 1, last_message_uuid: uuid, after });
+  }
+
   // Apply one event; returns the ids of the entries it added, changed or removed ([] if none).
   apply(ev) {
     if (ev.seq && ev.seq <= this.lastSeq) return [];   // already shown
@@ -212,11 +228,14 @@ export class Chat {
       case "complete": {
         this.usage = { ...this.usage, cost_usd: (this.usage.cost_usd || 0) + (ev.cost_usd || 0), turns: (this.usage.turns || 0) + 1 };
         if (ev.model) this.model = ev.model;
+        this._markTurn(ev.last_message_uuid);
         return [...this._closePermissions(() => true), ...this._cancelQuestions(() => true)];
       }
       case "context_window": this.context = ev; return [];
       case "session_status":
-        this.model = ev.model || this.model; this.mode = ev.permission_mode || this.mode; return [];
+        this.model = ev.model || this.model; this.mode = ev.permission_mode || this.mode;
+        this.cliSessionId = ev.cli_session_id || this.cliSessionId;
+        return [];
       case "mode_changed": this.mode = ev.mode; return [];
       case "available_commands": this.commands = (ev.commands || []).map((c) => c.name); return [];
       case "error":
