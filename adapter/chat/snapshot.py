@@ -42,11 +42,14 @@ class ChatTurn(msgspec.Struct, kw_only=True, frozen=True):
     """A finished turn the conversation can be resumed or forked at.
 
     ``number`` counts them from 1; ``last_message_uuid`` is the turn's last assistant message
-    (the CLI's ``--resume-session-at``); ``after`` the id of the main thread's last entry when
-    the turn ended (where a UI puts a "fork from here")."""
+    (the CLI's ``--resume-session-at``) in the CLI session ``cli_session_id`` (a resumed
+    session's stored turns are its source's, its own turns a fork's new id); ``after`` the id
+    of the main thread's last entry when the turn ended (where a UI puts a "fork from
+    here")."""
 
     number: int
     last_message_uuid: str
+    cli_session_id: str | None = None
     after: str | None = None
 
 

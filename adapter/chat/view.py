@@ -472,7 +472,10 @@ class ChatView(RequestEntries):
             return
         main = self._threads.get(None)
         turn = ChatTurn(
-            number=len(self.turns) + 1, last_message_uuid=uuid, after=main[-1] if main else None
+            number=len(self.turns) + 1,
+            last_message_uuid=uuid,
+            cli_session_id=self.cli_session_id,
+            after=main[-1] if main else None,
         )
         self.turns = (*self.turns, turn)
 

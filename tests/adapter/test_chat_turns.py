@@ -68,7 +68,12 @@ def test_live_turns_mark_where_each_turn_ended() -> None:
         (t.number, t.last_message_uuid, t.after) for t in turns
     ]
     wire = msgspec.json.decode(msgspec.json.encode(view.snapshot()))
-    assert {"number": 1, "last_message_uuid": "u1", "after": "text:m1"} == wire["turns"][0]
+    assert {
+        "number": 1,
+        "last_message_uuid": "u1",
+        "cli_session_id": None,
+        "after": "text:m1",
+    } == wire["turns"][0]
 
 
 def test_stored_turns_and_a_cut(transcript: Path) -> None:
@@ -78,6 +83,7 @@ def test_stored_turns_and_a_cut(transcript: Path) -> None:
     view.apply(load_events(transcript, turn_ends=True))
     assert 2 == len(view.turns)
     assert first == view.turns[0].last_message_uuid
+    assert {SESSION} == {t.cli_session_id for t in view.turns}
     last_assistant = [x["uuid"] for x in lines if x["type"] == "assistant"][-1]
     assert last_assistant == view.turns[1].last_message_uuid
     # Without turn_ends nothing changes for the other readers.

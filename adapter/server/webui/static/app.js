@@ -1,6 +1,7 @@
 // The built-in web UI: speaks only the WebSocket protocol of adapter.server.ws (docs/ws-schema.json).
 import { Chat } from "./chat.js";
 import { Composer } from "./composer.js";
+import { forking } from "./fork.js";
 import { sessionList } from "./sessions.js";
 import "./theme.js";
 import { imageCache, thumbnails } from "./images.js";
@@ -115,7 +116,7 @@ function onFrame(f) {
       state.sessions.set(f.session.id, f.session);
       if (f.session.state === "waiting" && (!before || before.state !== "waiting")) notify(f.session);
       sessions.render();
-      if (f.session.id === state.current) { renderHeader(); refreshPermissions(); }
+      if (f.session.id === state.current) { renderHeader(); refreshPermissions(); placeTurns(); }
       break;
     }
     case "snapshot": {
@@ -132,6 +133,7 @@ function onFrame(f) {
       const changed = chat.apply(f.event);
       if (f.session_id === state.current) {
         for (const id of changed) renderOne(chat, id);
+        if (f.event.type === "complete" || f.event.type === "session_status") placeTurns();
         renderHeader();
       }
       break;
@@ -282,9 +284,17 @@ function renderChat() {
   const chat = state.chats.get(state.current);
   $("chat").replaceChildren();
   if (!chat) return;
+  forks.origin($("chat"), state.current);
   for (const id of chat.entries.keys()) renderOne(chat, id);
+  placeTurns();
   renderHeader();
   $("chat").scrollTop = $("chat").scrollHeight;
+}
+
+// Each finished turn gets its "Fork from here" (fork.js).
+function placeTurns() {
+  const chat = state.chats.get(state.current);
+  if (chat) forks.place($("chat"), chat);
 }
 
 function refreshPermissions() {
@@ -324,6 +334,7 @@ function renderHeader() {
 
 function guard(promise) { return promise.catch((err) => banner(err.message, true)); }
 
+const forks = forking({ state, request, banner, select });
 const sessions = sessionList({ state, request, guard, banner, select, showLanding, renderHeader: () => renderHeader() });
 
 // Start by typing: create the session with the settings given (the server refuses a directory

@@ -30,7 +30,7 @@ export class Chat {
     this.todos = [];
     this.commands = [];         // the slash commands the CLI offers (names)
     this.cliSessionId = null;   // the CLI's session id (what a resume or fork names)
-    // Finished turns, oldest first: { number, last_message_uuid, after } as adapter.chat's
+    // Finished turns, oldest first: { number, last_message_uuid, cli_session_id, after } as adapter.chat's
     // ChatTurn (where the conversation can be forked: the CLI's --resume-session-at).
     this.turns = [];
     this.open = new Map();      // "text|parent" / "reasoning|parent" -> entry id that grows
@@ -48,7 +48,7 @@ export class Chat {
     chat.todos = snap.todos || [];
     chat.commands = snap.commands || [];
     chat.cliSessionId = snap.cli_session_id || null;
-    chat.turns = (snap.turns || []).map((t) => ({ after: null, ...t }));
+    chat.turns = (snap.turns || []).map((t) => ({ cli_session_id: null, after: null, ...t }));
     return chat;
   }
 
@@ -167,7 +167,7 @@ export class Chat {
     if (!uuid || (last && last.last_message_uuid === uuid)) return;
     let after = null;
     for (const e of this.entries.values()) if (!e.parent_id) after = e.id;
-    this.turns.push({ number: this.turns.length + 1, last_message_uuid: uuid, after });
+    this.turns.push({ number: this.turns.length + 1, last_message_uuid: uuid, cli_session_id: this.cliSessionId, after });
   }
 
   // Apply one event; returns the ids of the entries it added, changed or removed ([] if none).
