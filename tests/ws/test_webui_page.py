@@ -202,7 +202,8 @@ def test_slash_commands_stream_as_they_show_after_a_reload(tmp_path: Path, brows
         for i, text in enumerate(prompts):
             remote.request({"type": "prompt", "session_id": current, "text": text})
             page.wait_for_selector(f".msg.assistant:has-text('reply {i}')")
-        live = page.locator("#chat > *").all_inner_texts()
+        # The entries (not the turns' "Fork from here", which come as each turn ends).
+        live = page.locator("#chat > [data-id]").all_inner_texts()
         assert [f"reply {i}" for i in range(5)] == live[1::2]
         # each prompt got a reply, so the output is an entry of its own (right after its
         # command, it would be shown on it: the chat model tests cover that)
@@ -217,7 +218,7 @@ def test_slash_commands_stream_as_they_show_after_a_reload(tmp_path: Path, brows
         page.wait_for_selector(".conn.ok")
         page.locator(f"#sessions li[data-session='{current}'] button.row").click()
         page.wait_for_selector(".msg.assistant:has-text('reply 4')")
-        assert live == page.locator("#chat > *").all_inner_texts()
+        assert live == page.locator("#chat > [data-id]").all_inner_texts()
         assert [] == page.errors
         remote.conn.close()
 
@@ -246,12 +247,18 @@ def test_resume_from_history_then_go_on(tmp_path: Path, browser: Any) -> None:
         stored = page.locator("#history li", has_text="say hello")
         stored.locator("button", has_text="Resume").click()
         page.wait_for_selector(".msg.assistant:has-text('All done.')")
-        before = page.locator("#chat > *").all_inner_texts()
+        before = page.locator("#chat > [data-id]").all_inner_texts()
         assert ["say hello", "do the work"] == page.locator(".msg.user").all_inner_texts()
+        # Its stored turns can be forked, each control named after its turn.
+        forks = page.locator(".turn-end button.fork")
+        assert [
+            "Fork from here: turn 1 (“say hello”)",
+            "Fork from here: turn 2 (“do the work”)",
+        ] == [f.get_attribute("aria-label") for f in forks.all()]
         page.fill("#prompt", "and now this")
         page.press("#prompt", "Enter")
         page.wait_for_selector(".msg.assistant:has-text('fresh reply')")
-        after = page.locator("#chat > *").all_inner_texts()
+        after = page.locator("#chat > [data-id]").all_inner_texts()
         assert before == after[: len(before)]
         assert ["say hello", "do the work", "and now this"] == page.locator(
             ".msg.user"
@@ -261,7 +268,7 @@ def test_resume_from_history_then_go_on(tmp_path: Path, browser: Any) -> None:
         page.wait_for_selector(".conn.ok")
         page.locator(f"#sessions li[data-session='{current}'] button.row").click()
         page.wait_for_selector(".msg.assistant:has-text('fresh reply')")
-        assert after == page.locator("#chat > *").all_inner_texts()
+        assert after == page.locator("#chat > [data-id]").all_inner_texts()
         assert [] == page.errors
 
 

@@ -67,11 +67,11 @@ def test_a_url_per_session(tmp_path: Path, browser: Any) -> None:
         page.wait_for_selector(".msg.assistant:has-text('reply 0')")
         first = page.evaluate("window.ccbState.current")
         assert page.url.endswith(f"/#/s/{first}")
-        chat = page.locator("#chat > *").all_inner_texts()
+        chat = page.locator("#chat > [data-id]").all_inner_texts()
         page.reload()
         page.wait_for_selector(".msg.assistant:has-text('reply 0')")
         assert first == page.evaluate("window.ccbState.current")
-        assert chat == page.locator("#chat > *").all_inner_texts()
+        assert chat == page.locator("#chat > [data-id]").all_inner_texts()
         until(
             page,
             "(() => { const c = document.getElementById('chat');"
@@ -91,7 +91,7 @@ def test_a_url_per_session(tmp_path: Path, browser: Any) -> None:
         page.go_back()
         page.wait_for_selector(".msg.user:has-text('first session')")
         assert first == page.evaluate("window.ccbState.current")
-        assert chat == page.locator("#chat > *").all_inner_texts()
+        assert chat == page.locator("#chat > [data-id]").all_inner_texts()
         page.go_forward()
         page.go_forward()
         page.wait_for_selector(".msg.user:has-text('second session')")
@@ -100,7 +100,7 @@ def test_a_url_per_session(tmp_path: Path, browser: Any) -> None:
         other = open_page(browser, url)
         other.goto(f"{url}/#/s/{first}")
         other.wait_for_selector(".msg.assistant:has-text('reply 0')")
-        assert chat == other.locator("#chat > *").all_inner_texts()
+        assert chat == other.locator("#chat > [data-id]").all_inner_texts()
         other.fill("#prompt", "from the other device")
         other.press("#prompt", "Enter")
         page.go_back()
