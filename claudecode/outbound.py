@@ -61,7 +61,6 @@ __all__ = (
 )
 
 
-
 # --------------------------------------------------------------------------- user input
 
 
@@ -172,9 +171,7 @@ class Initialize(_Req, frozen=True, tag="initialize"):
     )
     forward_subagent_text: bool | None = msgspec.field(default=None, name="forwardSubagentText")
     #: Keep the system prompt as first built for the whole session (preset or custom).
-    system_prompt_snapshot: bool | None = msgspec.field(
-        default=None, name="systemPromptSnapshot"
-    )
+    system_prompt_snapshot: bool | None = msgspec.field(default=None, name="systemPromptSnapshot")
 
 
 class Interrupt(_Req, frozen=True, tag="interrupt"):

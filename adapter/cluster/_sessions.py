@@ -21,7 +21,6 @@ __all__ = ("check_deadline", "config_for", "info_of", "marked", "named")
 _log = get_logger("claudecode.adapter.cluster.worker")  # the worker logs it
 
 
-
 def check_deadline(
     worker_id: str, command: CreateSession, stage: str, session_id: str | None
 ) -> None:

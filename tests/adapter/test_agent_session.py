@@ -150,9 +150,7 @@ async def test_closing_with_a_pending_request_cancels_it(tmp_path: Path) -> None
                 if isinstance(event, PermissionRequest):
                     break
         rest = [e async for e in events]
-    assert any(
-        isinstance(e, PermissionCancelled) and e.reason == "session_closed" for e in rest
-    )
+    assert any(isinstance(e, PermissionCancelled) and e.reason == "session_closed" for e in rest)
     assert not (Path(str(cfg.cwd)) / "never.txt").exists()
 
 

@@ -125,4 +125,3 @@ def test_catch_up_always_gives_a_gap_free_suffix(sizes: list[int], after: int) -
     if seqs:
         assert list(range(seqs[0], hub.last_seq + 1)) == seqs
         assert seqs[0] > after
-

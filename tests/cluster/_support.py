@@ -260,5 +260,3 @@ async def recv_reply(ws: ClientConnection, request_id: int) -> dict[str, Any]:
         frame: dict[str, Any] = json.loads(await ws.recv())
         if frame.get("request_id") == request_id:
             return frame
-
-

@@ -23,7 +23,6 @@ from tests.support.timeouts import HANG_GUARD
 pytestmark = [pytest.mark.anyio, pytest.mark.nats]
 
 
-
 async def _stream(nc: Any) -> tuple[str, str]:
     from nats.js import api
 

@@ -126,7 +126,6 @@ async def test_a_sigkilled_workers_clis_go_too(
     from adapter.cluster import ClusterBackend, NatsSettings
     from tests.support.processes import child
 
-
     args = ["worker", "--nats", nats_server.url, "--nats-prefix", cluster_config.prefix]
     with child(tmp_path / "worker.log", *args, "--demo", "--idle-timeout", "0") as worker:
         settings = NatsSettings(servers=[nats_server.url])

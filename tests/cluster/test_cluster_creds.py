@@ -43,7 +43,6 @@ from ._turns import one_turn_text
 pytestmark = [pytest.mark.anyio, pytest.mark.nats]
 
 
-
 # ----------------------------------------------------------------------- JWTs and creds
 
 

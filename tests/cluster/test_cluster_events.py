@@ -29,7 +29,6 @@ from tests.support.timeouts import HANG_GUARD
 pytestmark = [pytest.mark.anyio, pytest.mark.nats]
 
 
-
 def chunks(n: int, start: int = 0) -> list[Event]:
     return [MessageChunk(message_id="m", text=f"t{i}") for i in range(start, start + n)]
 

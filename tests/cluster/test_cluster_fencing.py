@@ -39,7 +39,6 @@ from tests.support.waits import eventually
 pytestmark = [pytest.mark.anyio, pytest.mark.nats, pytest.mark.slow]
 
 
-
 class SeverableLink:
     """A TCP proxy to the nats-server: :meth:`sever` drops every connection through it and
     stops listening (connections are refused: a network partition), :meth:`heal` listens

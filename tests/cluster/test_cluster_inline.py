@@ -21,7 +21,6 @@ from tests.support.timeouts import HANG_GUARD
 pytestmark = [pytest.mark.anyio, pytest.mark.nats]
 
 
-
 async def test_a_plain_subscription_is_handled_in_the_read_loop(nats_client: Any) -> None:
     subject = f"inline.{uuid.uuid4().hex[:8]}"
     seen: list[bytes] = []

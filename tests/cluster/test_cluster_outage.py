@@ -30,7 +30,6 @@ from tests.support.waits import eventually
 pytestmark = [pytest.mark.anyio, pytest.mark.nats, pytest.mark.slow, pytest.mark.server]
 
 
-
 async def frame_of(ws: ClientConnection) -> dict[str, Any]:
     frame: dict[str, Any] = json.loads(await ws.recv())
     return frame

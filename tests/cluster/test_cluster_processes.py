@@ -44,7 +44,6 @@ from ._support import processes, second_gateway, start_gateway, start_worker
 pytestmark = [pytest.mark.anyio, pytest.mark.nats, pytest.mark.slow, pytest.mark.server]
 
 
-
 def maps_uvloop(pid: int) -> bool:
     """Whether uvloop's extension is loaded in process ``pid`` (only on its loop)."""
     return "uvloop" in Path(f"/proc/{pid}/maps").read_text()

@@ -19,7 +19,6 @@ from tests.support.timeouts import HANG_GUARD
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="/proc is Linux")
 
 
-
 def sleeper(env: dict[str, str], *, ignore_term: bool = False) -> subprocess.Popen[bytes]:
     code = "import signal, time\n"
     if ignore_term:

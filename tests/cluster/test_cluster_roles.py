@@ -22,7 +22,6 @@ from tests.support.timeouts import PROCESSES_GUARD
 pytestmark = [pytest.mark.anyio, pytest.mark.nats, pytest.mark.slow, pytest.mark.server]
 
 
-
 async def reply_to(ws: ClientConnection, request_id: int) -> dict[str, Any]:
     while True:
         frame: dict[str, Any] = json.loads(await ws.recv())

@@ -28,7 +28,6 @@ from ._turns import one_turn_text
 pytestmark = [pytest.mark.anyio, pytest.mark.nats]
 
 
-
 def make_certificates(directory: Path) -> None:
     """``ca.pem``; ``server.pem`` / ``server.key`` for 127.0.0.1 and ``client.pem`` /
     ``client.key``, both signed by it; ``other-ca.pem``, a CA that signed neither."""

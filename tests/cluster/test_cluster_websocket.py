@@ -25,7 +25,6 @@ from ._support import gateway_url, recv_reply
 pytestmark = [pytest.mark.anyio, pytest.mark.nats, pytest.mark.slow, pytest.mark.server]
 
 
-
 async def recv(ws: ClientConnection) -> dict[str, Any]:
     frame: dict[str, Any] = json.loads(await ws.recv())
     assert frame["type"] != "error", frame
@@ -101,5 +100,3 @@ async def test_sessions_over_websocket_and_a_gateway_switch_mid_turn(tmp_path: P
                         break
         assert list(range(switched_at + 1, switched_at + 1 + len(seqs))) == seqs
         assert text and "chunk " * 150 != text  # only the part after the switch
-
-

@@ -41,7 +41,6 @@ from .script import text_turn
 pytestmark = [pytest.mark.realcli, pytest.mark.nats, pytest.mark.slow, pytest.mark.anyio]
 
 
-
 @pytest.fixture
 def anyio_backend() -> str:
     """nats-py is an asyncio library."""

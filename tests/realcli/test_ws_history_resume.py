@@ -21,7 +21,6 @@ from .script import text_turn
 pytestmark = [pytest.mark.realcli, pytest.mark.server]
 
 
-
 class Client:
     def __init__(self, url: str) -> None:
         self.conn = ws_client.connect(url, max_size=None, open_timeout=NODE_GUARD).__enter__()

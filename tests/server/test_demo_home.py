@@ -20,7 +20,6 @@ from tests.support.timeouts import HANG_GUARD
 pytestmark = [pytest.mark.server, pytest.mark.slow]
 
 
-
 def run_demo(*args: str) -> tuple[int, list[dict[str, Any]]]:
     done = subprocess.run(
         [sys.executable, "-m", "adapter", "run", "--demo", "--json", *args],

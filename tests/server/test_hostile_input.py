@@ -41,7 +41,6 @@ from tests.support.timeouts import HANG_GUARD
 pytestmark = pytest.mark.server
 
 
-
 def _settings(tmp_path: Path, **overrides: Any) -> ServerSettings:
     work = tmp_path / "work"
     work.mkdir(exist_ok=True)

@@ -33,7 +33,6 @@ from ._client import TOKEN, Client, connect, serve
 pytestmark = pytest.mark.server
 
 
-
 def drain(c: Client) -> tuple[list[dict[str, Any]], int | None]:
     """Every frame until the server closes; and its close code."""
     got: list[dict[str, Any]] = []
