@@ -58,13 +58,21 @@ def _warn(old: str, new: str) -> None:
 class _AliasLoader(importlib.abc.Loader):
     def __init__(self, new: str) -> None:
         self._new = new
+        self._spec: importlib.machinery.ModuleSpec | None = None
 
     def create_module(self, spec: importlib.machinery.ModuleSpec) -> ModuleType:
         _warn(spec.name, self._new)
-        return importlib.import_module(self._new)
+        module = importlib.import_module(self._new)
+        self._spec = module.__spec__
+        return module
 
     def exec_module(self, module: ModuleType) -> None:
-        """The module ran where it lives now."""
+        """The module ran where it lives now. The import system has just set its
+        ``__spec__`` to the old name's (it does so for whatever module ``create_module``
+        returns): put its own back, or its relative imports would see a ``__spec__.parent``
+        that is not its ``__package__`` (an ImportWarning) and reloads would go astray."""
+        if self._spec is not None:
+            module.__spec__ = self._spec
 
 
 class _MovedFinder(importlib.abc.MetaPathFinder):

@@ -16,6 +16,9 @@ def test_an_old_module_path_warns_and_is_the_module_where_it_lives_now(old: str,
     with pytest.warns(DeprecationWarning, match=f"{old} moved to {new}"):
         module = importlib.import_module(old)
     assert module is importlib.import_module(new)
+    # The module keeps its own spec: relative imports in it still agree with its package.
+    assert new == module.__spec__.name
+    assert module.__package__ == module.__spec__.parent
 
 
 def test_an_old_submodule_path_follows_its_package() -> None:
