@@ -22,19 +22,23 @@ def running(
     """Serve ``app`` until the block ends; yields its base URL. The app's lifespan runs.
     ``config`` makes the ``uvicorn.Config`` (``serve``'s own, say); uvicorn's defaults
     without it."""
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.bind(("127.0.0.1", 0))
-    port = sock.getsockname()[1]
     if config is None:
         made = uvicorn.Config(app, lifespan="on", log_config=None, log_level="warning")
     else:
         made = config(app)
     server = uvicorn.Server(made)
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
     deadline = time.monotonic() + timeout
     while not server.started:
         if not thread.is_alive() or time.monotonic() > deadline:
+            # A server that never started leaves no socket for a later test's collector.
+            server.should_exit = True
+            thread.join(timeout)
+            sock.close()
             raise RuntimeError("the test server did not start")
         time.sleep(0.01)
     try:
