@@ -7,8 +7,10 @@ does not:
 
 * a :class:`~adapter.backend.SessionInfo` per session, with the UI ``state`` derived from
   the adapter status and the open permission requests (``waiting`` wins over ``busy``);
-* a monitor task per session that follows its events (model, permission mode, CLI session
-  id) and reports every change that matters to :meth:`LocalBackend.watch` watchers;
+* an observer per session that follows its events as they are published (model,
+  permission mode, CLI session id, cost) and reports every change that matters to
+  :meth:`LocalBackend.watch` watchers, and a monitor task that retires the session when it
+  ends;
 * closed sessions remembered for a while (``closed_ttl`` seconds, at most ``closed_max``):
   :meth:`~LocalBackend.info` still answers and :meth:`~LocalBackend.subscribe` replays their
   recorded history, so a page reloaded just after a session ended still shows it.
@@ -22,9 +24,10 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import time
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Self
 
@@ -49,15 +52,7 @@ from .backend import (
     clean_title,
 )
 from .config import SessionConfig
-from .events import (
-    Complete,
-    MessageChunk,
-    ModeChanged,
-    Reasoning,
-    SessionStatus,
-    ToolInputDelta,
-)
-from .fanout import SubscriberDropped
+from .events import Complete, Event, ModeChanged, SessionStatus
 from .images import PromptImages
 from .manager import PoolStatus, SessionManager, UnknownSessionError
 from .policies import PermissionDecision
@@ -70,10 +65,6 @@ _log = get_logger("claudecode.adapter.local")
 
 #: Events whose content the monitor records.
 _TRACKED = frozenset({SessionStatus, ModeChanged, Complete})
-#: Events that come in bursts while a turn streams, and change nothing a watcher sees.
-_STREAMED = frozenset({MessageChunk, Reasoning, ToolInputDelta})
-#: Seconds the monitor waits after a batch of streamed deltas before looking again.
-MONITOR_BATCH_SECONDS = 0.05
 #: Seconds close() waits for the monitor to have seen the session's last event.
 _MONITOR_GRACE = 5.0
 
@@ -268,9 +259,13 @@ class LocalBackend:
             user=spec.user,
         )
         self._live[session.id] = entry
-        # Follow the session from its first event: nothing it published is missed.
-        subscription = session.subscribe(after_seq=0)
-        tg.start_soon(self._monitor, entry, subscription, name=f"backend monitor {session.id}")
+        # Follow the session from its first event: nothing it published is missed. An
+        # observer, not a subscriber: it runs as each batch is published, where a reader
+        # task would wake the event loop once more for every batch of a streaming turn.
+        observer = functools.partial(self._observe, entry)
+        observer(session.history())
+        stop = session.observe(observer)
+        tg.start_soon(self._monitor, entry, stop, name=f"backend monitor {session.id}")
         self._changed(entry)
         return self._info(entry)
 
@@ -525,39 +520,29 @@ class LocalBackend:
         for watcher in self._watchers:
             watcher.push(info)
 
-    async def _monitor(self, entry: _Entry, subscription: Any) -> None:
+    def _observe(self, entry: _Entry, batch: Sequence[Event]) -> None:
+        """One published batch of the session's events (see :meth:`AgentSession.observe`)."""
+        if not _TRACKED.isdisjoint(map(type, batch)):
+            for event in batch:
+                if type(event) is SessionStatus:
+                    entry.cli_session_id = event.cli_session_id or entry.cli_session_id
+                    entry.model = event.model or entry.model
+                    entry.permission_mode = event.permission_mode or entry.permission_mode
+                elif type(event) is ModeChanged:
+                    entry.permission_mode = event.mode
+                elif type(event) is Complete:
+                    entry.cost_usd += event.cost_usd or 0.0
+        self._changed(entry)
+
+    async def _monitor(self, entry: _Entry, stop: Callable[[], None]) -> None:
+        """Retire the session once it ended (its observer has seen its last event)."""
         session = entry.session
         try:
-            while True:
-                try:
-                    batch = await subscription.receive_batch()
-                except anyio.EndOfStream:
-                    break
-                except SubscriberDropped as exc:
-                    # Fell behind (a huge burst): pick up from where it was.
-                    subscription.close()
-                    subscription = session.subscribe(after_seq=exc.last_seq)
-                    continue
-                kinds = set(map(type, batch))
-                if not kinds.isdisjoint(_TRACKED):
-                    for event in batch:
-                        if type(event) is SessionStatus:
-                            entry.cli_session_id = event.cli_session_id or entry.cli_session_id
-                            entry.model = event.model or entry.model
-                            entry.permission_mode = event.permission_mode or entry.permission_mode
-                        elif type(event) is ModeChanged:
-                            entry.permission_mode = event.mode
-                        elif type(event) is Complete:
-                            entry.cost_usd += event.cost_usd or 0.0
-                self._changed(entry)
-                if kinds <= _STREAMED:
-                    # A turn is streaming: let its deltas pile up for a moment instead of
-                    # waking for each one (every state change is still seen, just later).
-                    await anyio.sleep(MONITOR_BATCH_SECONDS)
+            await session.wait_closed()
         finally:
-            subscription.close()
             with anyio.move_on_after(30, shield=True):
                 await session.wait_closed()
+            stop()
             self._retire(entry)
             entry.monitored.set()
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 import contextlib
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from types import TracebackType
 from typing import Any, Literal, Self
 
@@ -103,6 +103,8 @@ class AgentSession(PendingRequests):
             subscriber_buffer=self.config.subscriber_buffer,
         )
         self._translator = Translator(resumed=self.config.resume is not None)
+        # Called with every published batch, in the publisher's step (see observe()).
+        self._observers: list[Callable[[Sequence[Event]], None]] = []
         self._tracer = TurnTracer(
             session_id=self.id,
             tracer_provider=self.config.tracer_provider,
@@ -347,6 +349,13 @@ class AgentSession(PendingRequests):
         if self._debug is not None:
             self._debug.events(stamped)
         self._follow_turns()
+        if stamped and self._observers:
+            for observer in tuple(self._observers):
+                try:
+                    observer(stamped)
+                except Exception:  # a broken observer must not stop the session's events
+                    _log.exception("session.observer_failed", session_id=self.id)
+                    self._observers.remove(observer)
 
     def _follow_turns(self) -> None:
         """``active`` while the CLI has a turn running or a prompt of ours to run."""
@@ -413,6 +422,24 @@ class AgentSession(PendingRequests):
         ``after_seq=0`` replays everything still in the history; ``None`` gives live events only.
         """
         return self._hub.subscribe(after_seq, max_pending=max_pending)
+
+    def observe(self, observer: Callable[[Sequence[Event]], None]) -> Callable[[], None]:
+        """Call ``observer`` with every batch of events as it is published (after the
+        session's :attr:`status` has followed it); returns the function that stops it.
+
+        Synchronous, in the step that publishes: no task to wake and no queue per batch, for
+        bookkeeping that must see every event and is quick (a backend's list of sessions),
+        where a :meth:`subscribe` reader would cost a wake-up of the event loop per batch. An
+        observer that raises is logged and dropped. Events published before the call are in
+        :meth:`history`.
+        """
+        self._observers.append(observer)
+
+        def stop() -> None:
+            if observer in self._observers:
+                self._observers.remove(observer)
+
+        return stop
 
     def history(self, after_seq: int = 0) -> list[Event]:
         """The recorded events newer than ``after_seq``."""
