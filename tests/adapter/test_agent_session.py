@@ -176,6 +176,47 @@ async def test_slow_subscriber_is_dropped_and_can_catch_up(tmp_path: Path) -> No
     assert replay[0].seq == info.value.last_seq + 1
 
 
+async def test_an_observer_sees_every_batch_as_published_and_a_broken_one_is_dropped(
+    tmp_path: Path,
+) -> None:
+    """``observe``: every event once, in order, the status already following the batch; an
+    observer that raises is dropped while the session and the other observers go on."""
+    body = script(text_turn("word " * 200, chunk=3), text_turn("again"))
+    observed: list[Event] = []
+    statuses: list[str] = []
+    broken_calls = 0
+
+    def broken(batch: Any) -> None:
+        nonlocal broken_calls
+        broken_calls += 1
+        raise RuntimeError("a bug in an observer")
+
+    with anyio.fail_after(HANG_GUARD):
+        async with AgentSession(config(tmp_path, body)) as session:
+            before = session.history()
+
+            def follow(batch: Any) -> None:
+                observed.extend(batch)
+                if any(isinstance(e, Complete) for e in batch):
+                    statuses.append(session.status)
+
+            session.observe(broken)
+            stop = session.observe(follow)
+            with session.subscribe() as events:
+                await session.prompt("go")
+                seen = await until_complete(events)
+                stop()
+                await session.prompt("more")
+                await until_complete(events)
+            assert "idle" == session.status
+    assert 1 == broken_calls
+    assert [e.seq for e in seen] == [e.seq for e in observed]
+    assert list(range(len(before) + 1, len(before) + len(observed) + 1)) == [
+        e.seq for e in observed
+    ]
+    assert ["idle"] == statuses  # the status had followed the turn's end already
+
+
 async def test_cli_crash_ends_the_stream_with_an_error(tmp_path: Path) -> None:
     """The CLI dies mid-turn: pending tools are closed, an error event, status errored."""
     body = script(
