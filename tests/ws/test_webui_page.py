@@ -20,7 +20,7 @@ from claudecode.testing import fake_cli_command, replay_script, script, text_tur
 from tests.support.browser import page_until
 from tests.support.servers import running
 
-from ._webui import ARTIFACTS, Remote, open_page, serve, until
+from ._webui import ARTIFACTS, Remote, axe_violations, open_page, serve, shot, until
 
 pytestmark = [pytest.mark.browser, pytest.mark.server]
 
@@ -89,9 +89,18 @@ def test_a_missing_cli_is_a_clear_error(tmp_path: Path, browser: Any) -> None:
 
 
 def test_a_session_whose_cli_dies_is_a_clear_error(tmp_path: Path, browser: Any) -> None:
-    """The CLI exits in the middle of a turn: the session's badge says errored, a banner
-    says why, and the composer is disabled; the connection itself stays up."""
-    body = {**script(text_turn("this reply is cut short")), "crash_after_type": "assistant"}
+    """The CLI exits in the middle of its first turn, having written markup and an internal
+    path on stderr: the session's badge says errored, the banner says what happened and what
+    to do in words, the CLI's own text only under a folded "Details", as text (its markup
+    inert); the chat's line says the same; the composer is disabled, the connection stays
+    up, and axe finds nothing serious."""
+    hostile = '<img src=x onerror="window.__pwned=1"><b id="injected">bold</b> /srv/internal/x.py'
+    body = {
+        **script(text_turn("this reply is cut short")),
+        "crash_after_type": "assistant",
+        "crash_exit_code": 3,
+        "stderr_lines": [hostile],
+    }
     with serve(tmp_path, fake_cli_command(body, tmp_path / "fake")) as url:
         page = open_page(browser, url)
         page.click("#start button[type=submit]")
@@ -102,9 +111,32 @@ def test_a_session_whose_cli_dies_is_a_clear_error(tmp_path: Path, browser: Any)
         page.locator(f"#sessions li[data-session='{current}'] .badge.errored").wait_for()
         banner = page.locator("#banner.error")
         banner.wait_for()
-        assert "This session failed" in banner.inner_text()
+        until(page, "document.querySelector('#banner details') !== null")
+        words = page.evaluate("document.getElementById('banner').firstChild.textContent")
+        assert words == (
+            "The Claude Code CLI stopped, so this session ended. Start a new session to go on."
+        )
+        details = banner.locator("details")
+        assert not details.evaluate("d => d.open")
+        assert not page.locator("#banner pre").is_visible()
+        details.locator("summary").click()
+        raw = banner.locator("pre").inner_text()
+        assert "code 3" in raw and hostile in raw
+        note = page.locator("#chat .note.error")
+        assert note.inner_text().startswith("The Claude Code CLI stopped.")
+        note.locator("summary").click()
+        assert hostile in note.locator("pre").inner_text()
+        assert 0 == page.locator("#injected, img[src=x]").count()
+        assert page.evaluate("window.__pwned === undefined")
         assert page.locator("#composer button[type=submit]").is_disabled()
         assert "connected" == page.inner_text("#conn")
+        assert [] == axe_violations(page)
+        shot(page, "session-failed")
+        # The landing page does not keep this session's failure; the session shows it again.
+        page.click("#new-chat")
+        assert banner.is_hidden()
+        page.click(f"#sessions li[data-session='{current}'] button.row")
+        banner.wait_for()
         assert [] == page.errors
 
 

@@ -1,6 +1,7 @@
 // The built-in web UI: speaks only the WebSocket protocol of adapter.server.ws (docs/ws-schema.json).
 import { Chat } from "./chat.js";
 import { Composer } from "./composer.js";
+import { failure } from "./failure.js";
 import { forking } from "./fork.js";
 import { sessionList } from "./sessions.js";
 import "./theme.js";
@@ -83,8 +84,17 @@ function request(frame) {
   });
 }
 
-function banner(text, error) {
-  const b = $("banner"); b.textContent = text; b.hidden = !text; b.className = "banner" + (error ? " error" : "");
+// detail: text for a folded "Details" under the message (a failure's raw words). The same
+// message again leaves the banner as it is (a details element someone opened stays open).
+function banner(text, error, detail) {
+  const b = $("banner");
+  const key = JSON.stringify([text, !!error, detail || ""]);
+  if (b.dataset.key === key) return;
+  b.dataset.key = key;
+  b.replaceChildren(text);
+  if (detail) b.append(el("details", {}, el("summary", { text: "Details" }), el("pre", { text: detail })));
+  b.hidden = !text; b.className = "banner" + (error ? " error" : "");
+  delete b.dataset.failure;
 }
 
 // ------------------------------------------------------------------ frames
@@ -196,6 +206,7 @@ function select(id, push = true) {
 function showLanding(push = true) {
   if (push && location.hash) history.pushState(null, "", location.pathname);
   state.current = null;
+  if ($("banner").dataset.failure) banner("");   // that session's failure
   $("sidebar").classList.remove("open"); $("menu").setAttribute("aria-expanded", "false");
   $("session").hidden = true;
   $("landing").hidden = false;
@@ -314,7 +325,11 @@ function renderHeader() {
   const badge = $("session-state");
   badge.textContent = s.state === "waiting" ? "waiting for you" : s.state;
   badge.className = "badge " + s.state;
-  if (s.state === "errored") banner("This session failed: " + (s.status_reason || "the CLI stopped"), true);
+  if (s.state === "errored") {
+    const why = failure(s, chat, state.history);
+    banner(why.text, true, why.detail);
+    $("banner").dataset.failure = s.id;
+  } else if ($("banner").dataset.failure) banner("");   // another session's failure
   if (chat) {
     $("cost").textContent = "$" + (chat.usage.cost_usd || 0).toFixed(4);
     const pct = chat.context ? chat.context.percent : 0;

@@ -2,6 +2,7 @@
 // innerHTML); the model's text is Markdown, rendered and sanitised by markdown.js.
 import { el } from "./dom.js";
 import { decisionText, permissionCard, questionCard } from "./decisions.js";
+import { errorNote } from "./failure.js";
 import { renderMarkdown } from "./markdown.js";
 import { toolBody } from "./tools.js";
 
@@ -92,7 +93,7 @@ export function renderEntry(e, ctx) {
     case "interrupt":
       return el("div", { class: "note decision", "data-id": e.id, text: "Interrupted by you" });
     case "error":
-      return el("div", { class: "note error", "data-id": e.id, text: "Error: " + e.message });
+      return errorNote(e);
     default:
       return el("div", { class: "note", "data-id": e.id, text: e.text || e.message || e.kind });
   }

@@ -82,7 +82,7 @@ export function sessionList(app) {
   }
 
   function loadHistory() {
-    request({ type: "list_history", limit: 200 }).then((f) => { state.history = f.sessions; renderHistory(); })
+    request({ type: "list_history", limit: 200 }).then((f) => { state.history = f.sessions; renderHistory(); renderHeader(); })
       .catch((err) => banner(err.message, true));
   }
   $("history-refresh").addEventListener("click", loadHistory);

@@ -24,7 +24,7 @@ async function api(path, options = {}) {
 }
 
 function banner(text, error) {
-  const b = $("banner"); b.textContent = text; b.hidden = !text; b.className = "banner" + (error ? " error" : "");
+  const b = $("banner"); delete b.dataset.key; b.textContent = text; b.hidden = !text; b.className = "banner" + (error ? " error" : "");
 }
 
 // ------------------------------------------------------------------ agents and the list

@@ -1,0 +1,51 @@
+// What the banner says about a session that failed: what happened, in words chosen by the
+// failure's kind (the chat's last error event, or the session's status), and what the person
+// can do. The CLI's own text (exit codes, stderr, internal paths) is only the detail, shown
+// folded and as text: it helps whoever reports the problem, but is no sentence to lead with.
+
+import { el } from "./dom.js";
+
+// The kinds of error event (adapter.events.ErrorKind) a session ends with.
+const HAPPENED = {
+  cli_exited: "The Claude Code CLI stopped, so this session ended.",
+  protocol: "The Claude Code CLI wrote something the server could not read, so this session ended.",
+  internal: "The server hit an internal error and ended this session.",
+  api_error: "The Claude API answered with an error and the CLI stopped, so this session ended.",
+};
+
+function lastError(chat) {
+  if (!chat) return null;
+  let found = null;
+  for (const e of chat.entries.values()) if (e.kind === "error") found = e;
+  return found;
+}
+
+// { text, detail } for a failed session; history: the stored sessions (list_history).
+export function failure(session, chat, history) {
+  if (session.status === "lost") {
+    return { text: "The server running this session stopped answering; it is being resumed on another one.",
+      detail: session.status_reason || "" };
+  }
+  const error = lastError(chat);
+  const happened = HAPPENED[error && error.error_kind] || "This session ended with an error.";
+  const stored = session.cli_session_id && history.some((h) => h.session_id === session.cli_session_id);
+  const todo = stored
+    ? "Its conversation is kept: resume it from the history, or start a new session."
+    : "Start a new session to go on.";
+  return { text: happened + " " + todo, detail: session.status_reason || (error && error.message) || "" };
+}
+
+// The chat's line for an error event: the session-ending kinds in words, their raw text
+// folded; any other error (an API error, a failed turn) says what it is in its own words.
+const ENDED = {
+  cli_exited: "The Claude Code CLI stopped.",
+  protocol: "The Claude Code CLI wrote something the server could not read.",
+  internal: "The server hit an internal error.",
+};
+
+export function errorNote(e) {
+  const words = ENDED[e.error_kind];
+  if (!words) return el("div", { class: "note error", "data-id": e.id, text: "Error: " + e.message });
+  return el("div", { class: "note error", "data-id": e.id }, words,
+    e.message ? el("details", {}, el("summary", { text: "Details" }), el("pre", { text: e.message })) : null);
+}
