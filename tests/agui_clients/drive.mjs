@@ -18,6 +18,9 @@
 //    "agent": "default", "threadId", "text", "approve": ..., "answer": ...}   headless
 //       @copilotkit/core running that agent (reports the agents the runtime listed), the
 //       approval and question tools as human-in-the-loop frontend tools
+//   {"op": "stop", "transport": "auto" | "single" | "rest", "path": "/copilotkit",
+//    "agent": "default", "threadId"}   @copilotkit/core's Stop (stopAgent) on that thread;
+//       reports the runtime's answers to the stop requests it sent ("stops")
 import { randomUUID } from "node:crypto";
 import { readFileSync } from "node:fs";
 
@@ -144,11 +147,10 @@ async function stepConnect(step) {
   return record;
 }
 
-async function stepCopilotKit(step) {
+function newCore(step, record) {
   // CopilotKit's core only talks to its runtime where a `window` exists (a browser); a
   // bare global object is enough for it headless.
   globalThis.window ??= globalThis;
-  const record = { events: [], errors: [], coreErrors: [] };
   const core = new CopilotKitCore({
     runtimeUrl: plan.base + step.path,
     runtimeTransport: step.transport,
@@ -157,6 +159,53 @@ async function stepCopilotKit(step) {
   core.subscribe({
     onError: ({ error, code }) => record.coreErrors.push(`${code}: ${error?.message ?? error}`),
   });
+  return core;
+}
+
+async function agentOf(core, step, record) {
+  const deadline = Date.now() + 30_000;
+  const agentId = step.agent ?? "default";
+  let agent;
+  while (!(agent = core.getAgent(agentId)) && Date.now() < deadline) {
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  record.agents = Object.keys(core.agents);
+  if (!agent) record.errors.push(`no agent ${agentId}: ${core.runtimeConnectionStatus}`);
+  return agent;
+}
+
+async function stepStop(step) {
+  const record = { events: [], errors: [], coreErrors: [], stops: [] };
+  const core = newCore(step, record);
+  const agent = await agentOf(core, step, record);
+  if (!agent) return record;
+  record.transport = core.runtimeTransport;
+  agent.threadId = step.threadId;
+  // The core sends its stop and forgets it: watch the requests it makes to read the answers.
+  const sent = [];
+  const realFetch = globalThis.fetch;
+  globalThis.fetch = (url, init) => {
+    const answer = realFetch(url, init);
+    const body = typeof init?.body === "string" ? init.body : "";
+    if (String(url).includes("/stop/") || body.includes('"agent/stop"')) sent.push(answer);
+    return answer;
+  };
+  try {
+    core.stopAgent({ agent });
+    for (const answer of await Promise.all(sent)) {
+      record.stops.push({ status: answer.status, body: await answer.json() });
+    }
+  } catch (error) {
+    record.errors.push(String(error?.stack ?? error));
+  } finally {
+    globalThis.fetch = realFetch;
+  }
+  return record;
+}
+
+async function stepCopilotKit(step) {
+  const record = { events: [], errors: [], coreErrors: [] };
+  const core = newCore(step, record);
   for (const [name, value] of Object.entries(step.toolResults ?? {})) {
     core.addTool({
       name,
@@ -199,17 +248,8 @@ async function stepCopilotKit(step) {
       },
     });
   }
-  const deadline = Date.now() + 30_000;
-  const agentId = step.agent ?? "default";
-  let agent;
-  while (!(agent = core.getAgent(agentId)) && Date.now() < deadline) {
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  record.agents = Object.keys(core.agents);
-  if (!agent) {
-    record.errors.push(`no agent ${agentId}: ${core.runtimeConnectionStatus}`);
-    return record;
-  }
+  const agent = await agentOf(core, step, record);
+  if (!agent) return record;
   record.transport = core.runtimeTransport;
   agent.threadId = step.threadId;
   agent.subscribe({ onEvent: ({ event }) => record.events.push(event) });
@@ -223,7 +263,7 @@ async function stepCopilotKit(step) {
   return record;
 }
 
-const ops = { run: stepRun, connect: stepConnect, copilotkit: stepCopilotKit };
+const ops = { run: stepRun, connect: stepConnect, copilotkit: stepCopilotKit, stop: stepStop };
 async function parallel(step) {
   const results = await Promise.all(step.steps.map((inner) => ops[inner.op](inner)));
   return { events: [], errors: [], parallel: results };

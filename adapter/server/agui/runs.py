@@ -51,6 +51,7 @@ from .events import AguiEvent, RunAgentInput, sse_frame
 from .handle import RunHandle, connect_frames
 from .inputs import new_user_messages, page_tools, prompt_from_message, with_context
 from .snapshot import MessageLog
+from .stopping import StopOutcome, stop_idle
 from .threads import ThreadRecord, ThreadStore, thread_key
 from .translate import RunTranslator, ThreadMemory, initial_state
 
@@ -308,13 +309,16 @@ class AguiService:
         self._tg.start_soon(as_caller(self._run), thread, run_input, handle, translator)
         return handle
 
-    def stop(self, thread_id: str) -> bool:
-        """Stop the thread's run (its CLI turn is interrupted); ``False`` if none runs."""
+    async def stop(self, thread_id: str) -> StopOutcome:
+        """Stop the thread's run, else its session's turn (see :mod:`.stopping`)."""
         thread = self._threads.get(thread_key(thread_id))
-        if thread is None or thread.run is None or thread.run.done:
-            return False
-        self._request_stop(thread.run)
-        return True
+        if thread is None:  # not in memory: its session was closed
+            return None
+        if thread.run is not None and not thread.run.done:
+            self._request_stop(thread.run)
+            return "run"
+        waits = bool(thread.awaiting or thread.awaiting_tools)
+        return await stop_idle(self.backend, thread.session_id, waits_for_page=waits)
 
     def left(self, handle: RunHandle) -> None:
         """A listener went away; the last one leaving may interrupt the run."""

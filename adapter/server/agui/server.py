@@ -63,6 +63,7 @@ from ..input_checks import JSONRejected, decode_json
 from ..json_io import json_response
 from .events import RunAgentInput, RunFinished, RunStarted, decode_run_input, sse_frame
 from .runs import AguiService, RunHandle, ThreadBusyError
+from .stopping import stop_answer
 from .threads import ThreadStore
 
 __all__ = ("AGENT_ID", "agui_routes", "runtime_info")
@@ -188,11 +189,8 @@ def agui_routes(ctx: ServerContext) -> list[BaseRoute]:
         # The live run's own RUN_STARTED is in the head; replay the rest, then follow it.
         return stream(head, live, start=1)
 
-    def stop(thread_id: str) -> Response:
-        if service.stop(thread_id):
-            interrupt = {"type": "RUN_ERROR", "message": "Run stopped by user", "code": "STOPPED"}
-            return json_response({"stopped": True, "interrupt": interrupt})
-        return json_response({"stopped": False, "message": f"no run in progress on {thread_id!r}"})
+    async def stop(thread_id: str) -> Response:
+        return json_response(stop_answer(thread_id, await service.stop(thread_id)))
 
     def agent(params: Any) -> str:
         agent_id = params.get("agentId") if isinstance(params, dict) else None
@@ -211,7 +209,7 @@ def agui_routes(ctx: ServerContext) -> list[BaseRoute]:
         return await connect(_run_input(await _json_body(request)))
 
     async def agui_stop(request: Request) -> Response:
-        return stop(request.path_params["thread_id"])
+        return await stop(request.path_params["thread_id"])
 
     # -- CopilotKit: the single endpoint ---------------------------------------------------
 
@@ -231,7 +229,7 @@ def agui_routes(ctx: ServerContext) -> list[BaseRoute]:
             thread_id = params.get("threadId")
             if not isinstance(thread_id, str) or not thread_id:
                 raise HTTPException(400, "Missing or invalid parameter 'threadId'")
-            return stop(thread_id)
+            return await stop(thread_id)
         run_input = _run_input(data.get("body"))
         if method == "agent/suggest":
             return _empty_run(run_input)
@@ -260,7 +258,7 @@ def agui_routes(ctx: ServerContext) -> list[BaseRoute]:
         agent(request.path_params)
         with contextlib.suppress(HTTPException):
             await request.body()  # {runId} when a run is tracked; not needed
-        return stop(request.path_params["thread_id"])
+        return await stop(request.path_params["thread_id"])
 
     return [
         Route("/agui", agui_run, methods=["POST"]),
