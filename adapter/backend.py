@@ -195,11 +195,16 @@ class EventStream(Protocol):
     :class:`~adapter.SubscriberDropped` (with the last ``seq`` delivered) when the subscriber
     fell too far behind — it may then subscribe again with ``after_seq``. ``gap`` counts the
     events lost before the first one delivered (the history did not reach back far enough).
+    ``wait_dropped`` returns once the subscriber was dropped for falling behind (and never
+    otherwise): a consumer busy elsewhere, waiting to write to a slow client, learns it then
+    rather than at its next ``receive_batch``.
     """
 
     gap: int
 
     async def receive_batch(self) -> list[Event]: ...
+
+    async def wait_dropped(self) -> None: ...
 
     def __aiter__(self) -> AsyncIterator[Event]: ...
 

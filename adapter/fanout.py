@@ -55,6 +55,8 @@ class Subscription:
         self._wakeup = anyio.Event()
         self._ended = False
         self._dropped: str | None = None
+        self._fell_behind: anyio.Event | None = None  # made by the first wait_dropped
+        self._behind = False
         self.last_seq = 0
         #: How many events were lost before the history's start when subscribing late.
         self.gap = gap
@@ -70,6 +72,9 @@ class Subscription:
                 "with after_seq to catch up"
             )
             self._ended = True
+            self._behind = True
+            if self._fell_behind is not None:
+                self._fell_behind.set()
             self._hub._forget(self)
         self._wakeup.set()
 
@@ -103,6 +108,13 @@ class Subscription:
         self._queue.clear()
         self.last_seq = batch[-1].seq
         return batch
+
+    async def wait_dropped(self) -> None:
+        """Return once this subscriber was dropped for falling behind (never otherwise)."""
+        if not self._behind:
+            if self._fell_behind is None:
+                self._fell_behind = anyio.Event()
+            await self._fell_behind.wait()
 
     def __aiter__(self) -> _SubscriptionIterator:
         return _SubscriptionIterator(self)

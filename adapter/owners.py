@@ -239,6 +239,9 @@ class _Recorded:
         self._note(batch)
         return batch
 
+    async def wait_dropped(self) -> None:
+        await self._stream.wait_dropped()
+
     def __aiter__(self) -> AsyncIterator[Event]:
         return self._iterate()
 

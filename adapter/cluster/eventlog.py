@@ -298,6 +298,7 @@ class ClusterEventStream:
         self._max = max_pending
         self._queue: collections.deque[Event] = collections.deque()
         self._wakeup = asyncio.Event()
+        self._fell_behind = asyncio.Event()  # dropped for falling behind (wait_dropped)
         self._ended = False
         self._error: str | None = None
         self._raise: Exception | None = None
@@ -433,6 +434,7 @@ class ClusterEventStream:
         self._queue.extend(events)
         if len(self._queue) > self._max:
             self._queue.clear()
+            self._fell_behind.set()
             self._end(
                 f"subscriber fell behind: more than {self._max} events waiting; resubscribe "
                 "with after_seq to catch up"
@@ -484,6 +486,10 @@ class ClusterEventStream:
         self._queue.clear()
         self.last_seq = batch[-1].seq
         return batch
+
+    async def wait_dropped(self) -> None:
+        """Return once this stream was dropped for falling behind (never otherwise)."""
+        await self._fell_behind.wait()
 
     def __aiter__(self) -> AsyncIterator[Event]:
         return self._iterate()

@@ -80,6 +80,40 @@ async def test_slow_subscriber_is_dropped_without_hurting_others() -> None:
     assert 1 == hub.subscriber_count
 
 
+async def test_wait_dropped_tells_a_consumer_busy_elsewhere() -> None:
+    """``wait_dropped`` returns when the subscriber is dropped for falling behind (a waiter
+    from before, and one after), never for a session that ended, even with a reason."""
+    hub = EventHub("s", subscriber_buffer=3)
+    slow = hub.subscribe()
+    told: list[str] = []
+
+    async def waiter() -> None:
+        await slow.wait_dropped()
+        told.append("dropped")
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(waiter)
+        await anyio.wait_all_tasks_blocked()
+        hub.publish(chunks(3))
+        await anyio.wait_all_tasks_blocked()
+        assert [] == told  # full, not over
+        hub.publish(chunks(1, 3))
+    assert ["dropped"] == told
+    with anyio.fail_after(1):
+        await slow.wait_dropped()  # already dropped: at once
+
+    ended = EventHub("e")
+    slow = ended.subscribe()
+    told.clear()
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(waiter)
+        ended.publish(chunks(2))
+        ended.close("the CLI crashed")
+        await anyio.wait_all_tasks_blocked()
+        assert [] == told  # still waiting
+        tg.cancel_scope.cancel()
+
+
 async def test_closed_subscription_stops_receiving() -> None:
     """Unsubscribing detaches from the hub."""
     hub = EventHub("s")

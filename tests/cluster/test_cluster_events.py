@@ -216,7 +216,8 @@ async def test_a_slow_subscriber_is_dropped_and_resubscribes(
     nats_client: Any, cluster_config: ClusterConfig
 ) -> None:
     """More than ``max_pending`` events waiting ends the stream with SubscriberDropped
-    (last seq received); subscribing again with that seq continues with no gap."""
+    (last seq received) and returns ``wait_dropped``; subscribing again with that seq
+    continues with no gap."""
     js = nats_client.jetstream()
     await ensure_event_stream(js, cluster_config)
     hub = EventHub("slow")
@@ -237,6 +238,8 @@ async def test_a_slow_subscriber_is_dropped_and_resubscribes(
 
     with anyio.fail_after(HANG_GUARD), pytest.raises(SubscriberDropped) as dropped:
         await receive_until_dropped()
+    with anyio.fail_after(HANG_GUARD):
+        await stream.wait_dropped()  # what a consumer busy elsewhere waits on
     await stream.close()
     assert 3 == dropped.value.last_seq
     again = await subscribe(js, cluster_config, "slow", dropped.value.last_seq)

@@ -47,7 +47,7 @@ pytestmark = pytest.mark.server
 PING = 0.5
 
 
-def _app(tmp_path: Path, **ws_options: Any) -> Any:
+def _app(tmp_path: Path, subscriber_buffer: int = 5_000, **ws_options: Any) -> Any:
     # Incompressible text, far more than the kernel's buffers hold for a client that reads
     # nothing, in many events.
     big = base64.b64encode(os.urandom(6 * 1024 * 1024)).decode()
@@ -57,6 +57,7 @@ def _app(tmp_path: Path, **ws_options: Any) -> Any:
         cli_path=fake_cli_command(script(text_turn(big, chunk=64 * 1024)), tmp_path / "fake"),
         cwd=work,
         policy=PermissionPolicy("supervised"),
+        subscriber_buffer=subscriber_buffer,
     )
     settings = ServerSettings(session_defaults=defaults, state_dir=tmp_path / "state")
     providers: list[Any] = [
@@ -170,6 +171,49 @@ def test_a_subscriber_stalled_past_the_keepalive_is_closed_with_4001(
             again = _connect(url)
             assert "pong" == _request(again, {"type": "ping"})["type"]
             again.close()
+        finally:
+            sock.gate.set()
+            fast.close()
+            slow.close()
+    assert [] == _server_errors(caplog)
+
+
+def test_a_subscription_dropped_while_its_send_waits_closes_at_once(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A subscriber that stops reading while its session streams more events than its
+    session queue holds: the session drops the subscription while the connection's send
+    waits for room, and the server closes it with 4001 then, with no keepalive in sight (an
+    hour away here); the client reads the close once it resumes."""
+    caplog.set_level(logging.INFO)
+    app = _app(tmp_path, subscriber_buffer=16)
+
+    def no_keepalive(app: Any) -> Any:
+        config = uvicorn_config(app, ws_ping_interval=3600, ws_ping_timeout=3600)
+        config.ws = _QuickProtocol
+        return config
+
+    with running(app, config=no_keepalive) as base:
+        url = base.replace("http://", "ws://") + "/ws"
+        fast = _connect(url)
+        sock = GatedSocket()
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        sock.connect(("127.0.0.1", int(base.rsplit(":", 1)[1])))
+        slow = _connect(url, sock=sock)
+        try:
+            sid = _request(fast, {"type": "create_session"})["session_id"]
+            for ws in (fast, slow):
+                assert "ack" == _request(ws, {"type": "subscribe", "session_id": sid})["type"]
+            sock.gate.clear()  # the slow client stops reading its socket
+            fast.send(json.dumps({"type": "prompt", "session_id": sid, "text": "go"}))
+            assert _until_complete(fast, sid) > 50
+            wait_until(lambda: _logged(caplog, "ws.closed", "4001"), what="the slow one's close")
+            assert not _logged(caplog, "ws.stalled")  # not the keepalive's doing
+            sock.gate.set()
+            code, reason = _close_of(slow)
+            assert CLOSE_SLOW_CONSUMER == code
+            assert reason.startswith("too slow")
+            assert "pong" == _request(fast, {"type": "ping"})["type"]
         finally:
             sock.gate.set()
             fast.close()

@@ -1,7 +1,8 @@
 """A connection's subscriptions (a mixin of
 :class:`~adapter.server.ws.endpoint.WebSocketConnection`): one pump task per subscribed session
-moves its events into the connection's outbox, after a snapshot (or from ``since_seq``); a pump
-whose session queue overflowed closes the connection as too slow."""
+moves its events into the connection's outbox, after a snapshot (or from ``since_seq``); a
+subscription whose session queue overflowed closes the connection as too slow, at once (also
+while its pump waits for room to write)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import anyio.abc
 
 from claudecode.internal import get_logger
 
+from ...backend import EventStream
 from ...events import Event
 from ...fanout import SubscriberDropped
 from ...owners import OwnedBackend
@@ -85,10 +87,16 @@ class Subscriptions:
                                 task_status.started()
                             if snapshot is not None:
                                 self.send(snapshot)
-                            while True:
-                                for event in await stream.receive_batch():
-                                    after = event.seq
-                                    await self._send_event(event)
+                            watcher = anyio.CancelScope()
+                            assert self._tg is not None
+                            self._tg.start_soon(self._watch_drop, stream, watcher)
+                            try:
+                                while True:
+                                    for event in await stream.receive_batch():
+                                        after = event.seq
+                                        await self._send_event(event)
+                            finally:
+                                watcher.cancel()
                     except SubscriberDropped:
                         # The session's queue for this client overflowed: the client is too slow.
                         self._end(CLOSE_SLOW_CONSUMER, _SLOW, flush=False)
@@ -104,6 +112,14 @@ class Subscriptions:
             finally:
                 if self._subs.get(session_id) is scope:
                     del self._subs[session_id]
+
+    async def _watch_drop(self, stream: EventStream, scope: anyio.CancelScope) -> None:
+        """Close the connection as too slow as soon as the session drops this subscription:
+        the pump may be waiting for room to write to the client (which reads nothing), and
+        would only find out at its next ``receive_batch``."""
+        with scope:
+            await stream.wait_dropped()
+            self._end(CLOSE_SLOW_CONSUMER, _SLOW, flush=False)
 
     async def _unsubscribe(self, frame: Unsubscribe) -> None:
         scope = self._subs.pop(frame.session_id, None)
