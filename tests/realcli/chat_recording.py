@@ -14,11 +14,10 @@ from pathlib import Path
 import anyio
 
 from adapter.cluster.transcripts import find_transcript
-from adapter.config import SessionConfig
 from adapter.events import Complete, Event
 from adapter.history import load_events
-from adapter.policies import PermissionPolicy
 from adapter.session import AgentSession
+from tests.support.configs import real_cli_config
 from tests.support.timeouts import NODE_GUARD
 
 from .cli import CLIEnv
@@ -45,13 +44,8 @@ async def record_run(
     read back the transcript it wrote. When the environment variable ``keep_in`` names a
     directory, the run's protocol log and transcript are copied there as
     ``<stem>.protocol.jsonl`` and ``<stem>.transcript.jsonl`` (how the fixtures are made)."""
-    config = SessionConfig(
-        cli_path=cli_command,
-        cwd=cli_env.cwd,
-        env=cli_env(),
-        policy=PermissionPolicy("autonomous"),
-        debug_dir=tmp_path / "debug",
-        client_options={"inherit_env": False, "control_timeout": 60.0, "spawn_timeout": 60.0},
+    config = real_cli_config(
+        cli_command, cli_env, policy="autonomous", debug_dir=tmp_path / "debug"
     )
     seen: list[Event] = []
     with anyio.fail_after(NODE_GUARD):

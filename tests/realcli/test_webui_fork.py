@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 
-from adapter import PermissionPolicy, SessionConfig
 from adapter.server import ServerSettings, create_app
 from tests.support.browser import axe_violations, page_until
+from tests.support.configs import real_cli_config
 from tests.support.timeouts import NODE_GUARD_MS
 
 from .fake_api import FakeAnthropicAPI
@@ -33,13 +33,7 @@ ARTIFACTS = Path(__file__).resolve().parents[1] / "artifacts" / "webui"
 def server(cli_command: str, cli_env: Any) -> Iterator[str]:
     from tests.support.servers import running
 
-    defaults = SessionConfig(
-        cli_path=cli_command,
-        cwd=cli_env.cwd,
-        env=cli_env(),
-        policy=PermissionPolicy("supervised"),
-        client_options={"inherit_env": False, "control_timeout": 60.0, "spawn_timeout": 60.0},
-    )
+    defaults = real_cli_config(cli_command, cli_env, policy="supervised")
     app = create_app(settings=ServerSettings(session_defaults=defaults, max_sessions=4))
     with running(app) as url:
         yield url

@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 import websockets.sync.client as ws_client
 
-from adapter import PermissionPolicy, SessionConfig
 from adapter.server import ServerSettings, create_app
+from tests.support.configs import real_cli_config
 from tests.support.timeouts import NODE_GUARD
 
 from .fake_api import FakeAnthropicAPI
@@ -47,13 +47,7 @@ class Client:
 def url(cli_command: str, cli_env: Any) -> Iterator[str]:
     from tests.support.servers import running
 
-    defaults = SessionConfig(
-        cli_path=cli_command,
-        cwd=cli_env.cwd,
-        env=cli_env(),
-        policy=PermissionPolicy("supervised"),
-        client_options={"inherit_env": False, "control_timeout": 60.0, "spawn_timeout": 60.0},
-    )
+    defaults = real_cli_config(cli_command, cli_env, policy="supervised")
     app = create_app(settings=ServerSettings(session_defaults=defaults))
     with running(app) as base:
         yield base.replace("http://", "ws://") + "/ws"
