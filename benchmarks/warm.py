@@ -72,6 +72,17 @@ def _real_cli_setup(scratch: Path) -> Any:
         netns.close()
 
 
+def _defaults(command: str, env: Any) -> SessionConfig:
+    """The session settings both warm benchmarks start sessions (cold or pooled) with."""
+    return SessionConfig(
+        cli_path=command,
+        cwd=env.cwd,
+        env=env(),
+        policy=PermissionPolicy("autonomous"),
+        client_options={"inherit_env": False, "spawn_timeout": 60.0},
+    )
+
+
 async def _first_text(backend: LocalBackend, spec: SessionSpec) -> tuple[float, float, str]:
     """(create seconds, first text seconds, CLI session id) of one new session."""
     start = time.perf_counter()
@@ -131,13 +142,7 @@ async def measure_warm(sessions: int = 20) -> dict[str, Any]:
         with _real_cli_setup(scratch) as (command, env, api):
             from tests.realcli.script import text_turn
 
-            defaults = SessionConfig(
-                cli_path=command,
-                cwd=env.cwd,
-                env=env(),
-                policy=PermissionPolicy("autonomous"),
-                client_options={"inherit_env": False, "spawn_timeout": 60.0},
-            )
+            defaults = _defaults(command, env)
             times: dict[str, dict[str, list[float]]] = {
                 mode: {"create": [], "first_text": []} for mode in ("cold", "warm", "resumed")
             }

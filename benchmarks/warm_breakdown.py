@@ -28,10 +28,10 @@ from typing import Any
 
 import anyio
 
-from adapter import LocalBackend, MessageChunk, PermissionPolicy, SessionConfig, SessionSpec
+from adapter import LocalBackend, MessageChunk, SessionSpec
 from adapter.events import Complete
 
-from .warm import _real_cli_setup, _until_warm
+from .warm import _defaults, _real_cli_setup, _until_warm
 
 __all__ = ("main", "measure_breakdown")
 
@@ -70,13 +70,7 @@ async def measure_breakdown(sessions: int = 10) -> dict[str, Any]:
     ):
         from tests.realcli.script import text_turn
 
-        defaults = SessionConfig(
-            cli_path=command,
-            cwd=env.cwd,
-            env=env(),
-            policy=PermissionPolicy("autonomous"),
-            client_options={"inherit_env": False, "spawn_timeout": 60.0},
-        )
+        defaults = _defaults(command, env)
         turns: dict[str, list[dict[str, Any]]] = {"first": [], "second": []}
         load = os.getloadavg()
         async with LocalBackend(defaults, idle_timeout=None, warm=1) as backend:
