@@ -1,4 +1,5 @@
-"""Shared pieces of the identity tests: a team in a users file, and a blocking /ws client."""
+"""Shared pieces of the identity tests: a team in a users file, a blocking /ws client, and
+the web UI opened as one of its users."""
 
 from __future__ import annotations
 
@@ -14,6 +15,8 @@ import websockets.sync.client as ws_client
 from adapter.server.identity import new_token, user_entry
 
 WAIT = 60.0  # hang guard only
+#: The browser tests' hang guard for one page action, in milliseconds.
+PAGE_WAIT_MS = 90_000
 
 
 @dataclass
@@ -86,3 +89,16 @@ class WsClient:
         rid = f"r{self._n}"
         self.conn.send(json.dumps({"type": "ping", "request_id": rid}))
         return self.until(lambda f: f.get("request_id") == rid)
+
+
+def open_as(browser: Any, url: str, token: str) -> Any:
+    """The web UI at ``url`` in a fresh browser context, logged in with ``token``
+    (``#token=``) and connected; the page's uncaught errors collect in ``page.errors``."""
+    page = browser.new_context().new_page()
+    page.set_default_timeout(PAGE_WAIT_MS)
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page.errors = errors
+    page.goto(f"{url}/#token={token}")
+    page.wait_for_selector(".conn.ok")
+    return page

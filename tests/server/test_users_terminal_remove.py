@@ -14,15 +14,14 @@ import pytest
 from adapter.server import BUILTIN_PROVIDERS, ServerSettings, create_app
 from adapter.server.terminal_routes import make_terminal_routes
 from adapter.terminals import TerminalManager
-from tests.support.browser import axe_violations
+from tests.support.browser import axe_violations, page_until
 from tests.support.servers import running
 
-from ._users import Team
+from ._users import PAGE_WAIT_MS, Team, open_as
 
 pytestmark = [pytest.mark.browser, pytest.mark.server, pytest.mark.pty]
 pytest.importorskip("playwright.sync_api")
 
-WAIT = 90_000
 LISTED = "[...document.querySelectorAll('#sessions li')].map((li) => li.dataset.session)"
 
 
@@ -39,38 +38,21 @@ def served(tmp_path: Path) -> Iterator[tuple[str, Team]]:
         yield url, team
 
 
-def open_as(browser: Any, url: str, token: str) -> Any:
-    page = browser.new_context().new_page()
-    page.set_default_timeout(WAIT)
-    errors: list[str] = []
-    page.on("pageerror", lambda exc: errors.append(str(exc)))
-    page.errors = errors
-    page.goto(f"{url}/#token={token}")
-    page.wait_for_selector(".conn.ok")
-    return page
-
-
-def until(page: Any, expression: str) -> None:
-    """Poll a JavaScript expression (the page's CSP forbids wait_for_function's eval)."""
-    for _ in range(WAIT // 50):
-        if page.evaluate(expression):
-            return
-        page.wait_for_timeout(50)
-    raise AssertionError(f"never true: {expression}")
-
-
 def test_an_ended_terminal_is_removed_by_its_owner_only(
     browser: Any, served: tuple[str, Team]
 ) -> None:
     url, team = served
     bob_page = open_as(browser, url, team.tokens["bob"])
     root_page = open_as(browser, url, team.tokens["root"])
-    until(bob_page, "document.getElementById('term-agent').options.length > 0")
+    page_until(
+        bob_page, "document.getElementById('term-agent').options.length > 0", guard_ms=PAGE_WAIT_MS
+    )
     bob_page.select_option("#term-agent", "shell")
     bob_page.click("#new-terminal button[type=submit]")
-    until(bob_page, "window.ccbTerminals.current !== null")
+    page_until(bob_page, "window.ccbTerminals.current !== null", guard_ms=PAGE_WAIT_MS)
     term = bob_page.evaluate("window.ccbTerminals.current")
-    until(root_page, f"{LISTED}.includes({term!r})")  # the admin sees every terminal
+    # the admin sees every terminal
+    page_until(root_page, f"{LISTED}.includes({term!r})", guard_ms=PAGE_WAIT_MS)
     assert bob_page.locator("#terminal-remove").is_hidden()  # running: Stop, not Remove
 
     with team.http(url, "bob") as bob, team.http(url, "alice") as alice:
@@ -86,16 +68,18 @@ def test_an_ended_terminal_is_removed_by_its_owner_only(
 
         bob_page.click("#terminal-stop")
         bob_page.locator("#terminal-remove").wait_for()
-        until(
+        page_until(
             bob_page,
             f"document.querySelector(\"#sessions li[data-session='{term}'] .badge.closed\")",
+            guard_ms=PAGE_WAIT_MS,
         )
         assert 404 == alice.post(f"/api/terminals/{term}/remove").status_code
         assert [] == axe_violations(bob_page)
         bob_page.click("#terminal-remove")
         bob_page.locator("#landing").wait_for()
-        until(bob_page, f"!{LISTED}.includes({term!r})")
-        until(root_page, f"!{LISTED}.includes({term!r})")  # followers see it go
+        page_until(bob_page, f"!{LISTED}.includes({term!r})", guard_ms=PAGE_WAIT_MS)
+        # followers see it go
+        page_until(root_page, f"!{LISTED}.includes({term!r})", guard_ms=PAGE_WAIT_MS)
         assert term not in [t["id"] for t in bob.get("/api/terminals").json()["terminals"]]
         gone = bob.post(f"/api/terminals/{term}/remove")
         assert 404 == gone.status_code
@@ -104,6 +88,6 @@ def test_an_ended_terminal_is_removed_by_its_owner_only(
         bob.delete(f"/api/terminals/{second}")
         ack = ws.request({"type": "delete_session", "session_id": second})
         assert "ack" == ack["type"]
-        until(bob_page, f"!{LISTED}.includes({second!r})")
+        page_until(bob_page, f"!{LISTED}.includes({second!r})", guard_ms=PAGE_WAIT_MS)
         ws.close()
     assert [] == bob_page.errors + root_page.errors

@@ -16,14 +16,13 @@ from adapter.server import BUILTIN_PROVIDERS, ServerSettings, create_app
 from adapter.server.terminal_routes import make_terminal_routes
 from adapter.terminals import TerminalManager
 from claudecode.testing import fake_cli_command, script
+from tests.support.browser import page_until
 from tests.support.servers import running
 
-from ._users import Team
+from ._users import PAGE_WAIT_MS, Team, open_as
 
 pytestmark = [pytest.mark.browser, pytest.mark.server]
 pytest.importorskip("playwright.sync_api")
-
-WAIT = 90_000
 
 
 @pytest.fixture
@@ -46,27 +45,7 @@ def served(tmp_path: Path) -> Iterator[tuple[str, Team]]:
         yield url, team
 
 
-def until(page: Any, expression: str) -> None:
-    """Poll a JavaScript expression (the page's CSP forbids wait_for_function's eval)."""
-    for _ in range(WAIT // 50):
-        if page.evaluate(expression):
-            return
-        page.wait_for_timeout(50)
-    raise AssertionError(f"never true: {expression}")
-
-
 LISTED = "[...document.querySelectorAll('#sessions li')].map((li) => li.dataset.session)"
-
-
-def open_as(browser: Any, url: str, token: str) -> Any:
-    page = browser.new_context().new_page()
-    page.set_default_timeout(WAIT)
-    errors: list[str] = []
-    page.on("pageerror", lambda exc: errors.append(str(exc)))
-    page.errors = errors
-    page.goto(f"{url}/#token={token}")
-    page.wait_for_selector(".conn.ok")
-    return page
 
 
 def test_each_user_sees_only_their_sessions(browser: Any, served: tuple[str, Team]) -> None:
@@ -76,22 +55,30 @@ def test_each_user_sees_only_their_sessions(browser: Any, served: tuple[str, Tea
         theirs = bob.post("/api/sessions", json={}).json()["id"]
         alice_page = open_as(browser, url, team.tokens["alice"])
         bob_page = open_as(browser, url, team.tokens["bob"])
-        until(alice_page, f"{LISTED}.includes({mine!r})")
-        until(bob_page, f"{LISTED}.includes({theirs!r})")
+        page_until(alice_page, f"{LISTED}.includes({mine!r})", guard_ms=PAGE_WAIT_MS)
+        page_until(bob_page, f"{LISTED}.includes({theirs!r})", guard_ms=PAGE_WAIT_MS)
         assert [mine] == alice_page.evaluate(LISTED)
         assert [theirs] == bob_page.evaluate(LISTED)
         # Live: bob's next session never reaches alice's page; her own does.
         later = bob.post("/api/sessions", json={}).json()["id"]
         own_later = alice.post("/api/sessions", json={}).json()["id"]
-        until(alice_page, f"{LISTED}.includes({own_later!r})")
-        until(bob_page, f"{LISTED}.includes({later!r})")
+        page_until(alice_page, f"{LISTED}.includes({own_later!r})", guard_ms=PAGE_WAIT_MS)
+        page_until(bob_page, f"{LISTED}.includes({later!r})", guard_ms=PAGE_WAIT_MS)
         assert {mine, own_later} == set(alice_page.evaluate(LISTED))
         assert {theirs, later} == set(bob_page.evaluate(LISTED))
         # The terminal form: hidden for alice (no terminals), shown for bob.
-        until(alice_page, "document.getElementById('new-terminal').hidden === true")
-        until(bob_page, "document.getElementById('term-agent').options.length > 0")
+        page_until(
+            alice_page,
+            "document.getElementById('new-terminal').hidden === true",
+            guard_ms=PAGE_WAIT_MS,
+        )
+        page_until(
+            bob_page,
+            "document.getElementById('term-agent').options.length > 0",
+            guard_ms=PAGE_WAIT_MS,
+        )
         assert bob_page.is_visible("#new-terminal")
         assert not alice_page.is_visible("#new-terminal")
         root_page = open_as(browser, url, team.tokens["root"])
-        until(root_page, f"{LISTED}.length === 4")
+        page_until(root_page, f"{LISTED}.length === 4", guard_ms=PAGE_WAIT_MS)
         assert [] == alice_page.errors + bob_page.errors + root_page.errors
