@@ -1,5 +1,5 @@
 """What the web UI's browser tests share: a server on the fake CLI, a page on it, a second
-client, polling, screenshots and an axe-core check."""
+client and screenshots (polling and the axe-core check are tests.support.browser's)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,6 @@ import websockets.sync.client as ws_client
 
 from adapter import PermissionPolicy, SessionConfig
 from adapter.server import ServerSettings, create_app
-from tests.support.browser import axe_violations, page_until
 from tests.support.servers import running
 from tests.support.timeouts import HANG_GUARD, NODE_GUARD_MS
 
@@ -34,11 +33,7 @@ def serve(tmp_path: Path, cli_path: str) -> Any:
     return running(create_app(settings=ServerSettings(session_defaults=defaults)))
 
 
-#: Poll a JavaScript expression from here (the page's CSP forbids the eval that
-#: ``wait_for_function`` polls with).
-until = page_until
-
-__all__ = ("ARTIFACTS", "Remote", "axe_violations", "open_page", "serve", "shot", "until")
+__all__ = ("ARTIFACTS", "Remote", "open_page", "serve", "shot")
 
 
 def open_page(browser: Any, url: str) -> Any:

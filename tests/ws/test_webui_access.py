@@ -19,8 +19,9 @@ from claudecode.testing import (
     tool_use_block,
     turn,
 )
+from tests.support.browser import axe_violations, page_until
 
-from ._webui import ARTIFACTS, NOTIFY_STUB, axe_violations, serve, until
+from ._webui import ARTIFACTS, NOTIFY_STUB, serve
 
 pytestmark = [pytest.mark.browser, pytest.mark.server]
 
@@ -130,7 +131,7 @@ def test_every_state_is_accessible(tmp_path: Path, browser: Any, size: str) -> N
         page.fill("#prompt", "run the tests")
         page.press("#prompt", "Enter")
         page.wait_for_selector(".card.permission:not(.closed)")
-        until(page, "document.title.startsWith('(1)')")
+        page_until(page, "document.title.startsWith('(1)')")
         check(page, f"{size}-permission", problems)
         page.locator("#prompt").focus()
         page.keyboard.press("Shift+Tab")  # backwards from the composer to the card

@@ -15,11 +15,12 @@ import pytest
 from adapter import PermissionPolicy
 from adapter.server import ServerSettings, create_app
 from claudecode.testing import script, text_turn, tool_turn
+from tests.support.browser import axe_violations
 from tests.support.configs import fake_session_config
 from tests.support.servers import running
 from tests.support.timeouts import HANG_GUARD
 
-from ._webui import axe_violations, open_page, shot
+from ._webui import open_page, shot
 
 pytestmark = [pytest.mark.browser, pytest.mark.server]
 

@@ -9,9 +9,10 @@ from typing import Any
 import pytest
 
 from claudecode.testing import fake_cli_command, script, text_turn
+from tests.support.browser import axe_violations
 from tests.support.timeouts import NODE_GUARD_MS
 
-from ._webui import NOTIFY_STUB, axe_violations, serve, shot
+from ._webui import NOTIFY_STUB, serve, shot
 
 pytestmark = [pytest.mark.browser, pytest.mark.server]
 

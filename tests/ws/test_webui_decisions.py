@@ -19,8 +19,9 @@ from claudecode.testing import (
     tool_use_block,
     turn,
 )
+from tests.support.browser import page_until
 
-from ._webui import open_page, serve, shot, until
+from ._webui import open_page, serve, shot
 
 pytestmark = [pytest.mark.browser, pytest.mark.server]
 
@@ -64,7 +65,7 @@ def test_approvals_read_like_decisions(tmp_path: Path, browser: Any) -> None:
         tool = page.locator(".card.kind-shell_exec").first
         assert "waiting for approval" == tool.locator(".status").inner_text()
         assert "echo hi" in page.locator(card).inner_text()  # what it would run, not JSON
-        until(page, "document.title.startsWith('(1) Decision waiting')")
+        page_until(page, "document.title.startsWith('(1) Decision waiting')")
         assert in_view(page, card), "the new card is scrolled into view"
         shot(page, "permission")
         page.locator(card).locator("button.allow").click()
@@ -72,7 +73,7 @@ def test_approvals_read_like_decisions(tmp_path: Path, browser: Any) -> None:
         assert "complete" == tool.locator(".status").inner_text()
         assert "Allowed by you" == tool.locator(".decision").inner_text()
         assert 0 == page.locator(".card.permission").count(), "folded into the tool card"
-        until(page, "document.title === 'claudecode-bridge'")
+        page_until(page, "document.title === 'claudecode-bridge'")
 
         page.fill("#prompt", "delete it")
         page.press("#prompt", "Enter")
@@ -126,7 +127,7 @@ def test_a_question_is_a_form(tmp_path: Path, browser: Any) -> None:
         assert 3 == form.locator("input[type=radio]").count()  # two options and Other
         assert 3 == form.locator("input[type=checkbox]").count()
         assert "Hey!" in form.inner_text()
-        until(page, "document.title.startsWith('(1) Decision waiting')")
+        page_until(page, "document.title.startsWith('(1) Decision waiting')")
         shot(page, "question")
         form.get_by_text("Casual", exact=True).click()
         form.locator("button[type=submit]").click()

@@ -13,9 +13,10 @@ import pytest
 from adapter import PermissionPolicy, SessionConfig
 from adapter.server import ServerSettings, create_app
 from claudecode.testing import fake_cli_command, script, text_turn
+from tests.support.browser import axe_violations, page_until
 from tests.support.servers import running
 
-from ._webui import Remote, axe_violations, open_page, serve, shot, until
+from ._webui import Remote, open_page, serve, shot
 
 pytestmark = [pytest.mark.browser, pytest.mark.server]
 
@@ -43,7 +44,7 @@ SOURCES = "[...document.querySelectorAll('.msg.user .thumbs img')].map((i) => i.
 
 
 def wait_thumbs(page: Any, n: int) -> list[str]:
-    until(page, f"{SOURCES}.filter((s) => s.startsWith('data:image/')).length === {n}")
+    page_until(page, f"{SOURCES}.filter((s) => s.startsWith('data:image/')).length === {n}")
     sources: list[str] = page.evaluate(SOURCES)
     return sources
 
@@ -56,7 +57,7 @@ def test_sent_images_show_as_thumbnails_everywhere(tmp_path: Path, browser: Any)
         page.press("#start-prompt", "Enter")
         page.wait_for_selector(".msg.assistant:has-text('hello')")
         page.evaluate(PASTE, [PNG, GIF])
-        until(page, "document.querySelectorAll('#attachments img').length === 2")
+        page_until(page, "document.querySelectorAll('#attachments img').length === 2")
         page.fill("#prompt", "what are these?")
         page.click("#composer button[type=submit]")
         page.wait_for_selector(".msg.assistant:has-text('I see two images.')")

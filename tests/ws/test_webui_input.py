@@ -10,8 +10,9 @@ from typing import Any
 import pytest
 
 from claudecode.testing import fake_cli_command, script, text_turn
+from tests.support.browser import page_until
 
-from ._webui import open_page, serve, shot, until
+from ._webui import open_page, serve, shot
 
 pytestmark = [pytest.mark.browser, pytest.mark.server]
 
@@ -68,7 +69,7 @@ def test_images_slash_commands_and_send(tmp_path: Path, browser: Any) -> None:
         assert ["/compact", "/review"] == page.locator("#slash li").all_inner_texts()
         assert "true" == page.get_attribute("#prompt", "aria-expanded")
         page.keyboard.type("re")
-        until(page, "document.querySelectorAll('#slash li').length === 1")
+        page_until(page, "document.querySelectorAll('#slash li').length === 1")
         shot(page, "slash")
         page.keyboard.press("Enter")
         assert "/review " == page.input_value("#prompt")

@@ -8,8 +8,9 @@ from typing import Any
 import pytest
 
 from claudecode.testing import fake_cli_command, script, text_turn, tool_turn
+from tests.support.browser import page_until
 
-from ._webui import open_page, serve, shot, until
+from ._webui import open_page, serve, shot
 
 pytestmark = [pytest.mark.browser, pytest.mark.server]
 
@@ -70,7 +71,9 @@ def test_markdown_is_rendered_and_inert(tmp_path: Path, browser: Any) -> None:
         text = reply.inner_text()
         assert "<img src=x" in text and "<script>" in text and "image: pic" in text
         reply.locator(".codeblock button.copy").click()
-        until(page, "document.querySelector('.codeblock button.copy').textContent === 'Copied'")
+        page_until(
+            page, "document.querySelector('.codeblock button.copy').textContent === 'Copied'"
+        )
         assert 'print("hi")' in page.evaluate("navigator.clipboard.readText()")
         page.wait_for_selector(".msg.user")
         shot(page, "markdown")

@@ -17,10 +17,10 @@ import pytest
 from adapter import PermissionPolicy, SessionConfig
 from adapter.server import ServerSettings, create_app
 from claudecode.testing import fake_cli_command, replay_script, script, text_turn, tool_turn
-from tests.support.browser import page_until
+from tests.support.browser import axe_violations, page_until
 from tests.support.servers import running
 
-from ._webui import ARTIFACTS, Remote, axe_violations, open_page, serve, shot, until
+from ._webui import ARTIFACTS, Remote, open_page, serve, shot
 
 pytestmark = [pytest.mark.browser, pytest.mark.server]
 
@@ -37,7 +37,7 @@ def test_background_approval_notifies_and_reconnect_shows_nothing_twice(
     with serve(tmp_path, fake_cli_command(body, tmp_path / "fake")) as url:
         page = open_page(browser, url)
         page.click("#start button[type=submit]")
-        until(page, "window.ccbState.current !== null")
+        page_until(page, "window.ccbState.current !== null")
         current = page.evaluate("window.ccbState.current")
         page.fill("#prompt", "hello")
         page.press("#prompt", "Enter")
@@ -104,14 +104,14 @@ def test_a_session_whose_cli_dies_is_a_clear_error(tmp_path: Path, browser: Any)
     with serve(tmp_path, fake_cli_command(body, tmp_path / "fake")) as url:
         page = open_page(browser, url)
         page.click("#start button[type=submit]")
-        until(page, "window.ccbState.current !== null")
+        page_until(page, "window.ccbState.current !== null")
         current = page.evaluate("window.ccbState.current")
         page.fill("#prompt", "hello")
         page.press("#prompt", "Enter")
         page.locator(f"#sessions li[data-session='{current}'] .badge.errored").wait_for()
         banner = page.locator("#banner.error")
         banner.wait_for()
-        until(page, "document.querySelector('#banner details') !== null")
+        page_until(page, "document.querySelector('#banner details') !== null")
         words = page.evaluate("document.getElementById('banner').firstChild.textContent")
         assert words == (
             "The Claude Code CLI stopped, so this session ended. Start a new session to go on."
@@ -228,7 +228,7 @@ def test_slash_commands_stream_as_they_show_after_a_reload(tmp_path: Path, brows
     with serve(tmp_path, fake_cli_command(body, tmp_path / "fake")) as url:
         page = open_page(browser, url)
         page.click("#start button[type=submit]")
-        until(page, "window.ccbState.current !== null")
+        page_until(page, "window.ccbState.current !== null")
         current = page.evaluate("window.ccbState.current")
         remote = Remote(url)
         for i, text in enumerate(prompts):
@@ -312,7 +312,7 @@ def test_sub_agent_work_is_nested_under_its_call(tmp_path: Path, browser: Any) -
     with serve(tmp_path, cli) as url:
         page = open_page(browser, url)
         page.click("#start button[type=submit]")
-        until(page, "window.ccbState.current !== null")
+        page_until(page, "window.ccbState.current !== null")
         page.fill("#prompt", "delegate it")
         page.press("#prompt", "Enter")
         page.wait_for_selector(".msg.assistant:has-text('The sub-agent says')")
@@ -364,7 +364,7 @@ def test_the_readme_first_command(tmp_path: Path, browser: Any) -> None:
                     assert "Which greeting style should I use?" in form.inner_text()
                     form.get_by_text("Casual", exact=True).click()
                     form.locator("button[type=submit]").click()
-                    until(page, f"document.querySelectorAll('{question}').length === 0")
+                    page_until(page, f"document.querySelectorAll('{question}').length === 0")
                     continue
                 if page.locator(open_card).count() == 0:
                     break

@@ -12,9 +12,10 @@ import pytest
 from adapter import PermissionPolicy, SessionConfig
 from adapter.server import ServerSettings, create_app
 from claudecode.testing import fake_cli_command, script, text_turn
+from tests.support.browser import page_until
 from tests.support.servers import running
 
-from ._webui import Remote, open_page, shot, until
+from ._webui import Remote, open_page, shot
 
 pytestmark = [pytest.mark.browser, pytest.mark.server]
 
@@ -47,7 +48,7 @@ def test_sessions_people_can_tell_apart(tmp_path: Path, browser: Any) -> None:
         remote.request({"type": "prompt", "session_id": other, "text": "write the docs"})
 
         row = page.locator(f"#sessions li[data-session='{mine}']")
-        until(
+        page_until(
             page,
             f"document.querySelector(\"#sessions li[data-session='{mine}'] .meta\")"
             ".textContent.includes('$')",
@@ -65,7 +66,7 @@ def test_sessions_people_can_tell_apart(tmp_path: Path, browser: Any) -> None:
         # the stored history is listed under the sessions, and found by the same search
         page.locator("#history li", has_text="say hello").wait_for()
         page.fill("#search", "docs")
-        until(page, "document.querySelectorAll('#sessions li[data-session]').length === 1")
+        page_until(page, "document.querySelectorAll('#sessions li[data-session]').length === 1")
         assert 1 == theirs.count() and 0 == row.count()
         assert 0 == page.locator("#history li", has_text="say hello").count()
         page.fill("#search", "say hel")
@@ -94,7 +95,7 @@ def test_sessions_people_can_tell_apart(tmp_path: Path, browser: Any) -> None:
         page.locator("#session-state.badge.closed").wait_for()
         page.click("#delete")
         page.locator("#landing").wait_for()
-        until(page, f"!window.ccbState.sessions.has('{mine}')")
+        page_until(page, f"!window.ccbState.sessions.has('{mine}')")
         assert 0 == row.count()
         page.uncheck("#show-archived")
         assert mine not in [s["id"] for s in remote.request({"type": "list_sessions"})["sessions"]]

@@ -10,9 +10,10 @@ import pytest
 from adapter import PermissionPolicy, SessionConfig
 from adapter.server import ServerSettings, create_app
 from claudecode.testing import fake_cli_command, script, text_turn
+from tests.support.browser import page_until
 from tests.support.servers import running
 
-from ._webui import open_page, serve, shot, until
+from ._webui import open_page, serve, shot
 
 pytestmark = [pytest.mark.browser, pytest.mark.server]
 
@@ -72,7 +73,7 @@ def test_a_url_per_session(tmp_path: Path, browser: Any) -> None:
         page.wait_for_selector(".msg.assistant:has-text('reply 0')")
         assert first == page.evaluate("window.ccbState.current")
         assert chat == page.locator("#chat > [data-id]").all_inner_texts()
-        until(
+        page_until(
             page,
             "(() => { const c = document.getElementById('chat');"
             " return c.scrollHeight - c.scrollTop - c.clientHeight < 2; })()",
