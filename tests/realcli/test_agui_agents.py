@@ -12,10 +12,10 @@ from typing import Any
 
 import pytest
 
-from adapter import PermissionPolicy, SessionConfig
 from adapter.server import ServerSettings, create_app, parse_agents
 from adapter.server.agui import APPROVAL_TOOL
 from tests.support.agui_clients import drive, runs_of, text_of
+from tests.support.configs import real_cli_config
 from tests.support.servers import running
 
 from .cli import CLIEnv
@@ -36,18 +36,7 @@ def system_text(body: Any) -> str:
 
 
 def bridge(cli_command: str, cli_env: CLIEnv, state: Path, agents: Any) -> Any:
-    defaults = SessionConfig(
-        cli_path=cli_command,
-        cwd=cli_env.cwd,
-        env=cli_env(),
-        policy=PermissionPolicy("supervised"),
-        client_options={
-            "inherit_env": False,
-            "spawn_timeout": 60.0,
-            "control_timeout": 60.0,
-            "close_grace": 10.0,
-        },
-    )
+    defaults = real_cli_config(cli_command, cli_env, client={"close_grace": 10.0})
     settings = ServerSettings(
         session_defaults=defaults, state_dir=state, keepalive_seconds=5, agents=agents
     )

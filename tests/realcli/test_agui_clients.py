@@ -14,10 +14,10 @@ from typing import Any
 
 import pytest
 
-from adapter import PermissionPolicy, SessionConfig
 from adapter.server import ServerSettings, create_app
-from adapter.server.agui import APPROVAL_TOOL, verify_events
-from tests.support.agui_clients import drive, runs_of, text_of
+from adapter.server.agui import APPROVAL_TOOL
+from tests.support.agui_clients import checked_runs, drive, text_of
+from tests.support.configs import real_cli_config
 from tests.support.servers import running
 
 from ._assertions import api_tool_results, result_text
@@ -29,33 +29,9 @@ pytestmark = [pytest.mark.realcli, pytest.mark.node, pytest.mark.server, pytest.
 
 
 def bridge(cli_command: str, cli_env: CLIEnv, state: Path) -> Any:
-    defaults = SessionConfig(
-        cli_path=cli_command,
-        cwd=cli_env.cwd,
-        env=cli_env(),
-        policy=PermissionPolicy("supervised"),
-        client_options={
-            "inherit_env": False,
-            "spawn_timeout": 60.0,
-            "control_timeout": 60.0,
-            "close_grace": 10.0,
-        },
-    )
+    defaults = real_cli_config(cli_command, cli_env, client={"close_grace": 10.0})
     settings = ServerSettings(session_defaults=defaults, state_dir=state, keepalive_seconds=5)
     return create_app(settings=settings)
-
-
-def check(step: dict[str, Any], *, errors_ok: bool = False) -> list[list[dict[str, Any]]]:
-    """No client error; every run valid for verifyEvents."""
-    if not errors_ok:
-        assert [] == step.get("errors"), step.get("errors")
-        assert [] == step.get("runErrors", []), step.get("runErrors")
-    runs = runs_of(step)
-    known: list[str] = []
-    for events in runs:
-        assert [] == verify_events(events, known_tool_calls=known), events
-        known += [e["toolCallId"] for e in events if e["type"] == "TOOL_CALL_START"]
-    return runs
 
 
 def payloads(step: dict[str, Any]) -> list[dict[str, Any]]:
@@ -167,28 +143,28 @@ def test_the_real_clients_against_the_real_cli(
     assert [] == result["warnings"]
     text, allow, deny, edit, connect, copilotkit, stop, error, both = result["steps"]
 
-    check(text)
+    checked_runs(text)
     assert "Hello from the bridge." == text_of(text)
 
-    allow_runs = check(allow)
+    allow_runs = checked_runs(allow)
     assert 2 == len(allow_runs) and 1 == allow["approvals"]
     assert any(e.get("toolCallName") == APPROVAL_TOOL for e in allow_runs[0])
     assert (work / "allowed.txt").exists()
     assert "Made allowed.txt." in text_of(allow)
     assert "complete" == payloads(allow)[-1]["status"]
 
-    check(deny)
+    checked_runs(deny)
     assert not (work / "denied.txt").exists()
     assert "error" == payloads(deny)[-1]["status"]
     assert "did not run it" in text_of(deny)
 
-    check(edit)
+    checked_runs(edit)
     assert "alpha\ngamma\n" == (work / "notes.txt").read_text()
     (modify,) = [p for p in payloads(edit) if p["status"] == "complete"]
     assert "modify_file" == modify["normalized"]["kind"]
     assert "+gamma" in modify["normalized"]["mutations"][0]["diff"]
 
-    check(connect)
+    checked_runs(connect)
     roles = [(m["role"], m.get("content")) for m in connect["messages"]]
     assert ("user", "hi") == roles[0] and ("assistant", "Hello from the bridge.") in roles
 
@@ -198,17 +174,17 @@ def test_the_real_clients_against_the_real_cli(
     assert (work / "from-copilotkit.txt").exists()
     assert "CopilotKit approved it." in text_of(copilotkit)
 
-    (stopped,) = check(stop)
+    (stopped,) = checked_runs(stop)
     assert "RUN_FINISHED" == stopped[-1]["type"]
     assert [True] == [s["stopped"] for s in stop["stops"]]
     assert 0 < len(text_of(stop)) < len("word " * 200)
 
-    (failed,) = check(error, errors_ok=True)
+    (failed,) = checked_runs(error, errors_ok=True)
     assert "RUN_ERROR" == failed[-1]["type"] and failed[-1].get("code")
     assert 1 == len(error["runErrors"])
 
     for inner in both["parallel"]:
-        check(inner)
+        checked_runs(inner)
         assert "parallel answer" == text_of(inner)
 
 
@@ -229,7 +205,7 @@ def test_a_thread_resumes_after_a_server_restart(
         }
     ]
     with running(bridge(cli_command, cli_env, state)) as base:
-        check(drive(base, first, tmp_path / "one")["steps"][0])
+        checked_runs(drive(base, first, tmp_path / "one")["steps"][0])
     again = [
         {"op": "connect", "client": "0.0.59", "path": "/agui/connect", "threadId": "keep"},
         {
@@ -247,7 +223,7 @@ def test_a_thread_resumes_after_a_server_restart(
     assert ["remember papaya", "The secret word is PAPAYA."] == [
         m.get("content") for m in connect["messages"]
     ]
-    check(run)
+    checked_runs(run)
     assert "You said PAPAYA." == text_of(run)
     last = fake_api.requests()[-1].body
     said = json.dumps(last["messages"])
@@ -289,7 +265,7 @@ def test_frontend_actions_run_in_the_page_and_claude_uses_their_result(
     assert [] == result["warnings"]
     http, copilotkit = result["steps"]
 
-    runs = check(http)
+    runs = checked_runs(http)
     assert 2 == len(runs)
     (call,) = [e for e in runs[0] if e["type"] == "TOOL_CALL_START"]
     assert "getSecret" == call["toolCallName"]
@@ -351,7 +327,7 @@ def test_questions_reach_the_real_cli_from_the_page_and_as_interrupts(
         result = drive(base, steps, tmp_path / "drive")
     kit, interrupted = result["steps"]
     assert [] == kit["errors"], kit
-    check(interrupted)
+    checked_runs(interrupted)
     assert "Formal it is." in text_of(kit) and "Casual it is." in text_of(interrupted)
     [first, second] = [
         r for request in fake_api.main_requests() for r in api_tool_results(request.body)

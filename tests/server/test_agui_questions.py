@@ -15,8 +15,8 @@ from adapter import PermissionPolicy, SessionConfig
 from adapter.commands.demo import DEMO_QUESTION, demo_cli
 from adapter.policies import PolicyName
 from adapter.server import ServerSettings, create_app
-from adapter.server.agui import QUESTION_TOOL, verify_events
-from tests.support.agui_clients import drive, runs_of, text_of
+from adapter.server.agui import QUESTION_TOOL
+from tests.support.agui_clients import checked_runs, drive, text_of
 from tests.support.servers import running
 
 pytestmark = [pytest.mark.node, pytest.mark.server, pytest.mark.slow]
@@ -32,17 +32,6 @@ def _bridge(tmp_path: Path, policy: PolicyName = "supervised") -> Any:
     )
     settings = ServerSettings(session_defaults=defaults, state_dir=tmp_path / "state")
     return create_app(settings=settings)
-
-
-def _checked(step: dict[str, Any]) -> list[list[dict[str, Any]]]:
-    assert [] == step.get("errors"), step.get("errors")
-    assert [] == step.get("runErrors", []), step.get("runErrors")
-    runs = runs_of(step)
-    known: list[str] = []
-    for events in runs:
-        assert [] == verify_events(events, known_tool_calls=known), events
-        known += [e["toolCallId"] for e in events if e["type"] == "TOOL_CALL_START"]
-    return runs
 
 
 def _question_calls(step: dict[str, Any]) -> list[dict[str, Any]]:
@@ -72,7 +61,7 @@ def test_an_agui_client_answers_the_demo_question(tmp_path: Path, client: str) -
             tmp_path / "drive",
         )
     [step] = result["steps"]
-    runs = _checked(step)
+    runs = checked_runs(step)
     assert 1 == len(_question_calls(step))
     [args] = step["questionArgs"]
     assert ["Formal", "Casual"] == [o["label"] for o in args["questions"][0]["options"]]
@@ -128,7 +117,7 @@ def test_a_declined_question_and_the_autonomous_policy(tmp_path: Path) -> None:
             ],
             tmp_path / "declined",
         )["steps"][0]
-    _checked(declined)
+    checked_runs(declined)
     assert "No greeting style was chosen" in text_of(declined)
     with running(_bridge(tmp_path / "auto", "autonomous")) as base:
         auto = drive(
@@ -136,7 +125,7 @@ def test_a_declined_question_and_the_autonomous_policy(tmp_path: Path) -> None:
             [{"op": "run", "client": "1.0.0", "path": "/agui", "threadId": "t4", "text": "go"}],
             tmp_path / "auto-drive",
         )["steps"][0]
-    _checked(auto)
+    checked_runs(auto)
     assert [] == _question_calls(auto)
     resolved = [
         e["value"]
@@ -169,7 +158,7 @@ def test_an_agui_1_0_client_takes_interrupts_and_resumes(tmp_path: Path) -> None
             tmp_path / "drive",
         )
     [step] = result["steps"]
-    runs = _checked(step)
+    runs = checked_runs(step)
     assert [] == _question_calls(step)
     assert not [e for e in step["events"] if e.get("toolCallName") == "claudecode_approval"]
     reasons = [i["reason"] for i in step["interrupts"]]

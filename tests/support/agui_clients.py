@@ -10,6 +10,8 @@ from typing import Any
 
 import pytest
 
+from adapter.server.agui import verify_events
+
 #: The npm package of the AG-UI / CopilotKit clients (package.json, drive.mjs).
 HERE = Path(__file__).resolve().parents[1] / "agui_clients"
 
@@ -70,4 +72,19 @@ def runs_of(step: dict[str, Any]) -> list[list[dict[str, Any]]]:
             runs.append([])
         if runs:
             runs[-1].append(event)
+    return runs
+
+
+def checked_runs(step: dict[str, Any], *, errors_ok: bool = False) -> list[list[dict[str, Any]]]:
+    """The step's runs, each valid for AG-UI's ``verifyEvents`` (tool calls of earlier runs
+    known to later ones), after checking the client reported no error (``errors_ok``: a step
+    that is meant to fail)."""
+    if not errors_ok:
+        assert [] == step.get("errors"), step.get("errors")
+        assert [] == step.get("runErrors", []), step.get("runErrors")
+    runs = runs_of(step)
+    known: list[str] = []
+    for events in runs:
+        assert [] == verify_events(events, known_tool_calls=known), events
+        known += [e["toolCallId"] for e in events if e["type"] == "TOOL_CALL_START"]
     return runs

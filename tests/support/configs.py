@@ -27,17 +27,27 @@ def fake_session_config(
 
 
 def real_cli_config(
-    cli_command: str, cli_env: Any, *, policy: PolicyName = "supervised", **kwargs: Any
+    cli_command: str,
+    cli_env: Any,
+    *,
+    policy: PolicyName = "supervised",
+    client: dict[str, Any] | None = None,
+    **kwargs: Any,
 ) -> SessionConfig:
     """A :class:`SessionConfig` for the real pinned CLI (``cli_command``) against the fake
     Messages API (``cli_env``, the real-CLI tests' fixture: its directory and environment),
-    with the generous start-up and control timeouts a loaded machine needs; ``kwargs`` go to
-    the config."""
+    with the generous start-up and control timeouts a loaded machine needs; ``client`` adds
+    client options, ``kwargs`` go to the config."""
     return SessionConfig(
         cli_path=cli_command,
         cwd=cli_env.cwd,
         env=cli_env(),
         policy=PermissionPolicy(policy),
-        client_options={"inherit_env": False, "control_timeout": 60.0, "spawn_timeout": 60.0},
+        client_options={
+            "inherit_env": False,
+            "control_timeout": 60.0,
+            "spawn_timeout": 60.0,
+            **(client or {}),
+        },
         **kwargs,
     )
