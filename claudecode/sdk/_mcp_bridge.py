@@ -10,6 +10,7 @@ is optional: without it no such instance can exist, and this module is never nee
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Mapping
 from typing import Any
 
@@ -20,15 +21,6 @@ from .._detached import DetachedTask, spawn_detached
 from .._log import get_logger
 from ..mcp import SdkMcpServer
 
-try:  # the optional mcp package
-    import mcp.types as mcp_types
-    from mcp.server.lowlevel import Server as _McpServer
-    from mcp.shared.message import SessionMessage
-except ImportError:  # pragma: no cover - exercised only without the extra
-    mcp_types = None  # type: ignore[assignment]
-    _McpServer = None  # type: ignore[assignment,misc]
-    SessionMessage = None  # type: ignore[assignment,misc]
-
 __all__ = ("McpServerBridge", "is_mcp_server")
 
 _log = get_logger("claudecode.sdk")
@@ -36,12 +28,27 @@ _NOT_SUPPORTED = {"code": -32601, "message": "not supported by this client"}
 _GONE = {"code": -32603, "message": "the MCP server stopped"}
 
 
+#: Where the ``mcp`` package defines ``Server``. The package is imported only once a
+#: program has made a server of its own: importing it (pydantic models by the hundred) took
+#: ~0.4 s, and every ``import claudecode.sdk`` and ``claudecode-bridge`` command paid it.
+_SERVER_MODULE = "mcp.server.lowlevel.server"
+
+
 def is_mcp_server(instance: object) -> bool:
-    """Whether ``instance`` is an ``mcp.server.Server`` (False without ``mcp``)."""
-    return _McpServer is not None and isinstance(instance, _McpServer)
+    """Whether ``instance`` is an ``mcp.server.Server`` (False without ``mcp``).
+
+    An instance exists only after its module was imported, so a program that never imported
+    ``mcp`` has none, and this check does not import it either."""
+    module = sys.modules.get(_SERVER_MODULE)
+    server = getattr(module, "Server", None)
+    return isinstance(server, type) and isinstance(instance, server)
 
 
 def _parse(message: Mapping[str, Any]) -> Any:
+    # Only reached with a server in hand: ``mcp`` is already imported.
+    import mcp.types as mcp_types
+    from mcp.shared.message import SessionMessage
+
     if hasattr(mcp_types, "jsonrpc_message_adapter"):  # mcp 2.x: a plain union
         return SessionMessage(mcp_types.jsonrpc_message_adapter.validate_python(dict(message)))
     legacy: Any = mcp_types.JSONRPCMessage  # mcp 1.x: a RootModel

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from typing import Annotated, Any, NotRequired, TypedDict
 
 import pytest
@@ -10,6 +12,7 @@ from hypothesis import strategies as st
 
 from claudecode.mcp import SdkMcpServer
 from claudecode.mcp_schema import input_schema
+from tests.support.timeouts import HANG_GUARD
 
 pytestmark = pytest.mark.anyio
 
@@ -124,3 +127,20 @@ def test_any_arguments_give_a_result_never_an_exception(arguments: Any) -> None:
     reply = anyio.run(_adder().handle, _call("add", arguments))
     assert "result" in reply
     assert isinstance(reply["result"]["content"], list)
+
+
+def test_the_mcp_package_is_imported_only_by_programs_that_use_it() -> None:
+    """``import claudecode.sdk`` and the ``claudecode-bridge`` commands leave ``mcp`` (and
+    its hundreds of pydantic models, ~0.4 s) unloaded; an ``mcp`` server instance is still
+    recognised once the program has made one."""
+    check = (
+        "import sys, claudecode.sdk, adapter.commands.main, adapter.commands.worker\n"
+        "assert 'mcp' not in sys.modules and 'pydantic' not in sys.modules, "
+        "sorted(m for m in sys.modules if m.startswith(('mcp', 'pydantic')))\n"
+        "from claudecode.sdk._mcp_bridge import is_mcp_server\n"
+        "assert not is_mcp_server(object())\n"
+        "from mcp.server.lowlevel import Server\n"
+        "assert is_mcp_server(Server('x'))\n"
+    )
+    pytest.importorskip("mcp.server.lowlevel")
+    subprocess.run([sys.executable, "-c", check], check=True, timeout=HANG_GUARD)
