@@ -6,6 +6,7 @@
      └── AdapterError                      code              HTTP
           ├── UnknownSessionError*          unknown_session    404   (also KeyError)
           ├── UnknownPermissionError*       unknown_permission 404
+          ├── UnknownAgentError*            unknown_agent      404
           ├── TooManySessionsError*         too_many_sessions  429
           ├── CliSessionInUseError*         session_in_use     409
           ├── ThreadBusyError*              thread_busy        409
@@ -46,6 +47,7 @@ __all__ = (
     "ThreadAgentError",
     "ThreadBusyError",
     "TooManySessionsError",
+    "UnknownAgentError",
     "UnknownPermissionError",
     "UnknownSessionError",
 )
@@ -82,6 +84,13 @@ class UnknownPermissionError(AdapterError, UsageError):
     """Raised when answering a permission request that is not open (answered, expired...)."""
 
     code = "unknown_permission"
+    http_status = 404
+
+
+class UnknownAgentError(AdapterError, UsageError):
+    """A new session named an agent the server does not offer (``serve --agents``)."""
+
+    code = "unknown_agent"
     http_status = 404
 
 

@@ -39,18 +39,24 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import msgspec
+
 from claudecode.options import EFFORT_LEVELS
 
 from ..backend import SessionSpec
+from ..errors import UnknownAgentError
 from ..specs import SPEC_POLICIES
 
 __all__ = (
+    "AGENT_NAME_PATTERN",
     "Agent",
     "AGENTS_ENV_VAR",
     "AgentsFileError",
     "DEFAULT_AGENT",
     "default_agent",
+    "find_agent",
     "load_agents",
+    "offered_agents",
     "parse_agents",
 )
 
@@ -58,7 +64,8 @@ __all__ = (
 AGENTS_ENV_VAR = "CLAUDECODE_BRIDGE_AGENTS"
 
 #: What an agent id may be: it is a path segment of the CopilotKit and AG-UI routes.
-_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")
+AGENT_NAME_PATTERN = "^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$"
+_NAME = re.compile(AGENT_NAME_PATTERN)
 _MCP_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")
 _KEYS = frozenset(
     {
@@ -95,9 +102,36 @@ class Agent:
     description: str = "Claude Code, through claudecode-bridge"
     spec: SessionSpec = field(default_factory=SessionSpec)
 
+    def session_spec(self, **changes: Any) -> SessionSpec:
+        """The spec a session of this agent starts from: :attr:`spec` with ``changes``
+        (fields of :class:`~adapter.backend.SessionSpec`; a ``None`` leaves the agent's own,
+        so a front end passes what its client set and nothing else)."""
+        return msgspec.structs.replace(
+            self.spec, **{key: value for key, value in changes.items() if value is not None}
+        )
+
 
 #: The one agent of a server without an agents file.
 DEFAULT_AGENT = Agent("default")
+
+
+def offered_agents(agents: tuple[Agent, ...]) -> tuple[Agent, ...]:
+    """The agents a server configured with ``agents`` offers: those, or :data:`DEFAULT_AGENT`
+    alone when there are none."""
+    return agents or (DEFAULT_AGENT,)
+
+
+def find_agent(agents: tuple[Agent, ...], name: str) -> Agent:
+    """The agent called ``name`` among those a server configured with ``agents`` offers.
+
+    Raises:
+        UnknownAgentError: it offers none of that name.
+    """
+    found = next((agent for agent in offered_agents(agents) if agent.name == name), None)
+    if found is None:
+        known = ", ".join(agent.name for agent in offered_agents(agents))
+        raise UnknownAgentError(f"no agent {name[:64]!r} here (this server offers: {known})")
+    return found
 
 
 def default_agent(agents: tuple[Agent, ...]) -> Agent:

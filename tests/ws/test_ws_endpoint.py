@@ -71,7 +71,9 @@ def test_hello_ping_and_lists(tmp_path: Path) -> None:
     with serve(tmp_path, script(text_turn("Hi!"))) as url:
         c = connect(url)
         try:
-            assert {"type": "ack", "request_id": "h", "version": 1} == (
+            # Without an agents file the one agent, "default", is the server's settings.
+            default = {"name": "default", "description": "Claude Code, through claudecode-bridge"}
+            assert {"type": "ack", "request_id": "h", "version": 1, "agents": [default]} == (
                 c.send({"type": "hello", "version": 1, "request_id": "h"}) or c.recv()
             )
             assert {"type": "pong", "request_id": 5} == (

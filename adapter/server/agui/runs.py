@@ -435,11 +435,8 @@ class AguiService:
             if alive:
                 return thread.session_id, info
         resume = thread.record.cli_session_id
-        spec = msgspec.structs.replace(
-            self._agent(self._agent_of(thread)).spec,
-            resume=resume,
-            frontend_tools=tools,
-            origin="ag-ui",
+        spec = self._agent(self._agent_of(thread)).session_spec(
+            resume=resume, frontend_tools=tools, origin="ag-ui"
         )
         info = await self.backend.create(spec)
         thread.session_id = info.id

@@ -56,7 +56,7 @@ from claudecode import __version__
 from claudecode.internal import get_logger
 
 from ...errors import ThreadAgentError
-from ..agents import DEFAULT_AGENT, Agent
+from ..agents import DEFAULT_AGENT, Agent, offered_agents
 from ..app import ServerContext
 from ..errors import json_error
 from ..input_checks import JSONRejected, decode_json
@@ -102,7 +102,7 @@ def runtime_info(agents: tuple[Agent, ...] = ()) -> dict[str, Any]:
                 "className": "ClaudeCodeAgent",
                 "description": agent.description,
             }
-            for agent in agents or (DEFAULT_AGENT,)
+            for agent in offered_agents(agents)
         },
         "audioFileTranscriptionEnabled": False,
         "mode": "sse",

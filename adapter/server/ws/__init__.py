@@ -16,6 +16,7 @@ from .protocol import (
     CLOSE_UNSUPPORTED_VERSION,
     PROTOCOL_VERSION,
     Ack,
+    AgentInfo,
     ClientFrame,
     CloseSession,
     CreateSession,
@@ -53,6 +54,7 @@ from .protocol import (
 
 __all__ = (
     "Ack",
+    "AgentInfo",
     "ClientFrame",
     "CLOSE_CODES",
     "CLOSE_FRAME_TOO_LARGE",

@@ -45,6 +45,7 @@ from ...backend import SessionInfo, history_dir_of
 from ...history.transcripts import HistoryIndex, config_dir
 from ...owners import OwnedBackend, current_caller
 from ...terminals import as_session_info
+from ..agents import Agent
 from ..app import ServerContext
 from ..input_checks import utf8_length
 from .errors import error_of
@@ -123,8 +124,10 @@ class WebSocketConnection(Outbox, Subscriptions, RequestHandlers):
         max_queue_bytes: int = DEFAULT_MAX_QUEUE_BYTES,
         shutting_down: anyio.Event | None = None,
         terminals: OwnedTerminals | None = None,
+        agents: tuple[Agent, ...] = (),
     ) -> None:
         self.ws = ws
+        self.agents = agents
         #: Who this connection serves (its handshake's identity).
         self.caller = current_caller()
         self.terminals = terminals
@@ -330,6 +333,7 @@ def ws_routes(
             max_queue_bytes=max_queue_bytes,
             shutting_down=ctx.shutting_down,
             terminals=ctx.terminals,
+            agents=ctx.settings.agents,
         )
         try:
             await connection.run()

@@ -14,7 +14,7 @@ import anyio
 from claudecode import UsageError
 from claudecode.internal import get_logger
 
-from ...backend import LabelBackend, SessionSpec
+from ...backend import LabelBackend
 from ...events import Event
 from ...history.transcripts import (
     HistoryIndex,
@@ -27,10 +27,12 @@ from ...images import Image
 from ...owners import OwnedBackend
 from ...policies import PermissionDecision
 from ...terminals import as_session_info
+from ..agents import DEFAULT_AGENT, Agent, find_agent, offered_agents
 from .protocol import (
     CLOSE_UNSUPPORTED_VERSION,
     PROTOCOL_VERSION,
     Ack,
+    AgentInfo,
     CloseSession,
     CreateSession,
     DeleteSession,
@@ -73,6 +75,8 @@ class RequestHandlers:
     views: SessionViews
     history: HistoryIndex
     terminals: OwnedTerminals | None
+    #: The server's named agents (``serve --agents``; none: only ``default``).
+    agents: tuple[Agent, ...]
 
     if TYPE_CHECKING:  # the connection provides these
 
@@ -95,13 +99,28 @@ class RequestHandlers:
             return
         if frame.client_id:
             _log.debug("ws.hello", client_id=frame.client_id[:100])
-        self.send(Ack(request_id=frame.request_id, version=PROTOCOL_VERSION))
+        # What the agents file says of each agent to choose from, nothing it hands the CLI
+        # (system prompts, MCP servers and their credentials stay on the server).
+        agents = [
+            AgentInfo(name=a.name, description=a.description) for a in offered_agents(self.agents)
+        ]
+        self.send(Ack(request_id=frame.request_id, version=PROTOCOL_VERSION, agents=agents))
 
     async def _create(self, frame: CreateSession) -> None:
         if frame.kind == "terminal":
+            if frame.named_agent is not None:
+                raise UsageError("a terminal session does not start from a named agent")
             await self._create_terminal(frame)
             return
-        spec = SessionSpec(
+        # Without a name: the server's own settings (DEFAULT_AGENT's empty spec), as before
+        # agents had names, even when the agents file calls one of its agents "default".
+        agent = DEFAULT_AGENT
+        if frame.named_agent is not None:
+            agent = find_agent(self.agents, frame.named_agent)
+        # The frame's fields replace the agent's as they replace the server's settings: each
+        # is one a client may set on any session (a policy only decides who is asked, and the
+        # person asked is this client), while what only the agents file sets stays.
+        spec = agent.session_spec(
             cwd=frame.cwd,
             model=frame.model,
             policy=frame.policy,

@@ -32,8 +32,9 @@ unauthorized, 4003 unsupported protocol version.
 
 from __future__ import annotations
 
+import re
 import typing
-from typing import Any, Final, Literal, TypeAlias
+from typing import Annotated, Any, Final, Literal, TypeAlias
 
 import msgspec
 
@@ -41,6 +42,7 @@ from ...backend import SessionInfo
 from ...chat.snapshot import ChatSnapshot
 from ...events import AnyEvent, event_schema
 from ...history.transcripts import HistorySession
+from ..agents import AGENT_NAME_PATTERN
 from ..input_checks import (
     MAX_ID_LENGTH,
     MAX_JSON_DEPTH,
@@ -61,6 +63,7 @@ __all__ = (
     "CLOSE_UNSUPPORTED_VERSION",
     "PROTOCOL_VERSION",
     "Ack",
+    "AgentInfo",
     "ClientFrame",
     "CloseSession",
     "CreateSession",
@@ -126,6 +129,7 @@ ErrorCode: TypeAlias = Literal[
     "unsupported_version",
     "unknown_session",
     "unknown_permission",
+    "unknown_agent",
     "not_subscribed",
     "too_many_sessions",
     "history_not_found",
@@ -154,6 +158,10 @@ class Hello(_Frame, frozen=True, tag="hello"):
     client_id: str | None = None
 
 
+#: A named agent's name as a frame may carry it (the agents file's rule for names).
+AgentName: TypeAlias = Annotated[str, msgspec.Meta(pattern=AGENT_NAME_PATTERN, max_length=64)]
+
+
 class CreateSession(_Frame, frozen=True, tag="create_session"):
     """Start a session (every field optional; unset ones take the server's defaults).
 
@@ -163,6 +171,15 @@ class CreateSession(_Frame, frozen=True, tag="create_session"):
     ``bad_request`` before any CLI starts).
     ``resume`` a stored CLI session (``resume_session_at`` a message uuid in it; ``fork`` to
     continue under a new id). Answered by an ``ack`` with ``session_id`` and ``session``.
+
+    ``named_agent`` starts the session from one of the server's named agents (``serve
+    --agents``; their names and descriptions come in the ``ack`` to ``hello``): its working
+    directory, model, policy, effort, system prompt, tool rules, extra directories and MCP
+    servers. The frame's own ``cwd``, ``model``, ``policy``, ``permission_mode`` and
+    ``effort``, when set, replace the agent's, as they replace the server's settings without
+    one; what only the agents file can set (system prompt, tool rules, directories, MCP
+    servers) stays the agent's. A name the server does not offer is an ``unknown_agent``
+    error; without ``named_agent`` the session takes the server's settings.
 
     ``kind="terminal"`` starts a terminal session instead: ``agent`` (``claude``, ``codex``,
     ``cursor-agent``, ``gemini``, ``copilot``, ``shell``) in ``cwd`` with ``cols`` x ``rows``
@@ -181,6 +198,7 @@ class CreateSession(_Frame, frozen=True, tag="create_session"):
     fork: bool = False
     kind: Literal["chat", "terminal"] = "chat"
     agent: str | None = None
+    named_agent: AgentName | None = None
     cols: int = 80
     rows: int = 24
     skip_permissions: bool = False
@@ -376,14 +394,25 @@ class History(_Frame, frozen=True, tag="history"):
     sessions: list[HistorySession]
 
 
+class AgentInfo(msgspec.Struct, kw_only=True, frozen=True):
+    """A named agent a session can start from (``create_session``'s ``named_agent``): its
+    ``name`` and what the agents file says it is for."""
+
+    name: str
+    description: str
+
+
 class Ack(_Frame, frozen=True, tag="ack"):
     """A request succeeded. ``session_id`` / ``session``: the session it created or acted on
     (for ``create_session`` with ``resume``, ``session.cli_session_id`` confirms which CLI
-    session opened once the CLI reported it); ``version``: the answer to ``hello``."""
+    session opened once the CLI reported it); ``version`` and ``agents``: the answer to
+    ``hello`` (the named agents ``create_session`` may name, in the agents file's order;
+    without a file the one agent ``default``, the server's settings)."""
 
     session_id: str | None = None
     session: SessionInfo | None = None
     version: int | None = None
+    agents: list[AgentInfo] | None = None
 
 
 class Error(_Frame, frozen=True, tag="error"):
@@ -443,6 +472,7 @@ _NUL_FREE: Final[dict[type[Any], tuple[str, ...]]] = {
     SetModel: ("model",),
     SetPermissionMode: ("mode",),
 }
+_AGENT_NAME = re.compile(AGENT_NAME_PATTERN)
 _TOO_DEEP = f"the frame is nested more than {MAX_JSON_DEPTH} levels deep"
 
 
@@ -456,6 +486,11 @@ def _checked(frame: ClientFrame) -> ClientFrame | Error:
     session_id = getattr(frame, "session_id", None)
     if isinstance(session_id, str) and len(session_id) > MAX_ID_LENGTH:
         message = f"`$.session_id` is longer than {MAX_ID_LENGTH} characters"
+        return Error(code="invalid_frame", message=message, request_id=request_id)
+    named = getattr(frame, "named_agent", None)
+    if isinstance(named, str) and not _AGENT_NAME.fullmatch(named):
+        # The schema's pattern lets a trailing newline through ("$" matches before one).
+        message = "`$.named_agent` is not an agent name (letters, digits, '-' and '_')"
         return Error(code="invalid_frame", message=message, request_id=request_id)
     name = nul_field(frame, _NUL_FREE.get(type(frame), ()))
     if name is not None:
