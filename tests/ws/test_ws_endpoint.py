@@ -616,6 +616,7 @@ _frames = st.one_of(
                     "limit",
                     "title",
                     "archived",
+                    "named_agent",
                 ]
             ),
             _json,
