@@ -26,11 +26,12 @@ window.Notification = class {
 """
 
 
-def serve(tmp_path: Path, cli_path: str) -> Any:
+def serve(tmp_path: Path, cli_path: str | Path, **extra: Any) -> Any:
+    """A server over ``cli_path``; ``extra``: more :class:`ServerSettings` (``agents``...)."""
     work = tmp_path / "work"
     work.mkdir(exist_ok=True)
     defaults = SessionConfig(cli_path=cli_path, cwd=work, policy=PermissionPolicy("supervised"))
-    return running(create_app(settings=ServerSettings(session_defaults=defaults)))
+    return running(create_app(settings=ServerSettings(session_defaults=defaults, **extra)))
 
 
 __all__ = ("ARTIFACTS", "Remote", "open_page", "serve", "shot")

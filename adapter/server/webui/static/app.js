@@ -1,4 +1,5 @@
 // The built-in web UI: speaks only the WebSocket protocol of adapter.server.ws (docs/ws-schema.json).
+import { agentPicker } from "./agents.js";
 import { Chat } from "./chat.js";
 import { Composer } from "./composer.js";
 import { failure } from "./failure.js";
@@ -52,7 +53,7 @@ function connect() {
   state.ws = ws;
   ws.onopen = () => {
     state.connected = true; state.retry = 0; setConn("connected", "ok"); banner("");
-    request({ type: "hello", version: 1 }).catch(() => {});
+    request({ type: "hello", version: 1 }).then((ack) => agents.show(ack.agents)).catch(() => {});
     // Watch the session list: every session's state changes (badges, notifications).
     request({ type: "list_sessions" }).catch(() => {});
     sessions.loadHistory();
@@ -349,6 +350,7 @@ function renderHeader() {
 
 function guard(promise) { return promise.catch((err) => banner(err.message, true)); }
 
+const agents = agentPicker({ field: $("start-agent"), select: $("start-agent-select"), about: $("start-agent-about") });
 const forks = forking({ state, request, banner, select });
 const sessions = sessionList({ state, request, guard, banner, select, showLanding, renderHeader: () => renderHeader() });
 
@@ -364,7 +366,7 @@ $("start").addEventListener("submit", (ev) => {
   const form = new FormData(ev.target);
   const text = String(form.get("prompt") || "");
   const frame = { type: "create_session", origin: "webui" };
-  for (const key of ["cwd", "model", "effort", "permission_mode", "policy"]) {
+  for (const key of ["named_agent", "cwd", "model", "effort", "permission_mode", "policy"]) {
     const value = String(form.get(key) || "").trim();
     if (value) frame[key] = value;
   }
