@@ -1,6 +1,7 @@
 """Named agents: the agents file (``serve --agents FILE``) and what each one starts.
 
-One server can offer several agents, each a CopilotKit ``agentId`` (and an AG-UI path):
+One server can offer several agents, each a CopilotKit ``agentId`` (and an AG-UI path), and
+a ``named_agent`` a WebSocket client (the web UI) may start a session from: each with
 its own working directory, model, permission policy, effort, system prompt, permission
 rules, extra directories and MCP servers. The file is TOML, one table per agent::
 

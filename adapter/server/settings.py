@@ -37,10 +37,10 @@ class ServerSettings:
     the defaults, see :class:`~adapter.LocalBackend`) configure the in-process backend the
     app creates when none is given; ``demo`` says the sessions run the built-in scripted
     stand-in (reported by ``/readyz``). ``agents`` are the named agents the AG-UI and
-    CopilotKit front end offers (:mod:`adapter.server.agents`, the ``--agents`` file;
-    each runs its sessions from its own spec over the defaults); none: one agent,
-    ``default``, with the defaults. ``state_dir`` is where front ends keep what must
-    survive a restart (created private, 0700).
+    CopilotKit front end and the WebSocket protocol offer (:mod:`adapter.server.agents`,
+    the ``--agents`` file; each runs its sessions from its own spec over the defaults);
+    none: one agent, ``default``, with the defaults. ``state_dir`` is where front ends keep
+    what must survive a restart (created private, 0700).
 
     Streams: ``keepalive_seconds`` between ``: keep-alive`` comments on idle SSE streams;
     ``agui_disconnect``: what a client that disconnects mid-run does to the CLI turn
