@@ -9,7 +9,6 @@ from typing import Any
 import anyio
 import pytest
 
-from adapter.config import SessionConfig
 from adapter.events import (
     Complete,
     Event,
@@ -17,9 +16,9 @@ from adapter.events import (
     PermissionResolved,
     QuestionRequest,
 )
-from adapter.policies import PermissionPolicy, PolicyName
 from adapter.questions import AUTONOMOUS_DECLINE, InvalidAnswerError
 from adapter.session import AgentSession, UnknownPermissionError
+from tests.support.configs import real_cli_config
 
 from ._assertions import api_tool_results, result_text
 from .cli import CLIEnv
@@ -52,21 +51,6 @@ ASK = {
         },
     ]
 }
-
-
-def _config(cli_command: str, cli_env: CLIEnv, policy: PolicyName = "supervised") -> SessionConfig:
-    return SessionConfig(
-        cli_path=cli_command,
-        cwd=cli_env.cwd,
-        env=cli_env(),
-        policy=PermissionPolicy(policy),
-        client_options={
-            "inherit_env": False,
-            "control_timeout": 30.0,
-            "spawn_timeout": 30.0,
-            "close_grace": 10.0,
-        },
-    )
 
 
 async def _turn(session: AgentSession, answer: Any) -> list[Event]:
@@ -109,8 +93,9 @@ async def test_an_answered_question_reaches_the_model(
         with pytest.raises(UnknownPermissionError):
             await session.answer_question(event.pending_id, {STYLE: ["Casual"]})
 
+    config = real_cli_config(cli_command, cli_env, client={"close_grace": 10.0})
     with anyio.fail_after(90):
-        async with AgentSession(_config(cli_command, cli_env)) as session:
+        async with AgentSession(config) as session:
             seen = await _turn(session, answer)
 
     assert not any(isinstance(e, PermissionRequest) for e in seen)
@@ -136,8 +121,9 @@ async def test_a_declined_question_tells_the_model_why(
     async def decline(session: AgentSession, event: QuestionRequest) -> None:
         await session.decline_question(event.pending_id, "pick any")
 
+    config = real_cli_config(cli_command, cli_env, client={"close_grace": 10.0})
     with anyio.fail_after(90):
-        async with AgentSession(_config(cli_command, cli_env)) as session:
+        async with AgentSession(config) as session:
             seen = await _turn(session, decline)
     [resolved] = [e for e in seen if isinstance(e, PermissionResolved)]
     assert ("declined", "user", "pick any") == (resolved.decision, resolved.by, resolved.message)
@@ -153,8 +139,11 @@ async def test_the_autonomous_policy_declines_with_a_reason(
     async def never(session: AgentSession, event: QuestionRequest) -> None:
         assert event.pending_id not in session.pending_permissions
 
+    config = real_cli_config(
+        cli_command, cli_env, policy="autonomous", client={"close_grace": 10.0}
+    )
     with anyio.fail_after(90):
-        async with AgentSession(_config(cli_command, cli_env, "autonomous")) as session:
+        async with AgentSession(config) as session:
             seen = await _turn(session, never)
     [question] = [e for e in seen if isinstance(e, QuestionRequest)]
     [resolved] = [e for e in seen if isinstance(e, PermissionResolved)]

@@ -11,11 +11,10 @@ import anyio
 import pytest
 
 from adapter.backend import SessionInfo, SessionSpec
-from adapter.config import SessionConfig
 from adapter.events import Complete, ErrorEvent, MessageChunk
 from adapter.local import LocalBackend
-from adapter.policies import PermissionPolicy
 from adapter.session import AgentSession
+from tests.support.configs import real_cli_config
 from tests.support.timeouts import NODE_GUARD
 from tests.support.waits import until_complete
 
@@ -24,21 +23,6 @@ from .fake_api import FakeAnthropicAPI
 from .script import text_turn
 
 pytestmark = [pytest.mark.realcli, pytest.mark.anyio]
-
-
-def _config(cli_command: str, cli_env: CLIEnv) -> SessionConfig:
-    return SessionConfig(
-        cli_path=cli_command,
-        cwd=cli_env.cwd,
-        env=cli_env(),
-        policy=PermissionPolicy("autonomous"),
-        client_options={
-            "inherit_env": False,
-            "control_timeout": 30.0,
-            "spawn_timeout": 30.0,
-            "close_grace": 10.0,
-        },
-    )
 
 
 async def _turn(session: AgentSession, events: Any, text: str) -> Complete:
@@ -53,8 +37,11 @@ async def test_idle_after_each_turn_and_after_set_model(
     cli_command: str, cli_env: CLIEnv, fake_api: FakeAnthropicAPI
 ) -> None:
     fake_api.add_main(text_turn("one"), text_turn("two"), text_turn("three"))
+    config = real_cli_config(
+        cli_command, cli_env, policy="autonomous", client={"close_grace": 10.0}
+    )
     with anyio.fail_after(NODE_GUARD):
-        async with AgentSession(_config(cli_command, cli_env)) as session:
+        async with AgentSession(config) as session:
             with session.subscribe() as events:
                 first = await _turn(session, events, "first")
                 second = await _turn(session, events, "second")
@@ -78,8 +65,11 @@ async def test_idle_after_a_turn_that_follows_a_queued_prompt(
         text_turn("The queued answer."),
         text_turn("The last answer."),
     )
+    config = real_cli_config(
+        cli_command, cli_env, policy="autonomous", client={"close_grace": 10.0}
+    )
     with anyio.fail_after(NODE_GUARD):
-        async with AgentSession(_config(cli_command, cli_env)) as session:
+        async with AgentSession(config) as session:
             with session.subscribe() as events:
                 await session.prompt("talk slowly")
                 async for event in events:
@@ -108,9 +98,12 @@ async def test_local_backend_reports_idle_after_each_turn(
     """SessionInfo.state as front ends see it: idle once a turn completed (info() and
     watch()), after a second prompt and after set_model between turns."""
     fake_api.add_main(text_turn("one"), text_turn("two"), text_turn("three"))
+    config = real_cli_config(
+        cli_command, cli_env, policy="autonomous", client={"close_grace": 10.0}
+    )
     with anyio.fail_after(NODE_GUARD):
         async with (
-            LocalBackend(_config(cli_command, cli_env)) as backend,
+            LocalBackend(config) as backend,
             backend.watch() as changes,
         ):
             info = await backend.create(SessionSpec())

@@ -15,10 +15,9 @@ from typing import Any
 import anyio
 import pytest
 
-from adapter.config import SessionConfig
 from adapter.events import Event, MessageChunk, TaskEvent, ToolCall, ToolUpdate
-from adapter.policies import PermissionPolicy
 from adapter.session import AgentSession
+from tests.support.configs import real_cli_config
 from tests.support.timeouts import NODE_GUARD
 from tests.support.waits import until_complete
 
@@ -29,21 +28,6 @@ from .script import Text, Turn, text_turn, tool_turn
 pytestmark = [pytest.mark.realcli, pytest.mark.anyio]
 
 REPORT = "Sub-agent here: there are 0 files."
-
-
-def _config(cli_command: str, cli_env: CLIEnv) -> SessionConfig:
-    return SessionConfig(
-        cli_path=cli_command,
-        cwd=cli_env.cwd,
-        env=cli_env(),
-        policy=PermissionPolicy("autonomous"),
-        client_options={
-            "inherit_env": False,
-            "control_timeout": 30.0,
-            "spawn_timeout": 30.0,
-            "close_grace": 10.0,
-        },
-    )
 
 
 def _record_statuses(session: AgentSession, at: list[int] | None = None) -> list[str]:
@@ -89,8 +73,11 @@ async def test_a_background_agents_report_is_a_turn_of_its_own(
 ) -> None:
     _script_background_agent(fake_api)
     seen: list[Event] = []
+    config = real_cli_config(
+        cli_command, cli_env, policy="autonomous", client={"close_grace": 10.0}
+    )
     with anyio.fail_after(NODE_GUARD):
-        async with AgentSession(_config(cli_command, cli_env)) as session:
+        async with AgentSession(config) as session:
             statuses = _record_statuses(session)
             with session.subscribe() as events:
                 await session.prompt("use a subagent to count files")
@@ -140,8 +127,11 @@ async def test_a_prompt_queued_behind_a_running_turn_keeps_the_session_active(
         text_turn("The queued answer."),
     )
     seen: list[Event] = []
+    config = real_cli_config(
+        cli_command, cli_env, policy="autonomous", client={"close_grace": 10.0}
+    )
     with anyio.fail_after(NODE_GUARD):
-        async with AgentSession(_config(cli_command, cli_env)) as session:
+        async with AgentSession(config) as session:
             changed_at: list[int] = []
             statuses = _record_statuses(session, changed_at)
             with session.subscribe() as events:
@@ -193,8 +183,11 @@ async def test_an_interrupt_leaves_the_queued_prompt_to_run(
     active until the queued prompt's own result."""
     fake_api.add_main(text_turn("slow words " * 200, chunk=2, delay=0.02), text_turn("B answer"))
     seen: list[Event] = []
+    config = real_cli_config(
+        cli_command, cli_env, policy="autonomous", client={"close_grace": 10.0}
+    )
     with anyio.fail_after(NODE_GUARD):
-        async with AgentSession(_config(cli_command, cli_env)) as session:
+        async with AgentSession(config) as session:
             changed_at: list[int] = []
             statuses = _record_statuses(session, changed_at)
             with session.subscribe() as events:
