@@ -90,10 +90,11 @@ def test_a_missing_cli_is_a_clear_error(tmp_path: Path, browser: Any) -> None:
 
 def test_a_session_whose_cli_dies_is_a_clear_error(tmp_path: Path, browser: Any) -> None:
     """The CLI exits in the middle of its first turn, having written markup and an internal
-    path on stderr: the session's badge says errored, the banner says what happened and what
-    to do in words, the CLI's own text only under a folded "Details", as text (its markup
-    inert); the chat's line says the same; the composer is disabled, the connection stays
-    up, and axe finds nothing serious."""
+    path on stderr: the session's badge says errored, the banner (an alert) says what
+    happened and what to do in words, the CLI's own text only under a folded "Details", as
+    text (its markup inert). The failure shows there once: the chat's line for the same
+    error is hidden while the banner says it. The composer is disabled, the connection
+    stays up, and axe finds nothing serious."""
     hostile = '<img src=x onerror="window.__pwned=1"><b id="injected">bold</b> /srv/internal/x.py'
     body = {
         **script(text_turn("this reply is cut short")),
@@ -116,16 +117,20 @@ def test_a_session_whose_cli_dies_is_a_clear_error(tmp_path: Path, browser: Any)
         assert words == (
             "The Claude Code CLI stopped, so this session ended. Start a new session to go on."
         )
+        assert "alert" == banner.get_attribute("role")
         details = banner.locator("details")
         assert not details.evaluate("d => d.open")
         assert not page.locator("#banner pre").is_visible()
         details.locator("summary").click()
         raw = banner.locator("pre").inner_text()
         assert "code 3" in raw and hostile in raw
+        # the chat has the error (adapter.chat's entry), but not on show: the page says it once
         note = page.locator("#chat .note.error")
-        assert note.inner_text().startswith("The Claude Code CLI stopped.")
-        note.locator("summary").click()
-        assert hostile in note.locator("pre").inner_text()
+        assert 1 == note.count() and note.is_hidden()
+        assert "stopped" in note.text_content()
+        shown = page.evaluate("document.getElementById('main').innerText")
+        assert (1, 1) == (shown.count("The Claude Code CLI stopped"), shown.count(hostile))
+        assert "this reply is cut short" in page.locator("#chat").inner_text()
         assert 0 == page.locator("#injected, img[src=x]").count()
         assert page.evaluate("window.__pwned === undefined")
         assert page.locator("#composer button[type=submit]").is_disabled()
@@ -137,6 +142,85 @@ def test_a_session_whose_cli_dies_is_a_clear_error(tmp_path: Path, browser: Any)
         assert banner.is_hidden()
         page.click(f"#sessions li[data-session='{current}'] button.row")
         banner.wait_for()
+        page_until(page, "document.querySelector('#chat .note.error') !== null")
+        assert note.is_hidden()
+        assert [] == page.errors
+
+
+def test_a_failure_after_an_earlier_error_hides_only_its_own_line(
+    tmp_path: Path, browser: Any
+) -> None:
+    """The first turn's API call fails (the session goes on: that error stays a chat line);
+    the second turn's CLI dies: the banner says the CLI stopped and its line alone is
+    hidden, the earlier error is not taken for the failure."""
+    api_error = {
+        "messages": [{"blocks": ["partial"], "error": {"status": 529, "message": "Overloaded"}}]
+    }
+    body = {
+        **script(api_error, tool_turn("Bash", {"command": "ls"}, permission=True, result="x")),
+        "crash_after_type": "can_use_tool",
+        "crash_exit_code": 5,
+    }
+    with serve(tmp_path, fake_cli_command(body, tmp_path / "fake")) as url:
+        page = open_page(browser, url)
+        page.click("#start button[type=submit]")
+        page_until(page, "window.ccbState.current !== null")
+        current = page.evaluate("window.ccbState.current")
+        page.fill("#prompt", "one")
+        page.press("#prompt", "Enter")
+        first = page.locator("#chat .note.error")
+        first.wait_for()
+        assert "Overloaded" in first.inner_text()
+        page.locator(f"#sessions li[data-session='{current}'] .badge.idle").wait_for()
+        page.fill("#prompt", "two")
+        page.press("#prompt", "Enter")
+        page.locator(f"#sessions li[data-session='{current}'] .badge.errored").wait_for()
+        page_until(page, "document.querySelectorAll('#chat .note.error').length === 2")
+        words = page.evaluate("document.getElementById('banner').firstChild.textContent")
+        assert words.startswith("The Claude Code CLI stopped, so this session ended.")
+        assert [True, False] == [n.is_visible() for n in first.all()]
+        page.locator("#banner summary").click()
+        shown = page.evaluate("document.getElementById('main').innerText")
+        assert (1, 1) == (shown.count("The Claude Code CLI stopped"), shown.count("code 5"))
+        assert [] == axe_violations(page)
+        assert [] == page.errors
+
+
+def test_the_failure_the_banner_describes_is_the_last_turns_error(
+    tmp_path: Path, browser: Any
+) -> None:
+    """failure.js on chat.js's entries: the chat line a failed session's banner stands for
+    (and hides) is an error of the last turn, never one of a turn the session outlived;
+    a lost cluster session's banner stands for its line too."""
+    with serve(tmp_path, str(tmp_path / "none")) as url:
+        page = open_page(browser, url)
+        got = page.evaluate(
+            """async () => {
+              const { Chat } = await import("/ui/chat.js");
+              const { failure } = await import("/ui/failure.js");
+              const c = new Chat();
+              const failed = { status: "errored", status_reason: "exit 3" };
+              const seen = () => {
+                const f = failure(failed, c, []);
+                return [f.entry, f.text.split(",")[0], f.detail];
+              };
+              const out = [];
+              c.apply({ type: "user_message", seq: 1, text: "one" });
+              c.apply({ type: "error", seq: 2, kind: "api_error", message: "Overloaded" });
+              c.apply({ type: "user_message", seq: 3, text: "two" });
+              out.push(seen());
+              c.apply({ type: "error", seq: 4, kind: "cli_exited", message: "exit 3" });
+              out.push(seen());
+              const lost = failure({ status: "lost", status_reason: "no heartbeats" }, c, []);
+              out.push([lost.entry, lost.text.split(";")[0], lost.detail]);
+              return out;
+            }"""
+        )
+        assert [
+            [None, "This session ended with an error. Start a new session to go on.", "exit 3"],
+            ["error:4", "The Claude Code CLI stopped", "exit 3"],
+            ["error:4", "The server running this session stopped answering", "no heartbeats"],
+        ] == got
         assert [] == page.errors
 
 

@@ -326,11 +326,12 @@ function renderHeader() {
   const badge = $("session-state");
   badge.textContent = s.state === "waiting" ? "waiting for you" : s.state;
   badge.className = "badge " + s.state;
-  if (s.state === "errored") {
-    const why = failure(s, chat, state.history);
+  const why = s.state === "errored" ? failure(s, chat, state.history) : null;
+  if (why) {
     banner(why.text, true, why.detail);
     $("banner").dataset.failure = s.id;
   } else if ($("banner").dataset.failure) banner("");   // another session's failure
+  foldFailure(why && why.entry);
   if (chat) {
     $("cost").textContent = "$" + (chat.usage.cost_usd || 0).toFixed(4);
     const pct = chat.context ? chat.context.percent : 0;
@@ -344,6 +345,19 @@ function renderHeader() {
   }
   $("interrupt").disabled = !(s.state === "busy" || s.state === "waiting");
   $("composer").querySelector("button[type=submit]").disabled = s.state === "closed" || s.state === "errored";
+}
+
+// A failed session's failure shows once: in the banner (role=alert, what happened, what to
+// do, the reason folded). The chat's line for the same error is hidden while the banner
+// says it, and back when the session is (a cluster session resumed elsewhere): then it is
+// the record of where the session was cut off.
+function foldFailure(id) {
+  for (const node of $("chat").querySelectorAll(".note.error[data-failure]")) {
+    if (node.dataset.id === id) continue;
+    node.hidden = false; delete node.dataset.failure;
+  }
+  const node = id && $("chat").querySelector(`.note.error[data-id="${CSS.escape(id)}"]`);
+  if (node) { node.hidden = true; node.dataset.failure = ""; }
 }
 
 // ------------------------------------------------------------------ controls

@@ -13,26 +13,34 @@ const HAPPENED = {
   api_error: "The Claude API answered with an error and the CLI stopped, so this session ended.",
 };
 
+// The error event the session ended with: the last one since the last prompt (an error of
+// an earlier turn, which the session outlived, is not this failure).
 function lastError(chat) {
   if (!chat) return null;
   let found = null;
-  for (const e of chat.entries.values()) if (e.kind === "error") found = e;
+  for (const e of chat.entries.values()) {
+    if (e.kind === "error") found = e;
+    else if ((e.kind === "user" || e.kind === "command") && !e.parent_id) found = null;
+  }
   return found;
 }
 
-// { text, detail } for a failed session; history: the stored sessions (list_history).
+// { text, detail, entry } for a failed session; history: the stored sessions (list_history).
+// entry: the id of the chat's error line this describes (or null). The banner is the one
+// place a failure shows while the session is failed, so that line is hidden meanwhile.
 export function failure(session, chat, history) {
+  const error = lastError(chat);
+  const entry = error ? error.id : null;
   if (session.status === "lost") {
     return { text: "The server running this session stopped answering; it is being resumed on another one.",
-      detail: session.status_reason || "" };
+      detail: session.status_reason || "", entry };
   }
-  const error = lastError(chat);
   const happened = HAPPENED[error && error.error_kind] || "This session ended with an error.";
   const stored = session.cli_session_id && history.some((h) => h.session_id === session.cli_session_id);
   const todo = stored
     ? "Its conversation is kept: resume it from the history, or start a new session."
     : "Start a new session to go on.";
-  return { text: happened + " " + todo, detail: session.status_reason || (error && error.message) || "" };
+  return { text: happened + " " + todo, detail: session.status_reason || (error && error.message) || "", entry };
 }
 
 // The chat's line for an error event: the session-ending kinds in words, their raw text
