@@ -26,6 +26,7 @@ from .backend import (
     SessionKind,
     SessionSpec,
     SessionState,
+    SharedBackend,
     history_dir_of,
 )
 from .config import SessionConfig
@@ -120,6 +121,7 @@ __all__ = (
     "SessionSpec",
     "SessionState",
     "SessionStatus",
+    "SharedBackend",
     "SubscriberDropped",
     "Subscription",
     "TaskEvent",

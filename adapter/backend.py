@@ -49,6 +49,7 @@ __all__ = (
     "SessionKind",
     "SessionSpec",
     "SessionState",
+    "SharedBackend",
 )
 
 
@@ -357,6 +358,20 @@ class LabelBackend(Protocol):
     async def forget(self, session_id: str) -> None:
         """Delete a closed session: it leaves the list and its history is no longer replayed
         (watchers get it once more, ``removed``). An open session must be closed first."""
+        ...
+
+
+@runtime_checkable
+class SharedBackend(Protocol):
+    """An optional capability of a :class:`SessionBackend` whose sessions other processes
+    serve too (a cluster's gateways): each of them sees every session end, but a session's
+    end is one record per deployment. The ownership layer's audit
+    (:meth:`adapter.owners.OwnedBackend.auditing_ends`) asks before it writes one.
+    """
+
+    async def claim_end(self, session_id: str) -> bool:
+        """Whether this process records the end of ``session_id``: ``True`` for exactly one
+        of them. Raises when the shared state cannot be reached."""
         ...
 
 

@@ -58,6 +58,7 @@ from .backend import (
     SessionBackend,
     SessionInfo,
     SessionSpec,
+    SharedBackend,
     history_dir_of,
 )
 from .errors import ForbiddenError, UnknownSessionError
@@ -478,8 +479,24 @@ class OwnedBackend:
     @contextlib.asynccontextmanager
     async def auditing_ends(self) -> AsyncIterator[None]:
         """While the block runs, write ``session_end`` (its owner, why) for every session
-        that ends, however it ended: closed by someone, idle too long, its CLI gone."""
+        that ends, however it ended: closed by someone, idle too long, its CLI gone.
+
+        Over a :class:`~adapter.SharedBackend` (a cluster gateway: every gateway sees every
+        session end) only the process whose claim wins writes it, so one end is one record
+        per deployment, in the audit log of whichever gateway that is. When the claim cannot
+        be made (NATS unreachable) the record is written all the same: an end recorded twice
+        beats one never recorded."""
         ended: OrderedDict[str, None] = OrderedDict()
+        shared = self.inner if isinstance(self.inner, SharedBackend) else None
+
+        async def ours(session_id: str) -> bool:
+            if shared is None:
+                return True
+            try:
+                return await shared.claim_end(session_id)
+            except Exception as exc:
+                _log.warning("owners.end_claim_failed", session_id=session_id, error=repr(exc))
+                return True
 
         async def follow() -> None:
             while True:
@@ -491,6 +508,8 @@ class OwnedBackend:
                             ended[info.id] = None
                             while len(ended) > _OWNER_CACHE:
                                 ended.popitem(last=False)
+                            if not await ours(info.id):
+                                continue
                             self.audit.write(
                                 "session_end",
                                 user=info.user,

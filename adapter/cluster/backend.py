@@ -39,6 +39,7 @@ from ..images import PromptImages, as_images
 from ..manager import UnknownSessionError
 from ..policies import PermissionDecision
 from ._claims import ResumeClaims
+from ._ends import EndClaims
 from ._feeds import SessionFeed, open_stream
 from ._labels import relabel_closed, remove_closed
 from ._watchers import Watchers
@@ -148,6 +149,7 @@ class ClusterBackend:
         self._stack: contextlib.AsyncExitStack | None = None
         self.registry: Registry | None = None
         self._claims: ResumeClaims | None = None
+        self._ends: EndClaims | None = None
         self._connected = False
         #: Open subscriptions, ended with ClusterUnavailableError when NATS goes away.
         self._streams: set[ClusterEventStream] = set()
@@ -188,6 +190,7 @@ class ClusterBackend:
             await self.registry.open()
             self._claims = ResumeClaims(self._js, self.config, self.registry)
             await self._claims.open()
+            self._ends = EndClaims(self._js, self.config)
             tg = await stack.enter_async_context(anyio.create_task_group())
             stack.callback(tg.cancel_scope.cancel)
             await tg.start(self.registry.run)
@@ -579,6 +582,13 @@ class ClusterBackend:
         if (await self.info(session_id)).state != "closed":
             raise UsageError(f"session {session_id!r} is open: close it first")
         await self._unless_nats_fails(remove_closed(self._require_nats(), session_id))
+
+    async def claim_end(self, session_id: str) -> bool:
+        """Whether this gateway records the session's end (:class:`~adapter.SharedBackend`;
+        :mod:`adapter.cluster._ends`)."""
+        self._require()
+        assert self._ends is not None
+        return await self._ends.claim(session_id)
 
     def watch(self) -> contextlib.AbstractAsyncContextManager[AsyncIterator[SessionInfo]]:
         """Registry changes as :class:`~adapter.SessionInfo` snapshots (see

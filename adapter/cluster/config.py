@@ -276,6 +276,11 @@ class ClusterConfig:
         """The KV bucket of claimed CLI session ids (one open session resumes each)."""
         return f"{self.prefix}_resumes"
 
+    @property
+    def ends_bucket(self) -> str:
+        """The KV bucket of ended sessions whose end a gateway recorded (in its audit log)."""
+        return f"{self.prefix}_ends"
+
     def command_subject(self, session_id: str) -> str:
         """Where the owning worker answers commands for a session."""
         return f"{self.prefix}.cmd.{session_id}"

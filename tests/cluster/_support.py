@@ -216,9 +216,17 @@ def start_worker(
     )
 
 
-def start_gateway(procs: Processes, server: LocalNatsServer, config: ClusterConfig) -> str:
+def start_gateway(
+    procs: Processes,
+    server: LocalNatsServer,
+    config: ClusterConfig,
+    *extra: str,
+    name: str = "gateway",
+) -> str:
+    """A ``serve --nats`` process (``extra``: more of its options) named ``name`` (its log
+    is ``procs.log(name)``); returns its URL once it serves."""
     procs.start(
-        "gateway",
+        name,
         "serve",
         "--port",
         "0",
@@ -226,11 +234,12 @@ def start_gateway(procs: Processes, server: LocalNatsServer, config: ClusterConf
         server.url,
         "--nats-prefix",
         config.prefix,
+        *extra,
     )
-    stdout = procs.procs["gateway"].stdout
+    stdout = procs.procs[name].stdout
     assert stdout is not None
     line = stdout.readline().decode()
-    assert "serving on http://127.0.0.1:" in line, procs.log("gateway")
+    assert "serving on http://127.0.0.1:" in line, procs.log(name)
     return line.split("serving on ", 1)[1].split()[0]
 
 
