@@ -1,23 +1,37 @@
 """The audit log of a deployment with several gateways: every `serve --nats --audit-log`
 gateway sees every session end, yet one session's end is one ``session_end`` record across
 all their audit logs, whichever gateway created or closed it (a `worker` process and the
-fake CLI behind it, on a real nats-server)."""
+fake CLI behind it, on a real nats-server). A gateway whose claim gets no answer writes the
+record anyway."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 from typing import Any
 
+import anyio
 import httpx
 import pytest
+from structlog.testing import capture_logs
 
-from adapter.cluster import LocalNatsServer
+from adapter.audit import AuditLog
+from adapter.backend import SessionSpec
+from adapter.cluster import ClusterBackend, ClusterWorker, LocalNatsServer, NatsSettings
+from adapter.owners import LOCAL, acting_as, owned
 from claudecode.testing import fake_cli_command, script, text_turn
-from tests.support.timeouts import PROCESSES_GUARD
-from tests.support.waits import wait_until
+from tests.support.timeouts import HANG_GUARD, PROCESSES_GUARD
+from tests.support.waits import eventually, wait_until
 
-from ._support import Processes, fast_config, processes, start_gateway, start_worker
+from ._support import (
+    Processes,
+    fast_config,
+    processes,
+    start_gateway,
+    start_worker,
+    worker_defaults,
+)
 
 pytestmark = [pytest.mark.nats, pytest.mark.server, pytest.mark.slow]
 
@@ -93,3 +107,46 @@ def test_one_session_end_is_one_record_across_the_gateways(
             r["session"] for log in logs for r in records(log) if r["action"] == "session_create"
         ]
         assert sorted([first, second]) == sorted(creates)
+
+
+@pytest.mark.anyio
+async def test_an_end_whose_claim_fails_is_recorded_all_the_same(tmp_path: Path) -> None:
+    """A gateway NATS refuses the ends bucket (an account set up before it existed): its
+    claim gets no answer, and it writes the record anyway, with a warning: a record twice
+    beats none."""
+    config = dataclasses.replace(fast_config(), request_timeout=2.0)
+    ends = f"{config.prefix}_ends"
+    refused = [
+        f"$JS.API.STREAM.CREATE.KV_{ends}",
+        f"$JS.API.STREAM.INFO.KV_{ends}",
+        f"$KV.{ends}.>",
+    ]
+    users = f"""authorization {{ users = [
+      {{ user: worker, password: w1 }},
+      {{ user: gateway, password: g1,
+         permissions: {{ publish: {{ allow: [">"], deny: {json.dumps(refused)} }} }} }}
+    ] }}"""
+    log = tmp_path / "audit.jsonl"
+    with LocalNatsServer(tmp_path / "nats", extra_config=users) as server:
+        as_worker = NatsSettings(servers=[server.url.replace("//", "//worker:w1@")])
+        as_gateway = NatsSettings(servers=[server.url.replace("//", "//gateway:g1@")])
+        defaults = worker_defaults(tmp_path, script(text_turn("Done.")))
+        async with (
+            ClusterWorker(as_worker, config, defaults, idle_timeout=None),
+            ClusterBackend(as_gateway, config) as cluster,
+        ):
+            gateway = owned(cluster, audit=AuditLog(log))
+            await eventually(lambda: cluster.registry and cluster.registry.workers)
+            with capture_logs() as logs, acting_as(LOCAL):
+                async with gateway.auditing_ends():
+                    info = await gateway.create(SessionSpec())
+                    await gateway.close(info.id)
+                    with anyio.fail_after(HANG_GUARD):
+                        found = await eventually(lambda: ends_in(log, info.id))
+    assert [("local", info.id)] == [(r["user"], r["session"]) for r in found]
+    [warning] = [e for e in logs if e["event"] == "owners.end_claim_failed"]
+    assert info.id == warning["session_id"]
+
+
+def ends_in(path: Path, session_id: str) -> list[dict[str, Any]]:
+    return [r for r in records(path) if r["action"] == "session_end" and r["session"] == session_id]
