@@ -171,8 +171,8 @@ class ServerProcess:
         self.url = f"http://127.0.0.1:{int(line)}"
 
     def cpu(self) -> float:
-        """CPU seconds (user + system) so far."""
-        return sum(cpu_seconds(self.proc.pid))
+        """CPU seconds (user + system) so far, to the nanosecond (:func:`procfs.cpu_seconds`)."""
+        return procfs.cpu_seconds(self.proc.pid)
 
     def cpu_split(self) -> tuple[float, float]:
         """(user, system) CPU seconds so far."""

@@ -17,7 +17,8 @@ full speed, through, alternating in one run:
 Each measured turn is a session's second (the first, a one-delta reply, starts it).
 Figures: lines per second, and CPU per CLI line of the process doing the front end's work
 (ours for ``adapter``, the server's or the agent's for the others; the emitter and the
-client are other processes or not counted), and each path's CPU per line as a share of the
+client are other processes or not counted; to the nanosecond, see
+:func:`benchmarks.procfs.cpu_seconds`), and each path's CPU per line as a share of the
 adapter's (the issue's "share": adapter CPU / path CPU, 1.0 = free). ``--profile DIR`` runs
 the server under cProfile (``DIR/server.prof``, the ``agui`` and ``ws`` turns of every
 repeat; the profiler slows everything, so the figures of that run are not comparable).
@@ -161,7 +162,7 @@ async def _acp_turn(cli: str, env: dict[str, str], root: Path) -> dict[str, floa
                     updates += 1
 
         def cpu() -> float:
-            return sum(procfs.cpu_times(proc.pid))
+            return procfs.cpu_seconds(proc.pid)
 
         try:
             await request("initialize", {"protocolVersion": 1, "clientCapabilities": {}})
@@ -255,7 +256,7 @@ def measure_frontends(
             "runs": runs[kind],
             "cpu_us_per_line": cpu,
             "lines_per_s": rate,
-            # /proc counts CPU in 10 ms ticks: a tiny corpus may show none.
+            # A kernel without per-process CPU clocks counts 10 ms ticks: maybe none.
             "cpu_share": base_cpu / cpu["median"] if cpu["median"] else float("nan"),
             "rate_share": rate["median"] / base_rate,
         }

@@ -14,6 +14,7 @@ caller must see).
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,6 +24,7 @@ __all__ = (
     "ProcStat",
     "children",
     "cmdline",
+    "cpu_seconds",
     "cpu_times",
     "descendants",
     "environ",
@@ -174,3 +176,19 @@ def cpu_times(pid: int, *, proc: Path = PROC) -> tuple[float, float]:
         raise ProcessLookupError(pid)
     tick = os.sysconf("SC_CLK_TCK")
     return stat.utime / tick, stat.stime / tick
+
+
+def cpu_seconds(pid: int) -> float:
+    """CPU seconds (user + system, every thread, those that ended included) of ``pid`` so
+    far, to the nanosecond: the kernel's CPU clock of the process, where
+    :func:`cpu_times` counts clock ticks (10 ms: a tenth of a front end's turn of 40,000
+    lines); :class:`ProcessLookupError` once it is gone.
+
+    Linux names the clock of another process ``(~pid << 3) | 2`` (``clock_getcpuclockid``,
+    which Python does not expose): its CPU clock with the scheduler's accounting."""
+    try:
+        return time.clock_gettime((~pid << 3) | 2)
+    except OSError as exc:  # EINVAL: no such process
+        if read_stat(pid) is None:
+            raise ProcessLookupError(pid) from exc
+        return sum(cpu_times(pid))  # a kernel without per-process clocks: ticks

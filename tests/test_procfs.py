@@ -154,6 +154,12 @@ def test_children_descendants_and_group_of_real_processes(
     assert stat is not None and "sleep" == stat.command and parent.pid == stat.ppid
     user, system = procfs.cpu_times(os.getpid())
     assert user > 0 and system >= 0
+    # The precise clock counts what the ticks count (the ticks round down, 10 ms each).
+    tick = 1 / os.sysconf("SC_CLK_TCK")
+    precise = procfs.cpu_seconds(os.getpid())
+    after = sum(procfs.cpu_times(os.getpid()))
+    assert user + system - 2 * tick <= precise <= after + 2 * tick
+    assert 0 <= procfs.cpu_seconds(grandchild) < 1  # a sleep: next to no CPU
 
 
 def test_a_killed_child_is_a_zombie_until_reaped(
@@ -170,3 +176,5 @@ def test_a_killed_child_is_a_zombie_until_reaped(
     assert not procfs.exists(parent.pid) and procfs.read_stat(parent.pid) is None
     with pytest.raises(ProcessLookupError):
         procfs.cpu_times(parent.pid)
+    with pytest.raises(ProcessLookupError):
+        procfs.cpu_seconds(parent.pid)
