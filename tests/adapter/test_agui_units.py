@@ -128,3 +128,80 @@ async def test_a_run_handle_without_a_timer_uses_the_listener_timeout() -> None:
         assert await anext(frames) == b"data: x\n\n"
         with pytest.raises(StopAsyncIteration):
             await anext(frames)
+
+
+class _Client:
+    """A listener's write into a list; while ``gate`` is clear, a write waits for it (a
+    client whose socket is full)."""
+
+    def __init__(self) -> None:
+        self.got: list[bytes] = []
+        self.gate = anyio.Event()
+        self.gate.set()
+
+    async def write(self, chunk: bytes) -> None:
+        if not self.gate.is_set():  # no checkpoint otherwise: a socket with room
+            await self.gate.wait()
+        self.got.append(chunk)
+
+
+@pytest.mark.anyio
+async def test_a_caught_up_listener_is_written_by_the_pump_and_a_slow_one_catches_up(
+    anyio_backend: str,
+) -> None:
+    handle = RunHandle("t", "r", b"[]")
+    handle.use_ticks()
+    handle.push([b"a"])
+    client = _Client()
+    with anyio.fail_after(HANG_GUARD):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(handle.follow, client.write)
+            await anyio.wait_all_tasks_blocked()
+            assert [b"a"] == client.got  # caught up: its write is lent to the pump
+            handle.push([b"b", b"c"])
+            if anyio_backend == "asyncio":  # the pump writes (on trio the listener does)
+                assert [b"a", b"bc"] == client.got  # in the push: no task woken
+            await anyio.wait_all_tasks_blocked()
+            assert [b"a", b"bc"] == client.got
+            client.gate = anyio.Event()  # the client stops reading
+            handle.push([b"d"])  # that write waits: the push returns, the listener has it
+            handle.push([b"e"])
+            handle.push([b"f"])
+            await anyio.wait_all_tasks_blocked()
+            assert [b"a", b"bc"] == client.got
+            client.gate.set()
+            await anyio.wait_all_tasks_blocked()
+            assert b"abcdef" == b"".join(client.got)
+            if anyio_backend == "asyncio":  # the listener finished the waiting write
+                assert [b"a", b"bc", b"d", b"ef"] == client.got
+            handle.tick(0)  # idle: a keep-alive comment
+            await anyio.wait_all_tasks_blocked()
+            assert KEEPALIVE == client.got[-1]
+            handle.push([b"g"])
+            handle.close()
+    assert b"abcdef" + KEEPALIVE + b"g" == b"".join(client.got)
+    assert 0 == handle.listeners
+
+
+@pytest.mark.anyio
+async def test_a_listener_that_leaves_with_a_write_waiting_leaves_nothing_behind() -> None:
+    handle = RunHandle("t", "r", b"[]")
+    handle.use_ticks()
+    client, other = _Client(), _Client()
+    with anyio.fail_after(HANG_GUARD):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(handle.follow, client.write)
+            await anyio.wait_all_tasks_blocked()
+            client.gate = anyio.Event()
+            handle.push([b"a"])  # waits in the lent write
+            await anyio.wait_all_tasks_blocked()
+            tg.cancel_scope.cancel()  # the client disconnects
+    assert 0 == handle.listeners
+    # The next listener is written by the pump in its turn, from where it starts.
+    with anyio.fail_after(HANG_GUARD):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(handle.follow, other.write)
+            await anyio.wait_all_tasks_blocked()
+            handle.push([b"b"])
+            handle.close()
+    assert [b"a", b"b"] == other.got and [] == client.got

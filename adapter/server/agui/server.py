@@ -51,6 +51,7 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 from starlette.routing import BaseRoute, Route
+from starlette.types import Send
 
 from claudecode import __version__
 from claudecode.internal import get_logger
@@ -71,6 +72,8 @@ __all__ = ("AGENT_ID", "agui_routes", "runtime_info")
 #: The agent a server without an agents file offers (CopilotKit's default agent id).
 AGENT_ID = DEFAULT_AGENT.name
 
+_log = get_logger("claudecode.adapter.agui")
+
 _SSE_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
 _METHODS = ("info", "agent/connect", "agent/run", "agent/stop", "agent/suggest")
 
@@ -89,6 +92,55 @@ def _empty_run(run_input: RunAgentInput) -> Response:
     body = sse_frame(RunStarted(thread_id=thread_id, run_id=run_id))
     body += sse_frame(RunFinished(thread_id=thread_id, run_id=run_id))
     return Response(body, media_type="text/event-stream", headers=_SSE_HEADERS)
+
+
+async def _no_body() -> AsyncIterator[bytes]:
+    return
+    yield b""  # an async generator that yields nothing
+
+
+class _RunStream(StreamingResponse):
+    """A run's SSE stream: ``head`` (frames sent first), then the run's frames from index
+    ``start`` on, written by :meth:`RunHandle.follow` (the run's pump writes them itself
+    while this stream keeps up). Starlette's streaming response around it ends the stream
+    when the client disconnects."""
+
+    def __init__(
+        self,
+        head: list[bytes],
+        handle: RunHandle,
+        start: int,
+        service: AguiService,
+        keepalive: float,
+    ) -> None:
+        super().__init__(_no_body(), media_type="text/event-stream", headers=_SSE_HEADERS)
+        self._head = head
+        self._handle = handle
+        self._start = start
+        self._service = service
+        self._keepalive = keepalive
+
+    async def stream_response(self, send: Send) -> None:
+        await send(
+            {"type": "http.response.start", "status": self.status_code, "headers": self.raw_headers}
+        )
+
+        async def write(chunk: bytes) -> None:
+            await send({"type": "http.response.body", "body": chunk, "more_body": True})
+
+        if self._head:
+            await write(b"".join(self._head))
+        handle = self._handle
+        ids = {"thread_id": handle.thread_id, "run_id": handle.run_id}
+        _log.info("agui.stream_opened", **ids)
+        ended = False
+        try:
+            await handle.follow(write, start=self._start, keepalive=self._keepalive)
+            ended = True
+        finally:
+            self._service.left(handle)
+            _log.info("agui.stream_closed", **ids, reason="run ended" if ended else "client left")
+        await send({"type": "http.response.body", "body": b"", "more_body": False})
 
 
 def runtime_info(agents: tuple[Agent, ...] = ()) -> dict[str, Any]:
@@ -122,9 +174,6 @@ async def _json_body(request: Request) -> Any:
         raise HTTPException(400, "Invalid JSON payload") from None
 
 
-_log = get_logger("claudecode.adapter.agui")
-
-
 def _run_input(data: Any) -> RunAgentInput:
     if not isinstance(data, dict):
         raise HTTPException(400, "Invalid RunAgentInput: expected an object")
@@ -151,26 +200,8 @@ def agui_routes(ctx: ServerContext) -> list[BaseRoute]:
     ctx.endpoints.extend([("AG-UI", "/agui"), ("CopilotKit", "/copilotkit")])
     keepalive = ctx.settings.keepalive_seconds
 
-    def stream(head: list[bytes], handle: RunHandle | None, start: int = 0) -> Response:
-        async def frames() -> AsyncIterator[bytes]:
-            for frame in head:
-                yield frame
-            if handle is None:
-                return
-            ids = {"thread_id": handle.thread_id, "run_id": handle.run_id}
-            _log.info("agui.stream_opened", **ids)
-            ended = False
-            try:
-                async for frame in handle.listen(start=start, keepalive=keepalive):
-                    yield frame
-                ended = True
-            finally:
-                service.left(handle)
-                _log.info(
-                    "agui.stream_closed", **ids, reason="run ended" if ended else "client left"
-                )
-
-        return StreamingResponse(frames(), media_type="text/event-stream", headers=_SSE_HEADERS)
+    def stream(head: list[bytes], handle: RunHandle, start: int = 0) -> Response:
+        return _RunStream(head, handle, start, service, keepalive)
 
     async def run(run_input: RunAgentInput, agent_id: str | None = None) -> Response:
         if _is_suggestion(run_input):
