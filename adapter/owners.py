@@ -226,9 +226,12 @@ class _Recorded:
 
     def _note(self, events: Sequence[Event]) -> None:
         for event in events:
-            if isinstance(event, PermissionRequest):
+            kind = type(event)  # the event types are final: cheaper than isinstance, per event
+            if kind is PermissionRequest:
+                assert isinstance(event, PermissionRequest)
                 self._tools[(self._sid, event.pending_id)] = event.tool_name
-            elif isinstance(event, QuestionRequest):
+            elif kind is QuestionRequest:
+                assert isinstance(event, QuestionRequest)
                 self._tools[(self._sid, event.pending_id)] = "AskUserQuestion"
             else:
                 continue

@@ -42,6 +42,7 @@ __all__ = (
     "decode_run_input",
     "encode_event",
     "sse_frame",
+    "sse_frames",
 )
 
 
@@ -220,6 +221,12 @@ def encode_event(event: AguiEvent) -> bytes:
 def sse_frame(event: AguiEvent) -> bytes:
     """One SSE frame: ``data: <json>\\n\\n`` (JSON never contains a raw newline)."""
     return b"data: " + _encoder.encode(event) + b"\n\n"
+
+
+def sse_frames(events: list[AguiEvent]) -> list[bytes]:
+    """The :func:`sse_frame` of each event, in one call (a batch's worth)."""
+    encode = _encoder.encode
+    return [b"data: " + encode(event) + b"\n\n" for event in events]
 
 
 # -- the run input -------------------------------------------------------------------------

@@ -33,6 +33,13 @@ def _text(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
+def _match_line(path: str | None, line: int | None, text: str | None) -> str:
+    """``path:line:text``, without the parts a match lacks."""
+    if path is not None and line is not None and text is not None:
+        return f"{path}:{line}:{text}"  # the usual case, without a list
+    return ":".join([str(p) for p in (path, line, text) if p is not None])
+
+
 def result_text(payload: NormalizedPayload, status: str = "complete") -> str:
     """What the tool returned, as text (its error when it failed)."""
     if payload.error:
@@ -52,10 +59,7 @@ def result_text(payload: NormalizedPayload, status: str = "complete") -> str:
     if isinstance(payload, CodeSearch) and payload.output is not None:
         found = payload.output
         if found.matches:
-            return "\n".join(
-                ":".join(str(p) for p in (m.path, m.line, m.text) if p is not None)
-                for m in found.matches
-            )
+            return "\n".join([_match_line(m.path, m.line, m.text) for m in found.matches])
         return "\n".join(found.files) if found.files else "No matches"
     if isinstance(payload, HttpRequest):
         return payload.response or ""

@@ -47,7 +47,7 @@ from ...owners import SERVER, acting_as, as_caller
 from ..agents import Agent, default_agent
 from .answers import apply_answer, resume_content, withdraw
 from .claims import ThreadClaims
-from .events import AguiEvent, RunAgentInput, sse_frame
+from .events import AguiEvent, RunAgentInput, sse_frames
 from .handle import RunHandle, connect_frames
 from .inputs import new_user_messages, page_tools, prompt_from_message, with_context
 from .snapshot import MessageLog
@@ -367,7 +367,7 @@ class AguiService:
     def _emit(self, thread: _Thread, handle: RunHandle, events: list[AguiEvent]) -> None:
         for event in events:
             thread.log.apply(event)
-        handle.push([sse_frame(e) for e in events])
+        handle.push(sse_frames(events))
 
     async def _run(
         self,

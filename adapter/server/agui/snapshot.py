@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import copy
 from collections import OrderedDict
+from collections.abc import Callable
 from typing import Any
 
 from .events import (
@@ -111,59 +112,54 @@ class MessageLog:
                 self._owners[call["id"]] = message_id
 
     def apply(self, event: AguiEvent) -> None:
-        """Apply one emitted event."""
-        kind = type(event)
-        if kind is TextMessageStart:
-            assert isinstance(event, TextMessageStart)
-            self._put(
-                event.message_id, {"id": event.message_id, "role": "assistant", "content": ""}
-            )
-        elif kind is TextMessageContent:
-            assert isinstance(event, TextMessageContent)
-            self._append(event.message_id, event.delta)
-        elif kind is ReasoningMessageStart:
-            assert isinstance(event, ReasoningMessageStart)
-            self._put(
-                event.message_id, {"id": event.message_id, "role": "reasoning", "content": ""}
-            )
-        elif kind is ReasoningMessageContent:
-            assert isinstance(event, ReasoningMessageContent)
-            self._append(event.message_id, event.delta)
-        elif kind is ToolCallStart:
-            assert isinstance(event, ToolCallStart)
-            owner_id = event.parent_message_id or event.tool_call_id
-            owner = self._messages.get(owner_id)
-            if owner is None or owner.get("role") != "assistant":
-                owner = {"id": owner_id, "role": "assistant"}
-                self._put(owner_id, owner)
-            call = {
-                "id": event.tool_call_id,
-                "type": "function",
-                "function": {"name": event.tool_call_name, "arguments": ""},
-            }
-            owner.setdefault("toolCalls", []).append(call)
-            self._calls[event.tool_call_id] = call
-            self._owners[event.tool_call_id] = owner_id
-            self._touch(owner_id)
-        elif kind is ToolCallArgs:
-            assert isinstance(event, ToolCallArgs)
-            known = self._calls.get(event.tool_call_id)
-            if known is not None:
-                known["function"]["arguments"] += event.delta
-                holder = self._owners.get(event.tool_call_id)
-                if holder is not None and holder in self._messages:  # (gone: replaced)
-                    self._touch(holder)
-        elif kind is ToolCallResult:
-            assert isinstance(event, ToolCallResult)
-            self._put(
-                event.message_id,
-                {
-                    "id": event.message_id,
-                    "role": "tool",
-                    "toolCallId": event.tool_call_id,
-                    "content": event.content,
-                },
-            )
+        """Apply one emitted event (most kinds change no message: one lookup decides)."""
+        handler = _APPLY.get(type(event))
+        if handler is not None:
+            handler(self, event)
+
+    def _on_text_start(self, event: TextMessageStart) -> None:
+        self._put(event.message_id, {"id": event.message_id, "role": "assistant", "content": ""})
+
+    def _on_reasoning_start(self, event: ReasoningMessageStart) -> None:
+        self._put(event.message_id, {"id": event.message_id, "role": "reasoning", "content": ""})
+
+    def _on_content(self, event: TextMessageContent | ReasoningMessageContent) -> None:
+        self._append(event.message_id, event.delta)
+
+    def _on_tool_call_start(self, event: ToolCallStart) -> None:
+        owner_id = event.parent_message_id or event.tool_call_id
+        owner = self._messages.get(owner_id)
+        if owner is None or owner.get("role") != "assistant":
+            owner = {"id": owner_id, "role": "assistant"}
+            self._put(owner_id, owner)
+        call = {
+            "id": event.tool_call_id,
+            "type": "function",
+            "function": {"name": event.tool_call_name, "arguments": ""},
+        }
+        owner.setdefault("toolCalls", []).append(call)
+        self._calls[event.tool_call_id] = call
+        self._owners[event.tool_call_id] = owner_id
+        self._touch(owner_id)
+
+    def _on_tool_call_args(self, event: ToolCallArgs) -> None:
+        known = self._calls.get(event.tool_call_id)
+        if known is not None:
+            known["function"]["arguments"] += event.delta
+            holder = self._owners.get(event.tool_call_id)
+            if holder is not None and holder in self._messages:  # (gone: replaced)
+                self._touch(holder)
+
+    def _on_tool_call_result(self, event: ToolCallResult) -> None:
+        self._put(
+            event.message_id,
+            {
+                "id": event.message_id,
+                "role": "tool",
+                "toolCallId": event.tool_call_id,
+                "content": event.content,
+            },
+        )
 
     def _append(self, message_id: str, delta: str) -> None:
         if message_id not in self._messages:
@@ -194,3 +190,15 @@ class MessageLog:
                 if isinstance(call, dict):
                     self._calls.pop(call.get("id"), None)  # type: ignore[arg-type]
                     self._owners.pop(call.get("id"), None)  # type: ignore[arg-type]
+
+
+#: What :meth:`MessageLog.apply` does with each kind of event (the others change nothing).
+_APPLY: dict[type[Any], Callable[[MessageLog, Any], None]] = {
+    TextMessageStart: MessageLog._on_text_start,
+    TextMessageContent: MessageLog._on_content,
+    ReasoningMessageStart: MessageLog._on_reasoning_start,
+    ReasoningMessageContent: MessageLog._on_content,
+    ToolCallStart: MessageLog._on_tool_call_start,
+    ToolCallArgs: MessageLog._on_tool_call_args,
+    ToolCallResult: MessageLog._on_tool_call_result,
+}

@@ -173,6 +173,7 @@ class RunTranslator:
         self.run_id = run_id
         self.session_id = session_id
         self._clock = clock
+        self._now: int | None = None  # the time stamped: read per adapter event, not AG-UI event
         self.started = False
         self.finished = False
         self.stopped = False
@@ -209,6 +210,7 @@ class RunTranslator:
         """``RUN_STARTED`` and the ``STATE_SNAPSHOT`` (once)."""
         if self.started:
             return []
+        self._tick()
         self.started = True
         if state is not None:
             self.state = {**self.state, **state}
@@ -225,6 +227,7 @@ class RunTranslator:
         """Close everything open, then ``RUN_FINISHED`` (nothing if already ended)."""
         if self.finished:
             return []
+        self._tick()
         out = self.start()
         out += self._close_all()
         out.append(
@@ -237,6 +240,7 @@ class RunTranslator:
         """End the run with the AG-UI 1.0 ``interrupt`` outcome: the requests it waits for."""
         if self.finished:
             return []
+        self._tick()
         out = self.start()
         out += self._close_all()
         outcome = {"type": "interrupt", "interrupts": self.interrupts}
@@ -250,6 +254,7 @@ class RunTranslator:
         """Close everything open, then ``RUN_ERROR`` (nothing if already ended)."""
         if self.finished:
             return []
+        self._tick()
         out = self.start()
         out += self._close_all()
         out.append(self._stamp(RunError(message=message or "the run failed", code=code)))
@@ -276,6 +281,7 @@ class RunTranslator:
         """The AG-UI events for one adapter event (none once the run ended)."""
         if self.finished:
             return []
+        self._tick()
         out = self.start()
         try:
             out += self._feed(event)
@@ -557,9 +563,12 @@ class RunTranslator:
         self._stamp(event)
         return event
 
+    def _tick(self) -> None:
+        self._now = None if self._clock is None else self._clock()
+
     def _stamp(self, event: Any) -> Any:
-        if self._clock is not None:
-            event.timestamp = self._clock()
+        if self._now is not None:
+            event.timestamp = self._now
         return event
 
 
