@@ -16,8 +16,8 @@ import pytest
 
 from adapter.cluster import LocalNatsServer
 from claudecode.testing import fake_cli_command, script, text_turn
-from tests.support.browser import axe_violations, page_until
-from tests.support.timeouts import NODE_GUARD_MS, PROCESSES_GUARD
+from tests.support.browser import axe_violations, open_webui, page_until
+from tests.support.timeouts import PROCESSES_GUARD
 from tests.support.waits import wait_until
 
 from ._support import fast_config, processes, start_gateway, start_worker
@@ -65,12 +65,7 @@ def test_a_lost_session_resumed_elsewhere_shows_its_cut_once(
             return str(response.json()["id"]) if response.status_code == 201 else None
 
         session_id = wait_until(created, PROCESSES_GUARD, poll=0.2, what="worker wa known")
-        page = browser.new_context().new_page()
-        page.set_default_timeout(NODE_GUARD_MS)
-        errors: list[str] = []
-        page.on("pageerror", lambda exc: errors.append(str(exc)))
-        page.goto(f"{url}/#/s/{session_id}")
-        page.wait_for_selector(".conn.ok")
+        page = open_webui(browser, f"{url}/#/s/{session_id}")
         page.fill("#prompt", "first")
         page.press("#prompt", "Enter")
         page.wait_for_selector(".msg.assistant:has-text('one')")
@@ -102,4 +97,4 @@ def test_a_lost_session_resumed_elsewhere_shows_its_cut_once(
         page.press("#prompt", "Enter")
         page.locator(".msg.assistant").nth(1).wait_for()
         assert [] == axe_violations(page)
-        assert [] == errors, procs.log("gateway")
+        assert [] == page.errors, procs.log("gateway")

@@ -12,8 +12,8 @@ import pytest
 
 from adapter.cluster import LocalNatsServer
 from claudecode.testing import fake_cli_command, script, text_turn
-from tests.support.browser import axe_violations, page_until
-from tests.support.timeouts import NODE_GUARD_MS, PROCESSES_GUARD
+from tests.support.browser import axe_violations, open_webui, page_until
+from tests.support.timeouts import PROCESSES_GUARD
 from tests.support.waits import wait_until
 
 from ._support import fast_config, processes, start_gateway, start_worker
@@ -39,12 +39,9 @@ def test_rename_archive_delete_and_cost_on_a_gateway(
 
         # the gateway takes sessions once it knows the worker
         session_id = wait_until(created, PROCESSES_GUARD, poll=0.2, what="a worker known")
-        page = browser.new_context(viewport={"width": 1280, "height": 800}).new_page()
-        page.set_default_timeout(NODE_GUARD_MS)
-        errors: list[str] = []
-        page.on("pageerror", lambda exc: errors.append(str(exc)))
-        page.goto(f"{url}/#/s/{session_id}")
-        page.wait_for_selector(".conn.ok")
+        page = open_webui(
+            browser, f"{url}/#/s/{session_id}", viewport={"width": 1280, "height": 800}
+        )
         page.fill("#prompt", "fix the flaky parser test\nand say why")
         page.press("#prompt", "Enter")
         page.wait_for_selector(".msg.assistant:has-text('Looked at it.')")
@@ -76,4 +73,4 @@ def test_rename_archive_delete_and_cost_on_a_gateway(
         with httpx.Client(base_url=url, timeout=PROCESSES_GUARD) as http:
             assert session_id not in [s["id"] for s in http.get("/api/sessions").json()]
             assert 404 == http.get(f"/api/sessions/{session_id}").status_code
-        assert [] == errors, procs.log("gateway")
+        assert [] == page.errors, procs.log("gateway")

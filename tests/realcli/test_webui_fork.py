@@ -15,9 +15,8 @@ from typing import Any
 import pytest
 
 from adapter.server import ServerSettings, create_app
-from tests.support.browser import axe_violations, page_until
+from tests.support.browser import axe_violations, open_webui, page_until
 from tests.support.configs import real_cli_config
-from tests.support.timeouts import NODE_GUARD_MS
 
 from .fake_api import FakeAnthropicAPI
 from .script import Text, Turn, text_turn
@@ -40,14 +39,7 @@ def server(cli_command: str, cli_env: Any) -> Iterator[str]:
 
 
 def open_page(browser: Any, url: str) -> Any:
-    page = browser.new_context().new_page()
-    page.set_default_timeout(NODE_GUARD_MS)
-    errors: list[str] = []
-    page.on("pageerror", lambda exc: errors.append(str(exc)))
-    page.errors = errors
-    page.goto(url)
-    page.wait_for_selector(".conn.ok")
-    return page
+    return open_webui(browser, url)
 
 
 def prompt(page: Any, text: str) -> None:

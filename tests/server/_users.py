@@ -13,10 +13,10 @@ import httpx
 import websockets.sync.client as ws_client
 
 from adapter.server.identity import new_token, user_entry
+from tests.support.browser import open_webui
+from tests.support.timeouts import HANG_GUARD
 
-WAIT = 60.0  # hang guard only
-#: The browser tests' hang guard for one page action, in milliseconds.
-PAGE_WAIT_MS = 90_000
+WAIT = HANG_GUARD
 
 
 @dataclass
@@ -94,11 +94,4 @@ class WsClient:
 def open_as(browser: Any, url: str, token: str) -> Any:
     """The web UI at ``url`` in a fresh browser context, logged in with ``token``
     (``#token=``) and connected; the page's uncaught errors collect in ``page.errors``."""
-    page = browser.new_context().new_page()
-    page.set_default_timeout(PAGE_WAIT_MS)
-    errors: list[str] = []
-    page.on("pageerror", lambda exc: errors.append(str(exc)))
-    page.errors = errors
-    page.goto(f"{url}/#token={token}")
-    page.wait_for_selector(".conn.ok")
-    return page
+    return open_webui(browser, f"{url}/#token={token}")

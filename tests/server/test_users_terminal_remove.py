@@ -17,7 +17,7 @@ from adapter.terminals import TerminalManager
 from tests.support.browser import axe_violations, page_until
 from tests.support.servers import running
 
-from ._users import PAGE_WAIT_MS, Team, open_as
+from ._users import Team, open_as
 
 pytestmark = [pytest.mark.browser, pytest.mark.server, pytest.mark.pty]
 pytest.importorskip("playwright.sync_api")
@@ -44,15 +44,13 @@ def test_an_ended_terminal_is_removed_by_its_owner_only(
     url, team = served
     bob_page = open_as(browser, url, team.tokens["bob"])
     root_page = open_as(browser, url, team.tokens["root"])
-    page_until(
-        bob_page, "document.getElementById('term-agent').options.length > 0", guard_ms=PAGE_WAIT_MS
-    )
+    page_until(bob_page, "document.getElementById('term-agent').options.length > 0")
     bob_page.select_option("#term-agent", "shell")
     bob_page.click("#new-terminal button[type=submit]")
-    page_until(bob_page, "window.ccbTerminals.current !== null", guard_ms=PAGE_WAIT_MS)
+    page_until(bob_page, "window.ccbTerminals.current !== null")
     term = bob_page.evaluate("window.ccbTerminals.current")
     # the admin sees every terminal
-    page_until(root_page, f"{LISTED}.includes({term!r})", guard_ms=PAGE_WAIT_MS)
+    page_until(root_page, f"{LISTED}.includes({term!r})")
     assert bob_page.locator("#terminal-remove").is_hidden()  # running: Stop, not Remove
 
     with team.http(url, "bob") as bob, team.http(url, "alice") as alice:
@@ -71,15 +69,14 @@ def test_an_ended_terminal_is_removed_by_its_owner_only(
         page_until(
             bob_page,
             f"document.querySelector(\"#sessions li[data-session='{term}'] .badge.closed\")",
-            guard_ms=PAGE_WAIT_MS,
         )
         assert 404 == alice.post(f"/api/terminals/{term}/remove").status_code
         assert [] == axe_violations(bob_page)
         bob_page.click("#terminal-remove")
         bob_page.locator("#landing").wait_for()
-        page_until(bob_page, f"!{LISTED}.includes({term!r})", guard_ms=PAGE_WAIT_MS)
+        page_until(bob_page, f"!{LISTED}.includes({term!r})")
         # followers see it go
-        page_until(root_page, f"!{LISTED}.includes({term!r})", guard_ms=PAGE_WAIT_MS)
+        page_until(root_page, f"!{LISTED}.includes({term!r})")
         assert term not in [t["id"] for t in bob.get("/api/terminals").json()["terminals"]]
         gone = bob.post(f"/api/terminals/{term}/remove")
         assert 404 == gone.status_code
@@ -88,6 +85,6 @@ def test_an_ended_terminal_is_removed_by_its_owner_only(
         bob.delete(f"/api/terminals/{second}")
         ack = ws.request({"type": "delete_session", "session_id": second})
         assert "ack" == ack["type"]
-        page_until(bob_page, f"!{LISTED}.includes({second!r})", guard_ms=PAGE_WAIT_MS)
+        page_until(bob_page, f"!{LISTED}.includes({second!r})")
         ws.close()
     assert [] == bob_page.errors + root_page.errors

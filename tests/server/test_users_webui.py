@@ -19,7 +19,7 @@ from claudecode.testing import fake_cli_command, script
 from tests.support.browser import page_until
 from tests.support.servers import running
 
-from ._users import PAGE_WAIT_MS, Team, open_as
+from ._users import Team, open_as
 
 pytestmark = [pytest.mark.browser, pytest.mark.server]
 pytest.importorskip("playwright.sync_api")
@@ -55,30 +55,28 @@ def test_each_user_sees_only_their_sessions(browser: Any, served: tuple[str, Tea
         theirs = bob.post("/api/sessions", json={}).json()["id"]
         alice_page = open_as(browser, url, team.tokens["alice"])
         bob_page = open_as(browser, url, team.tokens["bob"])
-        page_until(alice_page, f"{LISTED}.includes({mine!r})", guard_ms=PAGE_WAIT_MS)
-        page_until(bob_page, f"{LISTED}.includes({theirs!r})", guard_ms=PAGE_WAIT_MS)
+        page_until(alice_page, f"{LISTED}.includes({mine!r})")
+        page_until(bob_page, f"{LISTED}.includes({theirs!r})")
         assert [mine] == alice_page.evaluate(LISTED)
         assert [theirs] == bob_page.evaluate(LISTED)
         # Live: bob's next session never reaches alice's page; her own does.
         later = bob.post("/api/sessions", json={}).json()["id"]
         own_later = alice.post("/api/sessions", json={}).json()["id"]
-        page_until(alice_page, f"{LISTED}.includes({own_later!r})", guard_ms=PAGE_WAIT_MS)
-        page_until(bob_page, f"{LISTED}.includes({later!r})", guard_ms=PAGE_WAIT_MS)
+        page_until(alice_page, f"{LISTED}.includes({own_later!r})")
+        page_until(bob_page, f"{LISTED}.includes({later!r})")
         assert {mine, own_later} == set(alice_page.evaluate(LISTED))
         assert {theirs, later} == set(bob_page.evaluate(LISTED))
         # The terminal form: hidden for alice (no terminals), shown for bob.
         page_until(
             alice_page,
             "document.getElementById('new-terminal').hidden === true",
-            guard_ms=PAGE_WAIT_MS,
         )
         page_until(
             bob_page,
             "document.getElementById('term-agent').options.length > 0",
-            guard_ms=PAGE_WAIT_MS,
         )
         assert bob_page.is_visible("#new-terminal")
         assert not alice_page.is_visible("#new-terminal")
         root_page = open_as(browser, url, team.tokens["root"])
-        page_until(root_page, f"{LISTED}.length === 4", guard_ms=PAGE_WAIT_MS)
+        page_until(root_page, f"{LISTED}.length === 4")
         assert [] == alice_page.errors + bob_page.errors + root_page.errors

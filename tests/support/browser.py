@@ -11,6 +11,30 @@ from .timeouts import NODE_GUARD_MS
 PAGE_POLL_MS = 50
 
 
+def open_webui(
+    browser: Any,
+    address: str,
+    *,
+    timeout_ms: int = NODE_GUARD_MS,
+    init_script: str | None = None,
+    **context: Any,
+) -> Any:
+    """The web UI at ``address`` (the whole URL, a ``#token=`` or ``#/s/ID`` fragment
+    included) in a fresh browser context (``context``: Playwright's ``new_context``
+    options), once it is connected; the page's uncaught errors collect in ``page.errors``.
+    ``init_script`` runs in the page before its own scripts."""
+    page = browser.new_context(**context).new_page()
+    page.set_default_timeout(timeout_ms)
+    if init_script is not None:
+        page.add_init_script(init_script)
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page.errors = errors
+    page.goto(address)
+    page.wait_for_selector(".conn.ok")
+    return page
+
+
 def page_until(page: Any, expression: str, *, guard_ms: int = NODE_GUARD_MS) -> None:
     """Poll a JavaScript expression from here until it is true (the pages' CSP forbids the
     eval that Playwright's ``wait_for_function`` polls with); fail after ``guard_ms``."""

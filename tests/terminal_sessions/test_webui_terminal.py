@@ -16,6 +16,7 @@ import pytest
 from adapter.server import BUILTIN_PROVIDERS, ServerSettings, create_app
 from adapter.server.terminal_routes import make_terminal_routes
 from adapter.terminals import AGENTS, Agent, TerminalManager
+from tests.support.browser import open_webui
 from tests.support.servers import running
 from tests.support.timeouts import NODE_GUARD_MS
 
@@ -60,13 +61,7 @@ def wait_buffer(page: Any, pattern: str) -> str:
 
 
 def test_terminal_view_types_shows_output_and_follows_the_window(browser: Any, server: str) -> None:
-    context = browser.new_context(viewport={"width": 1200, "height": 800})
-    page = context.new_page()
-    page.set_default_timeout(NODE_GUARD_MS)
-    errors: list[str] = []
-    page.on("pageerror", lambda exc: errors.append(str(exc)))
-    page.goto(f"{server}/#token={TOKEN}")
-    page.wait_for_selector(".conn.ok")
+    page = open_webui(browser, f"{server}/#token={TOKEN}", viewport={"width": 1200, "height": 800})
 
     # Agents: the shell can start; a missing one is greyed with what to install.
     page.wait_for_selector("#term-agent option[value=shell]", state="attached")
@@ -113,5 +108,5 @@ def test_terminal_view_types_shows_output_and_follows_the_window(browser: Any, s
     page.click("#terminal-stop")
     page.wait_for_selector("#terminal-state.closed")
     assert re.search(r"exited", page.inner_text("#terminal-state"))
-    assert [] == errors
-    context.close()
+    assert [] == page.errors
+    page.context.close()

@@ -11,8 +11,9 @@ import websockets.sync.client as ws_client
 
 from adapter import PermissionPolicy, SessionConfig
 from adapter.server import ServerSettings, create_app
+from tests.support.browser import open_webui
 from tests.support.servers import running
-from tests.support.timeouts import HANG_GUARD, NODE_GUARD_MS
+from tests.support.timeouts import HANG_GUARD
 
 ARTIFACTS = Path(__file__).resolve().parents[1] / "artifacts" / "webui"
 # Records notifications instead of showing them (headless Chromium has no notification UI).
@@ -38,15 +39,7 @@ __all__ = ("ARTIFACTS", "Remote", "open_page", "serve", "shot")
 
 
 def open_page(browser: Any, url: str) -> Any:
-    page = browser.new_context().new_page()
-    page.set_default_timeout(NODE_GUARD_MS)
-    page.add_init_script(NOTIFY_STUB)
-    errors: list[str] = []
-    page.on("pageerror", lambda exc: errors.append(str(exc)))
-    page.errors = errors
-    page.goto(url + "/")
-    page.wait_for_selector(".conn.ok")
-    return page
+    return open_webui(browser, url + "/", init_script=NOTIFY_STUB)
 
 
 class Remote:

@@ -19,7 +19,7 @@ from claudecode.testing import (
     tool_use_block,
     turn,
 )
-from tests.support.browser import axe_violations, page_until
+from tests.support.browser import axe_violations, open_webui, page_until
 
 from ._webui import ARTIFACTS, NOTIFY_STUB, serve
 
@@ -92,19 +92,15 @@ def test_every_state_is_accessible(tmp_path: Path, browser: Any, size: str) -> N
     with serve(tmp_path, fake_cli_command(body(), tmp_path / "fake")) as url:
         # A phone is a touch device (a coarse pointer), as the page's placeholders know.
         phone = size == "phone"
-        context = browser.new_context(
+        page = open_webui(
+            browser,
+            url + "/",
+            init_script=NOTIFY_STUB,
             viewport={"width": width, "height": height},
             reduced_motion="reduce",
             has_touch=phone,
             is_mobile=phone,
         )
-        page = context.new_page()
-        page.set_default_timeout(90_000)
-        page.add_init_script(NOTIFY_STUB)
-        errors: list[str] = []
-        page.on("pageerror", lambda exc: errors.append(str(exc)))
-        page.goto(url + "/")
-        page.wait_for_selector(".conn.ok")
         # No "Enter to send" on a touch device: the Send button is the way there.
         assert phone == page.evaluate("matchMedia('(pointer: coarse)').matches")
         placeholders = page.evaluate(
@@ -162,6 +158,6 @@ def test_every_state_is_accessible(tmp_path: Path, browser: Any, size: str) -> N
             page.click("#menu")
             page.wait_for_selector("#sidebar.open")
             check(page, f"{size}-sessions-dark", problems)
-        context.close()
-        assert [] == errors
+        page.context.close()
+        assert [] == page.errors
     assert [] == problems, "\n".join(problems)
