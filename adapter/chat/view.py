@@ -22,6 +22,9 @@ Rules:
 * **Questions** (``question_request``) are entries of their own, ``open`` until
   ``answered`` / ``declined`` (``permission_resolved``), ``cancelled`` when withdrawn or the
   turn ended.
+* **A failed turn** shows once: when the CLI wrote the failure's text as the turn's last
+  assistant text too (the synthetic ``API Error: 529 ...`` message, or a failed result's text),
+  the error entry takes that text's place instead of repeating it.
 
 Ids are deterministic: the same events give the same entries whatever the batch split, so
 ``apply(all)`` equals any sequence of ``apply(part)`` and replaying the deltas onto an empty
@@ -482,9 +485,29 @@ class ChatView(RequestEntries):
     def _on_error(self, event: ErrorEvent) -> None:
         if event.kind == "interrupted":
             self._add(InterruptEntry(id=self._next_id("interrupt"), text=event.message))
-        else:
-            self._add(
-                ErrorEntry(id=self._next_id("error"), message=event.message, error_kind=event.kind)
+            return
+        entry_id = self._next_id("error")
+        self._drop_echo(event.message, entry_id)
+        self._add(
+            ErrorEntry(
+                id=entry_id, message=event.message, error_kind=event.kind, status=event.status
+            )
+        )
+
+    def _drop_echo(self, message: str, replacement: str) -> None:
+        """The CLI writes a failed turn's error as its assistant text too (a synthetic message
+        ``API Error: 529 ...``, or the result's text when the turn showed none): that text,
+        the main thread's last entry, is the error's own; the error entry replaces it."""
+        main = self._threads.get(None)
+        last = self._entries.get(main[-1]) if main else None
+        if not isinstance(last, AssistantText) or last.text != message:
+            return
+        self._remove(last.id)
+        self._open_text.pop(None, None)
+        if any(t.after == last.id for t in self.turns):
+            self.turns = tuple(
+                msgspec.structs.replace(t, after=replacement) if t.after == last.id else t
+                for t in self.turns
             )
 
     def _on_status(self, event: SessionStatus) -> None:

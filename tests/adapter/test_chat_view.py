@@ -301,8 +301,15 @@ def test_real_transcripts_build_a_consistent_view(name: str) -> None:
                 assert entry.status != "running", "every call of a finished turn completed"
         calls = {e.tool_call_id for e in events if isinstance(e, ToolCall)}
         assert calls <= shown
+        # Every text is shown: as assistant text, or (a failed turn's API Error message) as
+        # the text of the error entry that stands for it.
         text = "".join(e.text for e in events if isinstance(e, MessageChunk))
-        assert text == "".join(e.text for e in view.entries if isinstance(e, AssistantText))
+        assert text == "".join(
+            e.text if isinstance(e, AssistantText) else e.message
+            for e in view.entries
+            if isinstance(e, AssistantText)
+            or (isinstance(e, ErrorEntry) and e.message in text and e.error_kind == "api_error")
+        )
 
 
 # ------------------------------------------------------------------ property
@@ -439,3 +446,115 @@ def test_a_long_streamed_message_is_joined_when_read() -> None:
     view.fold([MessageChunk(message_id="m1", text="end")])
     delta = view.apply([MessageChunk(message_id="m1", text="!")])
     assert delta.updated and delta.updated[0].text.endswith("end!")  # type: ignore[union-attr]
+
+
+# ------------------------------------------------------------------ failed turns
+
+API_ERROR = "API Error: 529 Overloaded. <b>try</b> later"
+
+
+def _kinds(view: ChatView) -> list[str]:
+    return [msgspec.to_builtins(e)["kind"] for e in view.entries]
+
+
+def _failed_turn(text: str = API_ERROR, status: int | None = 529) -> list[Event]:
+    """A turn the API failed, as the translator publishes it: the CLI's synthetic assistant
+    message, the result's Complete, then the turn's error."""
+    return [
+        UserMessage(text="hi", seq=1),
+        MessageChunk(message_id="synthetic-1", text=text, seq=2),
+        Complete(is_error=True, subtype="success", terminal_reason="api_error", seq=3),
+        ErrorEvent(message=API_ERROR, kind="api_error", status=status, seq=4),
+    ]
+
+
+def test_a_failed_turns_api_error_is_one_error_entry() -> None:
+    """The synthetic ``API Error`` text and the turn's error are one entry: the error, with
+    the HTTP status and the CLI's text as it was written."""
+    view, replica = build(_failed_turn())
+    assert (
+        [
+            UserEntry(id="user:1", text="hi"),
+            ErrorEntry(id="error:4", message=API_ERROR, error_kind="api_error", status=529),
+        ]
+        == view.entries
+        == replica
+    )
+    assert {"kind": "error", "status": 529} == {
+        k: v for k, v in msgspec.to_builtins(view.entries[1]).items() if k in ("kind", "status")
+    }
+
+
+def test_the_dropped_echo_is_a_removal_for_a_ui_that_showed_it() -> None:
+    view = ChatView()
+    first = view.apply(_failed_turn()[:3])
+    assert ["user:1", "text:synthetic-1"] == [e.id for e in first.added]
+    delta = view.apply(_failed_turn()[3:])
+    assert ("text:synthetic-1",) == delta.removed
+    assert ["error:4"] == [e.id for e in delta.added]
+
+
+def test_different_text_before_an_error_stays() -> None:
+    """Only the error's own text is folded in: an answer that says something else, text of
+    a sub-agent, or an echo that is not the main thread's last entry all stay."""
+    answer, _ = build(_failed_turn(text="Here is half an answer"))
+    assert ["user", "text", "error"] == _kinds(answer)
+    nested = [
+        UserMessage(text="hi", seq=1),
+        MessageChunk(message_id="m", text=API_ERROR, parent_tool_call_id="A1", seq=2),
+        ErrorEvent(message=API_ERROR, kind="api_error", seq=3),
+    ]
+    assert ["user", "text", "error"] == _kinds(build(nested)[0])
+    interrupted = [
+        MessageChunk(message_id="m", text="stopped", seq=1),
+        ErrorEvent(message="stopped", kind="interrupted", seq=2),
+    ]
+    assert ["text", "interrupt"] == _kinds(build(interrupted)[0])
+
+
+def test_an_error_without_echo_keeps_its_status() -> None:
+    view, _ = build([ErrorEvent(message="boom", kind="api_error", status=500)])
+    assert [ErrorEntry(id="error:h1", message="boom", error_kind="api_error", status=500)] == (
+        view.entries
+    )
+
+
+_FAILURES = st.lists(
+    st.one_of(
+        _EVENTS,
+        st.sampled_from(["e", "a", "ab"]).flatmap(
+            lambda text: st.just(
+                [
+                    MessageChunk(message_id="synthetic", text=text),
+                    ErrorEvent(message=text, kind="api_error", status=529),
+                ]
+            )
+        ),
+    ),
+    max_size=20,
+)
+
+
+def _flat(items: list[Any]) -> list[Event]:
+    return [e for item in items for e in (item if isinstance(item, list) else [item])]
+
+
+@settings(max_examples=300, deadline=None)
+@given(items=_FAILURES, cuts=st.lists(st.integers(min_value=0, max_value=40), max_size=8))
+def test_failed_turns_show_each_error_once_in_any_split(items: list[Any], cuts: list[int]) -> None:
+    """Whatever came before and however it is batched: no error's text is also the text
+    entry just before it on the main thread, the deltas rebuild the list, and batches do
+    not change the result."""
+    events = _flat(items)
+    whole, whole_replica = build(events)
+    parts, parts_replica = build(events, [c for c in cuts if c <= len(events)])
+    assert whole.snapshot() == parts.snapshot()
+    assert whole.entries == whole_replica and parts.entries == parts_replica
+    main = [e for e in whole.entries if e.parent_id is None]
+    for before, entry in itertools.pairwise(main):
+        if isinstance(entry, ErrorEntry):
+            assert not (isinstance(before, AssistantText) and before.text == entry.message)
+    errors = sum(isinstance(e, ErrorEvent) and e.kind != "interrupted" for e in events)
+    assert errors == sum(isinstance(e, ErrorEntry) for e in whole.entries)
+    turn_anchors = {t.after for t in whole.turns} - {None}
+    assert turn_anchors <= {e.id for e in whole.entries}
