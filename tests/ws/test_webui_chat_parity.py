@@ -112,6 +112,9 @@ def _tags_and_tools() -> list[Event]:
         ApiRetry(attempt=2, error="overloaded"),
         ErrorEvent(message="stopped", kind="interrupted"),
         ErrorEvent(message="boom", kind="api_error"),
+        # A failed turn: the CLI's synthetic message, then the error with the same text.
+        MessageChunk(message_id="synthetic", text="API Error: 529 Overloaded"),
+        ErrorEvent(message="API Error: 529 Overloaded", kind="api_error", status=529),
         *_questions_and_decisions(),
         Complete(cost_usd=0.5),
     ]

@@ -170,6 +170,19 @@ export class Chat {
     this.turns.push({ number: this.turns.length + 1, last_message_uuid: uuid, cli_session_id: this.cliSessionId, after });
   }
 
+  // The CLI writes a failed turn's error as its assistant text too ("API Error: 529 ...", or
+  // the result's text): that text, the main thread's last entry, is the error's own, and the
+  // error entry (replacement) takes its place, as adapter.chat does. Returns the id dropped.
+  _dropEcho(message, replacement) {
+    let last = null;
+    for (const e of this.entries.values()) if (!e.parent_id) last = e;
+    if (!last || last.kind !== "text" || last.text !== message) return [];
+    this.entries.delete(last.id);
+    this.open.delete("text|");
+    for (const t of this.turns) if (t.after === last.id) t.after = replacement;
+    return [last.id];
+  }
+
   // Apply one event; returns the ids of the entries it added, changed or removed ([] if none).
   apply(ev) {
     if (ev.seq && ev.seq <= this.lastSeq) return [];   // already shown
@@ -238,9 +251,14 @@ export class Chat {
         return [];
       case "mode_changed": this.mode = ev.mode; return [];
       case "available_commands": this.commands = (ev.commands || []).map((c) => c.name); return [];
-      case "error":
+      case "error": {
         if (ev.kind === "interrupted") return [this._add({ kind: "interrupt", id: "interrupt:" + ev.seq, text: ev.message })];
-        return [this._add({ kind: "error", id: "error:" + ev.seq, message: ev.message, error_kind: ev.kind })];
+        const id = "error:" + ev.seq;
+        const dropped = this._dropEcho(ev.message || "", id);
+        const entry = { kind: "error", id, message: ev.message, error_kind: ev.kind };
+        if (ev.status !== null && ev.status !== undefined) entry.status = ev.status;
+        return [...dropped, this._add(entry)];
+      }
       case "compact_boundary":
         return [this._add({ kind: "notice", id: "notice:" + ev.seq, text: "Conversation compacted" })];
       case "api_retry":
