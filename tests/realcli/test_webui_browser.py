@@ -13,11 +13,11 @@ from typing import Any
 import pytest
 
 from adapter.server import ServerSettings, create_app
-from tests.support.browser import open_webui, page_until
+from tests.support.browser import axe_violations, open_webui, page_until
 from tests.support.configs import real_cli_config
 
 from .fake_api import FakeAnthropicAPI
-from .script import Text, Turn, text_turn, tool_turn
+from .script import Rule, Text, Turn, error_turn, text_turn, tool_turn
 
 pytestmark = [pytest.mark.realcli, pytest.mark.browser, pytest.mark.server]
 
@@ -195,3 +195,70 @@ def test_interrupt_reload_and_two_pages(
     two.wait_for_selector(".msg.assistant:has-text('After the interrupt.')")
     shot(two, "two-pages")
     assert [] == one.errors and [] == two.errors
+
+
+def test_a_failed_turns_api_error_shows_once(
+    browser: Any, server: str, fake_api: FakeAnthropicAPI
+) -> None:
+    """The API overloaded (529) on every retry: the CLI writes its "API Error: 529 ..."
+    message and a failed result; the chat shows one error line with the status in words and
+    the CLI's text (escaped) under its details, no assistant bubble, live and after a
+    reload; the retries stay visible and the session goes on."""
+    rule = Rule("overload please", error_turn(529, "fake <b>overloaded</b>"))
+    fake_api.add_rule(rule)
+    fake_api.add_main(text_turn("Back again."))
+    page = page_of(browser, server + "/")
+    session_id = start_session(page)
+
+    prompt(page, "overload please")
+    page.wait_for_selector(".note.api-error")
+    idle(page)
+    assert rule.hits >= 2, "the CLI retried the 529"
+
+    def shown_once(page: Any) -> str:
+        note = page.locator("#chat .note.api-error")
+        assert 1 == note.count()
+        assert "Claude API error 529 (overloaded)" == note.locator("strong").inner_text()
+        raw = note.locator("details pre").text_content()
+        # The pinned CLI's words for a 529 that outlived its retries.
+        assert raw.startswith("API Error: ") and "529" in raw
+        # The CLI's text once in the whole page (no bubble, no banner); markup in it inert.
+        assert 1 == page.evaluate("document.body.textContent").count(raw)
+        assert 0 == page.locator(".msg.assistant").count()
+        assert 0 == page.locator("#chat b, #chat img, #chat script").count()
+        assert page.locator("#chat .note", has_text="Retrying the API call").count() >= 1
+        return raw
+
+    raw = shown_once(page)
+    page.locator("#chat .note.api-error summary").click()
+    assert page.locator("#chat .note.api-error details pre").is_visible()
+    shot(page, "api-error")
+    assert [] == axe_violations(page)
+
+    page.reload()
+    page.wait_for_selector(".conn.ok")
+    page.locator(f"#sessions li[data-session='{session_id}'] button.row").click()
+    page.wait_for_selector(".note.api-error")
+    assert raw == shown_once(page), "the snapshot shows the same one line"
+
+    rule.times = rule.hits  # the failed prompt is merged into the next one
+    prompt(page, "try again")
+    page.wait_for_selector(".msg.assistant:has-text('Back again.')")
+    assert 1 == page.locator("#chat .note.api-error").count()
+    assert ["Back again."] == page.locator(".msg.assistant").all_inner_texts()
+    idle(page)
+
+    # A 500 whose text the CLI quotes: markup in it stays text.
+    hostile = 'fake <img src=x onerror="window.pwned=1"> error'
+    fake_api.add_rule(Rule("break it", error_turn(500, hostile)))
+    prompt(page, "break it")
+    page.wait_for_selector(".note.api-error[data-status='500']")
+    idle(page)
+    second = page.locator("#chat .note.api-error").nth(1)
+    assert "Claude API error 500 (internal server error)" == second.locator("strong").inner_text()
+    raw = second.locator("details pre").text_content()
+    assert hostile in raw
+    assert 1 == page.evaluate("document.body.textContent").count(raw)
+    assert ["Back again."] == page.locator(".msg.assistant").all_inner_texts()
+    assert 0 == page.locator("#chat img").count() and page.evaluate("window.pwned") is None
+    assert [] == page.errors

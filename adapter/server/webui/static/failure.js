@@ -43,15 +43,34 @@ export function failure(session, chat, history) {
   return { text: happened + " " + todo, detail: session.status_reason || (error && error.message) || "", entry };
 }
 
-// The chat's line for an error event: the session-ending kinds in words, their raw text
-// folded; any other error (an API error, a failed turn) says what it is in its own words.
+// The chat's line for an error event: the session-ending kinds and API errors in words, their
+// raw text folded; any other error (a failed turn) says what it is in its own words.
 const ENDED = {
   cli_exited: "The Claude Code CLI stopped.",
   protocol: "The Claude Code CLI wrote something the server could not read.",
   internal: "The server hit an internal error.",
 };
 
+// What an API error's HTTP status means, in a few words.
+const STATUS = {
+  400: "invalid request", 401: "authentication failed", 403: "permission denied",
+  404: "not found", 408: "request timed out", 413: "request too large", 429: "rate limited",
+  500: "internal server error", 502: "bad gateway", 503: "unavailable", 504: "gateway timeout",
+  529: "overloaded",
+};
+
+// A failed turn's API error: one line saying so, with the status; the CLI's text ("API Error:
+// 529 ...", which it also wrote as the turn's answer: adapter.chat keeps it only here) folded.
+function apiErrorNote(e) {
+  const status = typeof e.status === "number" ? e.status : null;
+  const what = status === null ? "Claude API error" : "Claude API error " + status + (STATUS[status] ? " (" + STATUS[status] + ")" : "");
+  return el("div", { class: "note error api-error", "data-id": e.id, "data-status": status === null ? undefined : String(status) },
+    el("strong", { text: what }), ": this turn failed. Send your message again to retry.",
+    e.message ? el("details", {}, el("summary", { text: "Details" }), el("pre", { text: e.message })) : null);
+}
+
 export function errorNote(e) {
+  if (e.error_kind === "api_error") return apiErrorNote(e);
   const words = ENDED[e.error_kind];
   if (!words) return el("div", { class: "note error", "data-id": e.id, text: "Error: " + e.message });
   return el("div", { class: "note error", "data-id": e.id }, words,
