@@ -49,6 +49,10 @@ class Line(msgspec.Struct, rename="camel"):
     content: Any = None
     #: Of a queue operation: ``enqueue``, ``dequeue``, ``remove``.
     operation: str | None = None
+    #: Of the CLI's synthetic assistant message for a failed API call (``API Error: ...``):
+    #: ``true`` and the HTTP status (read leniently: a line is never lost over them).
+    is_api_error_message: Any = False
+    api_error_status: Any = None
 
 
 _decoder = msgspec.json.Decoder(Line)

@@ -2,9 +2,10 @@
 prompts carried: :func:`load_prompt_images`, since events only count them).
 
 User messages, text, reasoning, tool calls and their results (through :mod:`normalize`),
-compactions and local commands, so :class:`~adapter.chat.ChatView` shows a stored session
-exactly like a live one (see :mod:`adapter.history.transcripts` for how compactions and local
-commands are stored and shown).
+compactions, local commands and the errors of failed API calls, so
+:class:`~adapter.chat.ChatView` shows a stored session exactly like a live one (see
+:mod:`adapter.history.transcripts` for how compactions and local commands are stored and
+shown).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from .._tools import ToolCalls
 from ..events import (
     CompactBoundary,
     Complete,
+    ErrorEvent,
     Event,
     MessageChunk,
     Reasoning,
@@ -162,6 +164,7 @@ def load_events(
             if message.model and message.model != "<synthetic>":
                 model = message.model
             events += _assistant_events(message, calls)
+            events += _api_error(line, message)
             answered = line.uuid or answered
         elif line.type == "user":
             shown = _as_typed(_user_events(line, message, calls), typed)
@@ -230,6 +233,24 @@ def _as_typed(events: list[Event], typed: str | None) -> list[Event]:
     ):
         return [UserMessage(text=typed)]
     return events
+
+
+def _api_error(line: Line, message: Message) -> list[Event]:
+    """The CLI's synthetic message for a failed API call (``API Error: 529 ...``) is the
+    turn's error too, as live, where the failed ``result`` (not stored) says it: the chat
+    view shows the two as one error entry with the status."""
+    if line.is_api_error_message is not True:
+        return []
+    if isinstance(message.content, str):
+        text = message.content
+    else:
+        texts = [b.get("text") for b in message.content if isinstance(b, dict)]
+        text = "".join(t for t in texts if isinstance(t, str))
+    if not text:
+        return []
+    status = line.api_error_status
+    valid = isinstance(status, int) and not isinstance(status, bool)
+    return [ErrorEvent(message=text, kind="api_error", status=status if valid else None)]
 
 
 def _assistant_events(message: Message, calls: ToolCalls) -> list[Event]:

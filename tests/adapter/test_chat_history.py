@@ -5,11 +5,23 @@ from __future__ import annotations
 
 import json
 import shutil
+import tempfile
 from pathlib import Path
+from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from adapter.chat import AssistantText, ChatView, ReadGroup, ReasoningEntry, ToolEntry, UserEntry
+from adapter.chat import (
+    AssistantText,
+    ChatView,
+    ErrorEntry,
+    ReadGroup,
+    ReasoningEntry,
+    ToolEntry,
+    UserEntry,
+)
 from adapter.events import SessionStatus
 from adapter.history import (
     HistoryIndex,
@@ -207,3 +219,73 @@ def test_find_and_resume(config: Path) -> None:
             find_session_file(bad, config=config)
         with pytest.raises(HistoryNotFoundError):
             resume_spec(bad, config=config)
+
+
+def _api_error_line(text: str, flag: Any, status: Any) -> dict[str, Any]:
+    """The CLI's synthetic assistant line for a failed API call, as 2.1.332 stores it."""
+    return {
+        "parentUuid": None,
+        "isSidechain": False,
+        "type": "assistant",
+        "uuid": "f976aad5-2b40-4a93-95e6-30093cd449cd",
+        "timestamp": "2026-11-28T10:00:00.547Z",
+        "message": {
+            "id": "c1da67be-8f7b-4e91-b3bd-9ce0268c9a78",
+            "model": "<synthetic>",
+            "role": "assistant",
+            "type": "message",
+            "content": [{"type": "text", "text": text}],
+        },
+        "requestId": "req_FYSXu0LzxFKb3begWUflwMo9",
+        "error": "server_error",
+        "isApiErrorMessage": flag,
+        "apiErrorStatus": status,
+        "apiErrorType": "api_error",
+        "sessionId": SESSION,
+    }
+
+
+_JSON = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=5),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=3), inner),
+    max_leaves=5,
+)
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    text=st.text(min_size=1, max_size=40).filter(str.strip),
+    flag=st.one_of(st.just(True), _JSON),
+    status=st.one_of(st.integers(100, 599), _JSON),
+)
+def test_a_stored_api_error_is_one_error_entry(text: str, flag: Any, status: Any) -> None:
+    """The synthetic "API Error" line of a stored session, whatever its flag and status
+    hold: never lost; when flagged, one error entry (the status kept when it is a number),
+    otherwise the assistant text it always was; its text shown once either way."""
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "s.jsonl"
+        line = _api_error_line("API Error: " + text, flag, status)
+        shutil.copy(transcript(FIXTURES), path)
+        with path.open("a") as f:
+            f.write(json.dumps(line, separators=(",", ":")) + "\n")  # as the CLI writes
+        view = ChatView()
+        view.apply(load_events(path))
+    last = view.entries[-1]
+    said = "API Error: " + text
+    shown = [
+        e
+        for e in view.entries
+        if (isinstance(e, AssistantText) and e.text == said)
+        or (isinstance(e, ErrorEntry) and e.message == said)
+    ]
+    assert [last] == shown
+    if flag is True:
+        number = isinstance(status, int) and not isinstance(status, bool)
+        status = status if number else None
+        assert ErrorEntry(id=last.id, message=said, error_kind="api_error", status=status) == last
+    else:
+        assert isinstance(last, AssistantText)

@@ -15,8 +15,10 @@ from typing import Any
 import anyio
 import pytest
 
-from adapter.chat import AssistantText, ChatView, ToolEntry
+from adapter.chat import AssistantText, ChatView, ErrorEntry, ToolEntry
+from adapter.events import UserMessage
 from adapter.history import find_session_file, list_sessions, load_events, resume_spec
+from adapter.translate import Translator
 from claudecode import messages as m
 from claudecode.control import OutboundControlResponse
 from claudecode.options import ClaudeCodeOptions
@@ -24,7 +26,7 @@ from normalize import ShellExec
 
 from ._assertions import open_recorded, run_turn
 from .fake_api import FakeAnthropicAPI
-from .script import Text, Thinking, Turn, text_turn, tool_turn
+from .script import Rule, Text, Thinking, Turn, error_turn, text_turn, tool_turn
 
 pytestmark = [pytest.mark.realcli, pytest.mark.anyio]
 
@@ -107,3 +109,42 @@ async def _check_history(session: Any, cli_env: Any, cli_options: Any, fake_api:
             dest = Path(target) / f.relative_to(projects)
             dest.parent.mkdir(parents=True, exist_ok=True)
             shutil.copy(f, dest)
+
+
+async def test_a_failed_turn_shows_the_same_stored_and_live(
+    cli_options: Any, fake_api: FakeAnthropicAPI, cli_env: Any
+) -> None:
+    """A 500 on every retry, then a turn that works: the live events and the stored
+    transcript (where the CLI keeps its "API Error" message, not the failed result) give the
+    same chat, the failure once, as an error with its status and the CLI's text."""
+    rule = Rule("break it", error_turn(500, "fake server error"))
+    fake_api.add_rule(rule)
+    fake_api.add_main(text_turn("recovered"))
+    session, _ = open_recorded(cli_options(env_overrides={"CLAUDE_CODE_MAX_RETRIES": "1"}))
+    translator = Translator()
+    live = ChatView()
+    with anyio.fail_after(180):
+        async with session:
+            for text in ("break it", "try again"):
+                live.apply([UserMessage(text=text)])
+                live.apply(translator.feed_many(await run_turn(session, text)))
+                rule.times = rule.hits  # the failed prompt is merged into the next one
+    sid = session.session_id
+    assert sid is not None
+    config = Path(cli_env.home) / ".claude"
+    stored = ChatView()
+    stored.apply(load_events(find_session_file(sid, cli_env.cwd, config=config)))
+
+    def shown(view: ChatView) -> list[tuple[str, str, int | None]]:
+        return [
+            (type(e).__name__, e.text, None)
+            if isinstance(e, AssistantText)
+            else (type(e).__name__, e.message, e.status)
+            for e in view.entries
+            if isinstance(e, (AssistantText, ErrorEntry))
+        ]
+
+    [(_, raw, _), _] = shown(live)
+    assert raw.startswith("API Error: 500 fake server error")
+    assert [("ErrorEntry", raw, 500), ("AssistantText", "recovered", None)] == shown(live)
+    assert shown(live) == shown(stored)
