@@ -11,7 +11,7 @@ The state lives on the translator.
 
 from __future__ import annotations
 
-from claudecode.messages import ResultMessage
+from claudecode.messages import AssistantMessage, ResultMessage
 
 from . import _plain as plain
 from ._stream_events import StreamEvents
@@ -27,6 +27,8 @@ class TurnEnding(StreamEvents):
     _results: int
     _self_start_expected: bool
     _pending_assistant_uuid: str | None
+    #: The request id of the turn's synthetic "API Error" message, for the turn's error.
+    _api_error_request: str | None
     _last_committed: str | None
     _turn_model: str | None
     _model: str | None
@@ -60,10 +62,19 @@ class TurnEnding(StreamEvents):
                     message=complete.error.message,
                     kind=complete.error.kind,
                     status=complete.error.status,
+                    request_id=(
+                        self._api_error_request if complete.error.kind == "api_error" else None
+                    ),
                 )
             )
         self._end_turn()
         return events
+
+    def _note_api_error(self, msg: AssistantMessage) -> None:
+        """The CLI's synthetic message for a failed API call carries the request id that
+        the failed result does not: kept for the turn's error."""
+        if msg.is_api_error_message and msg.parent_tool_use_id is None and msg.request_id:
+            self._api_error_request = msg.request_id
 
     def _background_calls(self) -> frozenset[str]:
         """The Agent calls of running background tasks: their sub-agents outlive the turn."""
@@ -73,6 +84,7 @@ class TurnEnding(StreamEvents):
         self._turn_open = False
         self._text_in_turn = False
         self._pending_assistant_uuid = None
+        self._api_error_request = None
         # A background sub-agent's prompts outlive the turn (the CLI may still withdraw them).
         keep = self._background_calls()
         self._permissions = {r: p for r, p in self._permissions.items() if p[1] in keep}

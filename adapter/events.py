@@ -392,11 +392,14 @@ class Complete(Event, tag="complete"):
 
 
 class ErrorEvent(Event, tag="error"):
-    """Something went wrong; for API errors ``status`` is the HTTP status."""
+    """Something went wrong; for API errors ``status`` is the HTTP status and ``request_id``
+    the failed request's id (the ``request-id`` the API answered with, when the CLI said it:
+    what Anthropic's support asks for)."""
 
     message: str
     kind: ErrorKind = "execution"
     status: int | None = None
+    request_id: str | None = None
 
 
 class Raw(Event, tag="raw"):

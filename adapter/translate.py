@@ -203,6 +203,7 @@ class Translator(SystemEvents):
         self._text_in_turn = False
         self._turn_model: str | None = None
         self._pending_assistant_uuid: str | None = None
+        self._api_error_request: str | None = None
         self._last_committed: str | None = None
         # open permission prompts: request id -> (tool call id, parent sub-agent call id)
         self._permissions: dict[str, tuple[str | None, str | None]] = {}
@@ -456,6 +457,7 @@ class Translator(SystemEvents):
         parent = msg.parent_tool_use_id
         self._open(parent)
         self._note_agent(msg.agent_id, parent)
+        self._note_api_error(msg)
         message = msg.message
         message_id = message.id
         if parent is None:

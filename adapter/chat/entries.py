@@ -139,14 +139,16 @@ class ErrorEntry(_Entry, frozen=True, tag="error"):
     """An error the session reported (API error, CLI exit, ...).
 
     ``message`` is the text as the CLI wrote it (``API Error: 529 ...``), ``status`` the
-    HTTP status of an API error. When the CLI also wrote that text as the turn's assistant
-    message (its synthetic ``API Error`` message, or a failed turn's result), this one entry
-    stands for both: the text is not shown twice.
+    HTTP status of an API error and ``request_id`` its failed request's id. When the CLI
+    also wrote that text as the turn's assistant message (its synthetic ``API Error``
+    message, or a failed turn's result), this one entry stands for both: the text is not
+    shown twice.
     """
 
     message: str
     error_kind: str = "execution"
     status: int | None = None
+    request_id: str | None = None
 
 
 class NoticeEntry(_Entry, frozen=True, tag="notice"):

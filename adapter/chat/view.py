@@ -490,7 +490,11 @@ class ChatView(RequestEntries):
         self._drop_echo(event.message, entry_id)
         self._add(
             ErrorEntry(
-                id=entry_id, message=event.message, error_kind=event.kind, status=event.status
+                id=entry_id,
+                message=event.message,
+                error_kind=event.kind,
+                status=event.status,
+                request_id=event.request_id,
             )
         )
 

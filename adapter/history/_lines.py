@@ -50,9 +50,11 @@ class Line(msgspec.Struct, rename="camel"):
     #: Of a queue operation: ``enqueue``, ``dequeue``, ``remove``.
     operation: str | None = None
     #: Of the CLI's synthetic assistant message for a failed API call (``API Error: ...``):
-    #: ``true`` and the HTTP status (read leniently: a line is never lost over them).
+    #: ``true``, the HTTP status and the request id (read leniently: a line is never lost
+    #: over them).
     is_api_error_message: Any = False
     api_error_status: Any = None
+    request_id: Any = None
 
 
 _decoder = msgspec.json.Decoder(Line)

@@ -250,7 +250,15 @@ def _api_error(line: Line, message: Message) -> list[Event]:
         return []
     status = line.api_error_status
     valid = isinstance(status, int) and not isinstance(status, bool)
-    return [ErrorEvent(message=text, kind="api_error", status=status if valid else None)]
+    request = line.request_id if isinstance(line.request_id, str) and line.request_id else None
+    return [
+        ErrorEvent(
+            message=text,
+            kind="api_error",
+            status=status if valid else None,
+            request_id=request,
+        )
+    ]
 
 
 def _assistant_events(message: Message, calls: ToolCalls) -> list[Event]:

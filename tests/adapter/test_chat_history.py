@@ -221,7 +221,7 @@ def test_find_and_resume(config: Path) -> None:
             resume_spec(bad, config=config)
 
 
-def _api_error_line(text: str, flag: Any, status: Any) -> dict[str, Any]:
+def _api_error_line(text: str, flag: Any, status: Any, request: Any) -> dict[str, Any]:
     """The CLI's synthetic assistant line for a failed API call, as 2.1.332 stores it."""
     return {
         "parentUuid": None,
@@ -236,7 +236,7 @@ def _api_error_line(text: str, flag: Any, status: Any) -> dict[str, Any]:
             "type": "message",
             "content": [{"type": "text", "text": text}],
         },
-        "requestId": "req_FYSXu0LzxFKb3begWUflwMo9",
+        "requestId": request,
         "error": "server_error",
         "isApiErrorMessage": flag,
         "apiErrorStatus": status,
@@ -261,14 +261,18 @@ _JSON = st.recursive(
     text=st.text(min_size=1, max_size=40).filter(str.strip),
     flag=st.one_of(st.just(True), _JSON),
     status=st.one_of(st.integers(100, 599), _JSON),
+    request=st.one_of(st.just("req_FYSXu0LzxFKb3begWUflwMo9"), _JSON),
 )
-def test_a_stored_api_error_is_one_error_entry(text: str, flag: Any, status: Any) -> None:
-    """The synthetic "API Error" line of a stored session, whatever its flag and status
-    hold: never lost; when flagged, one error entry (the status kept when it is a number),
-    otherwise the assistant text it always was; its text shown once either way."""
+def test_a_stored_api_error_is_one_error_entry(
+    text: str, flag: Any, status: Any, request: Any
+) -> None:
+    """The synthetic "API Error" line of a stored session, whatever its flag, status and
+    request id hold: never lost; when flagged, one error entry (the status kept when it is a
+    number, the request id when it is text), otherwise the assistant text it always was;
+    its text shown once either way."""
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "s.jsonl"
-        line = _api_error_line("API Error: " + text, flag, status)
+        line = _api_error_line("API Error: " + text, flag, status, request)
         shutil.copy(transcript(FIXTURES), path)
         with path.open("a") as f:
             f.write(json.dumps(line, separators=(",", ":")) + "\n")  # as the CLI writes
@@ -285,7 +289,13 @@ def test_a_stored_api_error_is_one_error_entry(text: str, flag: Any, status: Any
     assert [last] == shown
     if flag is True:
         number = isinstance(status, int) and not isinstance(status, bool)
-        status = status if number else None
-        assert ErrorEntry(id=last.id, message=said, error_kind="api_error", status=status) == last
+        expected = ErrorEntry(
+            id=last.id,
+            message=said,
+            error_kind="api_error",
+            status=status if number else None,
+            request_id=request if isinstance(request, str) and request else None,
+        )
+        assert expected == last
     else:
         assert isinstance(last, AssistantText)

@@ -307,8 +307,14 @@ def test_api_error_turns_show_the_error_text_once() -> None:
     complete = of_type(first, Complete)[0]
     assert complete.is_error and complete.terminal_reason == "api_error"
     assert complete.last_message_uuid is None
+    # The request id is the synthetic message's: the result does not say it.
     assert (
-        ErrorEvent(message="API Error: 400 fake bad request", kind="api_error", status=400)
+        ErrorEvent(
+            message="API Error: 400 fake bad request",
+            kind="api_error",
+            status=400,
+            request_id="req_mibLtzAay3QZqE8yrpO2ZxdI",
+        )
         == first[-1]
     )
 

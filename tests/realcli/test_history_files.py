@@ -135,16 +135,18 @@ async def test_a_failed_turn_shows_the_same_stored_and_live(
     stored = ChatView()
     stored.apply(load_events(find_session_file(sid, cli_env.cwd, config=config)))
 
-    def shown(view: ChatView) -> list[tuple[str, str, int | None]]:
+    def shown(view: ChatView) -> list[tuple[str, str, int | None, str | None]]:
         return [
-            (type(e).__name__, e.text, None)
+            (type(e).__name__, e.text, None, None)
             if isinstance(e, AssistantText)
-            else (type(e).__name__, e.message, e.status)
+            else (type(e).__name__, e.message, e.status, e.request_id)
             for e in view.entries
             if isinstance(e, (AssistantText, ErrorEntry))
         ]
 
-    [(_, raw, _), _] = shown(live)
+    [(_, raw, _, request), _] = shown(live)
     assert raw.startswith("API Error: 500 fake server error")
-    assert [("ErrorEntry", raw, 500), ("AssistantText", "recovered", None)] == shown(live)
+    assert request and request.startswith("req_"), "the failed request's id is kept"
+    failed = ("ErrorEntry", raw, 500, request)
+    assert [failed, ("AssistantText", "recovered", None, None)] == shown(live)
     assert shown(live) == shown(stored)

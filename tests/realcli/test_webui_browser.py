@@ -224,6 +224,8 @@ def test_a_failed_turns_api_error_shows_once(
         assert raw.startswith("API Error: ") and "529" in raw
         # The CLI's text once in the whole page (no bubble, no banner); markup in it inert.
         assert 1 == page.evaluate("document.body.textContent").count(raw)
+        request = note.locator("details .request-id").text_content() or ""
+        assert request.startswith("Request id: req_"), "the failed request's id, for support"
         assert 0 == page.locator(".msg.assistant").count()
         assert 0 == page.locator("#chat b, #chat img, #chat script").count()
         assert page.locator("#chat .note", has_text="Retrying the API call").count() >= 1

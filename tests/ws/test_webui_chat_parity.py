@@ -63,7 +63,7 @@ const project = (e) => [
   e.reads ? e.reads.map((r) => r.id + "/" + r.status).join() : null,
   e.state || (e.kind === "question" ? "open" : null), e.decision ?? null, e.by ?? null,
   e.message ?? null, e.answers ? JSON.stringify(e.answers) : null,
-  e.questions ? JSON.stringify(e.questions) : null,
+  e.questions ? JSON.stringify(e.questions) : null, e.request_id ?? null,
 ];
 """
 
@@ -114,7 +114,12 @@ def _tags_and_tools() -> list[Event]:
         ErrorEvent(message="boom", kind="api_error"),
         # A failed turn: the CLI's synthetic message, then the error with the same text.
         MessageChunk(message_id="synthetic", text="API Error: 529 Overloaded"),
-        ErrorEvent(message="API Error: 529 Overloaded", kind="api_error", status=529),
+        ErrorEvent(
+            message="API Error: 529 Overloaded",
+            kind="api_error",
+            status=529,
+            request_id="req_011CTest",
+        ),
         *_questions_and_decisions(),
         Complete(cost_usd=0.5),
     ]

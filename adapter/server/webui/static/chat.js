@@ -257,6 +257,7 @@ export class Chat {
         const dropped = this._dropEcho(ev.message || "", id);
         const entry = { kind: "error", id, message: ev.message, error_kind: ev.kind };
         if (ev.status !== null && ev.status !== undefined) entry.status = ev.status;
+        if (ev.request_id) entry.request_id = ev.request_id;
         return [...dropped, this._add(entry)];
       }
       case "compact_boundary":

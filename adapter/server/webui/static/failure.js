@@ -66,7 +66,9 @@ function apiErrorNote(e) {
   const what = status === null ? "Claude API error" : "Claude API error " + status + (STATUS[status] ? " (" + STATUS[status] + ")" : "");
   return el("div", { class: "note error api-error", "data-id": e.id, "data-status": status === null ? undefined : String(status) },
     el("strong", { text: what }), ": this turn failed. Send your message again to retry.",
-    e.message ? el("details", {}, el("summary", { text: "Details" }), el("pre", { text: e.message })) : null);
+    e.message || e.request_id ? el("details", {}, el("summary", { text: "Details" }),
+      e.message ? el("pre", { text: e.message }) : null,
+      e.request_id ? el("p", { class: "request-id", text: "Request id: " + e.request_id }) : null) : null);
 }
 
 export function errorNote(e) {
