@@ -56,7 +56,8 @@ class PendingRequests:
     config: SessionConfig
     id: str
     _client: Session | None
-    _asked: set[str]
+    #: Ids asked of a person, in the order they were asked (published): a dict for its order.
+    _asked: dict[str, None]
     _deciding: dict[str, anyio.CancelScope]
     _questions: dict[str, QuestionRequest]
 
@@ -96,7 +97,7 @@ class PendingRequests:
     def _ask_person(
         self, req: InboundControlRequest, event: PermissionRequest | QuestionRequest
     ) -> list[Event]:
-        self._asked.add(req.request_id)
+        self._asked[req.request_id] = None
         return [event]
 
     def _ask_policy(
@@ -159,7 +160,7 @@ class PendingRequests:
     def _withdrawn(self, pending_id: str) -> None:
         """The CLI cancelled the request (its ``permission_cancelled`` comes from the
         translator, in order with the rest of the batch)."""
-        self._asked.discard(pending_id)
+        self._asked.pop(pending_id, None)
         self._questions.pop(pending_id, None)
         deciding = self._deciding.pop(pending_id, None)
         if deciding is not None:
@@ -171,20 +172,21 @@ class PendingRequests:
         """Stop asking a person about ``pending_id`` and say so; False when nobody was."""
         if pending_id not in self._asked:
             return False
-        self._asked.discard(pending_id)
+        self._asked.pop(pending_id, None)
         self._questions.pop(pending_id, None)
         self._publish([PermissionCancelled(pending_id=pending_id, reason=reason)])
         return True
 
     @property
     def pending_permissions(self) -> list[str]:
-        """Ids of the permission requests (questions too) waiting for a person's answer,
-        oldest first."""
+        """Ids of the permission requests (questions too) waiting for a person's answer, in
+        the order they were asked of a person: the order of their events in the session's
+        history. (A request a ``custom`` policy deferred is asked when the policy gives up,
+        after later requests it let through to a person at once.)"""
         client = self._client
         if client is None or not self._asked:
             return []
-        asked = self._asked
-        return [r.request_id for r in client.open_permission_requests if r.request_id in asked]
+        return [rid for rid in self._asked if client.open_permission_request(rid) is not None]
 
     @property
     def pending_questions(self) -> list[str]:
@@ -257,7 +259,7 @@ class PendingRequests:
         req = self._open_request(pending_id) if pending_id in self._asked else None
         if req is None:
             raise UnknownPermissionError(f"no open permission request {pending_id!r}")
-        self._asked.discard(pending_id)
+        self._asked.pop(pending_id, None)
         self._questions.pop(pending_id, None)
         # Published, then answered, with no wait in between: the client cannot time the
         # request out in the middle (its timer runs only when this task waits).

@@ -113,7 +113,7 @@ class AgentSession(PendingRequests):
         self._client: Session | None = None
         # Who answers each open permission request (the requests are the client's: see
         # adapter._pending): the ids a person must answer, those a custom policy decides.
-        self._asked: set[str] = set()
+        self._asked: dict[str, None] = {}
         self._deciding: dict[str, anyio.CancelScope] = {}
         # the asked requests that are questions (AskUserQuestion), by the same pending id
         self._questions: dict[str, QuestionRequest] = {}

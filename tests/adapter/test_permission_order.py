@@ -25,7 +25,7 @@ from typing import Any, TypeVar
 import anyio
 import pytest
 import trio.testing
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from adapter.config import SessionConfig
@@ -193,6 +193,14 @@ def _check_pending(session: AgentSession, run: _Run, now: float) -> None:
 
 @pytest.mark.parametrize("custom", [False, True], ids=["supervised", "custom"])
 @given(steps=st.lists(_STEP, max_size=20))
+@example(  # a deferring policy asks a person about req-0 after req-1 is asked
+    steps=[
+        ("ask", 0, "Bash", 0.5, "defer"),
+        ("wait", 0.25),
+        ("ask", 1, "Bash", 0.0, "defer"),
+        ("wait", 0.25),
+    ]
+)
 def test_every_request_ends_once_in_order_whoever_ends_it(custom: bool, steps: list[Any]) -> None:
     jumps = sum(step[1] for step in steps if step[0] == "wait")
     run = _on_mock_clock(lambda clock: _scenario(clock, steps, custom), jumps)
