@@ -102,7 +102,9 @@ class SessionSpec(msgspec.Struct, kw_only=True, frozen=True, omit_defaults=True)
 
     ``effort`` is the CLI's ``--effort`` (``low``, ``medium``, ``high``, ``xhigh``, ``max``).
     ``origin`` names the front end that started the session (``webui``, ``websocket``,
-    ``ag-ui``, ``acp``, ``rest``), so a list of sessions can tell them apart.
+    ``ag-ui``, ``acp``, ``rest``), so a list of sessions can tell them apart;
+    ``named_agent`` the server's named agent (``serve --agents``) it started from, set by the
+    server from the agent it resolved (``None``: the server's own settings).
 
     ``policy`` names a built-in permission policy (``autonomous``, ``supervised``, ``plan``);
     custom callbacks cannot cross a wire and are configured on the backend itself. ``resume``
@@ -134,6 +136,7 @@ class SessionSpec(msgspec.Struct, kw_only=True, frozen=True, omit_defaults=True)
     permission_mode: str | None = None
     effort: str | None = None
     origin: str | None = None
+    named_agent: str | None = None
     resume: str | None = None
     resume_session_at: str | None = None
     fork: bool = False
@@ -158,7 +161,8 @@ class SessionInfo(msgspec.Struct, kw_only=True, frozen=True, omit_defaults=True)
     backends; ``None`` in process). ``cli_session_id`` is known from the start when the spec
     names it (``resume`` without ``fork``, or ``cli_session_id``), else once the CLI reports
     it (its first turn). ``title`` is the first prompt's first line until someone renames
-    the session; ``origin`` the front end that started it; ``cost_usd`` what its turns cost
+    the session; ``origin`` the front end that started it; ``named_agent`` the named agent
+    it started from (its spec's, ``None`` without one); ``cost_usd`` what its turns cost
     so far; ``archived`` a session someone put away (lists may hide it). ``removed`` is a
     watcher's last word on a session that left the list (deleted, or closed and forgotten).
     ``user`` is the person the session belongs to (its spec's ``user``; ``None`` for a
@@ -181,6 +185,7 @@ class SessionInfo(msgspec.Struct, kw_only=True, frozen=True, omit_defaults=True)
     owner: str | None = None
     title: str | None = None
     origin: str | None = None
+    named_agent: str | None = None
     cost_usd: float = 0.0
     archived: bool = False
     removed: bool = False

@@ -81,6 +81,7 @@ class _Entry:
     cli_session_id: str | None = None
     title: str | None = None
     origin: str | None = None
+    named_agent: str | None = None
     cost_usd: float = 0.0
     archived: bool = False
     user: str | None = None
@@ -256,6 +257,7 @@ class LocalBackend:
             cli_session_id=(None if config.fork_session else config.resume)
             or session.config.cli_session_id,  # (as the manager named it, if it did)
             origin=spec.origin,
+            named_agent=spec.named_agent,
             user=spec.user,
         )
         self._live[session.id] = entry
@@ -486,6 +488,7 @@ class LocalBackend:
             last_seq=session.last_seq,
             title=entry.title,
             origin=entry.origin,
+            named_agent=entry.named_agent,
             cost_usd=entry.cost_usd,
             archived=entry.archived,
             user=entry.user,

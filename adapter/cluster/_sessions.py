@@ -94,6 +94,7 @@ def info_of(
         last_seq=session.last_seq + seq_offset,
         owner=owner,
         origin=spec.origin if spec else None,
+        named_agent=spec.named_agent if spec else None,
         user=spec.user if spec is not None else None,
         title=title,
         archived=archived,

@@ -97,7 +97,9 @@ class AgentsFileError(ValueError):
 @dataclass(frozen=True, slots=True)
 class Agent:
     """One agent the server offers: its id, what a client is told about it, and the spec
-    its sessions start from (unset fields: the server's settings)."""
+    its sessions start from (unset fields: the server's settings). An agent of the agents
+    file puts its name in that spec's ``named_agent``, so its sessions' info says which
+    agent they came from; :data:`DEFAULT_AGENT`'s spec names none (no file, no name)."""
 
     name: str
     description: str = "Claude Code, through claudecode-bridge"
@@ -240,7 +242,7 @@ def _agent(where: str, name: str, entry: Any, base: Path, check_dirs: bool) -> A
     return Agent(
         name,
         description if description is not None else DEFAULT_AGENT.description,
-        SessionSpec(**fields),
+        SessionSpec(named_agent=name, **fields),
     )
 
 

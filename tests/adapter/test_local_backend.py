@@ -44,6 +44,19 @@ async def next_state(changes: AsyncIterator[SessionInfo], state: str) -> Session
     raise AssertionError(f"the watch ended before state {state!r}")
 
 
+async def _until_idle(
+    changes: AsyncIterator[SessionInfo], session_id: str
+) -> AsyncIterator[SessionInfo]:
+    """The changes watched until session ``session_id``'s turn ended (that one last)."""
+    busy = False
+    async for info in changes:
+        yield info
+        if info.id == session_id:
+            busy = busy or info.state != "idle"
+            if busy and info.state == "idle":
+                return
+
+
 def test_spec_overrides_the_defaults(tmp_path: Path) -> None:
     """A spec's fields replace the defaults'; unset ones keep them; policies go by name."""
     base = SessionConfig(
@@ -248,6 +261,26 @@ async def test_the_cli_session_id_a_spec_names_is_listed_from_the_start(tmp_path
             assert forked.cli_session_id is None
             listed = {i.id: i.cli_session_id for i in await backend.list()}
             assert {resumed.id: stored, named.id: chosen, forked.id: None} == listed
+
+
+async def test_a_session_keeps_the_named_agent_it_started_from(tmp_path: Path) -> None:
+    """The spec's ``named_agent`` is in the session's info from its creation, in the list,
+    in what watchers see and after it closes; a session without one says none."""
+    with anyio.fail_after(HANG_GUARD):
+        async with LocalBackend(defaults(tmp_path, script(text_turn("ok")))) as backend:
+            async with backend.watch() as changes:
+                made = await backend.create(SessionSpec(named_agent="reviewer", origin="webui"))
+                plain = await backend.create(SessionSpec())
+                assert ("reviewer", None) == (made.named_agent, plain.named_agent)
+                listed = {i.id: i.named_agent for i in await backend.list()}
+                assert {made.id: "reviewer", plain.id: None} == listed
+                await backend.prompt(made.id, "hi")
+                seen = {info.id: info.named_agent async for info in _until_idle(changes, made.id)}
+                assert "reviewer" == seen[made.id]
+                assert seen.get(plain.id) is None
+            await backend.close(made.id)
+            closed = await backend.info(made.id)
+            assert ("closed", "reviewer") == (closed.state, closed.named_agent)
 
 
 async def test_a_cli_session_is_resumed_by_one_session_at_a_time(tmp_path: Path) -> None:

@@ -36,6 +36,7 @@ from adapter.cluster.wire import (
 )
 from adapter.events import ErrorEvent, MessageChunk
 from adapter.images import Image
+from adapter.server.agents import AGENT_NAME_PATTERN
 
 DECODERS = (decode_batch, decode_command, decode_record, decode_reply, decode_worker)
 
@@ -93,6 +94,18 @@ def test_round_trips() -> None:
     assert worker == decode_worker(encode(worker))
     events = [MessageChunk(seq=3, message_id="m", text="x"), ErrorEvent(seq=4, message="e")]
     assert events == decode_batch(encode_batch(events))
+
+
+@given(name=st.from_regex(AGENT_NAME_PATTERN, fullmatch=True) | st.none())
+def test_a_sessions_named_agent_crosses_the_wire(name: str | None) -> None:
+    # The spec takes it to the worker; the record the gateways list gives it back.
+    create = CreateSession(spec=SessionSpec(named_agent=name, origin="webui"))
+    assert create == decode_command(encode(create))
+    record = SessionRecord(info=SessionInfo(id="s", owner="w", named_agent=name), spec=create.spec)
+    decoded = decode_record(encode(record))
+    assert name == decoded.info.named_agent == decoded.spec.named_agent
+    # Without one, nothing on the wire: a peer from before named agents reads the same.
+    assert (name is None) == (b"named_agent" not in encode(record))
 
 
 class _CreateBeforeDeadlines(msgspec.Struct, tag_field="op", tag="create", kw_only=True):

@@ -89,8 +89,9 @@ _ENTRIES = st.fixed_dictionaries(
 _FILES = st.dictionaries(_NAMES, _ENTRIES, min_size=1, max_size=4)
 
 
-def expected_spec(entry: dict[str, Any], base: Path) -> SessionSpec:
+def expected_spec(name: str, entry: dict[str, Any], base: Path) -> SessionSpec:
     fields = {k: v for k, v in entry.items() if k not in ("description", "mcp_servers")}
+    fields["named_agent"] = name  # its sessions say which agent they came from
     if "cwd" in fields:
         fields["cwd"] = str(base / fields["cwd"]) if fields["cwd"] == "." else fields["cwd"]
     for key in ("allowed_tools", "disallowed_tools", "add_dirs"):
@@ -122,9 +123,9 @@ def test_a_valid_file_means_what_it_says(agents: dict[str, dict[str, Any]]) -> N
     base = Path("/tmp")
     parsed = parse_agents(toml_document(agents), base_dir=base)
     assert list(agents) == [agent.name for agent in parsed]
-    for agent, entry in zip(parsed, agents.values(), strict=True):
+    for agent, (name, entry) in zip(parsed, agents.items(), strict=True):
         assert entry.get("description", DEFAULT_AGENT.description) == agent.description
-        assert expected_spec(entry, base) == agent.spec
+        assert expected_spec(name, entry, base) == agent.spec
 
 
 @given(st.text())
@@ -135,6 +136,7 @@ def test_any_text_is_agents_or_a_worded_error(text: str) -> None:
         message = str(exc)
     else:
         assert agents and all(isinstance(agent.spec, SessionSpec) for agent in agents)
+        assert all(agent.spec.named_agent == agent.name for agent in agents)
         return
     assert message.startswith("agents file: ")
 
