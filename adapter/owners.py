@@ -360,6 +360,7 @@ class OwnedBackend:
             via=caller.via,
             session=info.id,
             kind=info.kind,
+            named_agent=spec.named_agent,
             resume=spec.resume,
         )
         return info

@@ -6,6 +6,7 @@ GET      ``/readyz``                                CLI found, sessions, warm po
 GET      ``/api/me``                                the caller: ``{name, admin, terminals}``
 GET      ``/api/sessions``                          every session (:class:`SessionInfo`)
 POST     ``/api/sessions``                          create from a :class:`SessionSpec` body
+                                                    (one naming ``named_agent``: 400)
 GET      ``/api/sessions/{id}``                     one session
 DELETE   ``/api/sessions/{id}``                     close it
 POST     ``/api/sessions/{id}/prompt``              ``{"text": ...}`` starts a turn
@@ -23,6 +24,7 @@ import dataclasses
 from typing import Any, Literal
 
 import msgspec
+from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
@@ -120,6 +122,14 @@ def core_routes(ctx: ServerContext) -> list[BaseRoute]:
     async def create_session(request: Request) -> Response:
         spec = await read_json(request, SessionSpec)
         reject_nul(spec, SPEC_TEXT_FIELDS)
+        if spec.named_agent is not None:
+            # The server sets it from the agent it started the session from (/ws, AG-UI);
+            # taken from a body, it would show an agent whose settings the session lacks.
+            raise HTTPException(
+                400,
+                "invalid request body: `$.named_agent` is set by the server; start a named "
+                "agent's session over /ws (named_agent) or AG-UI",
+            )
         if spec.origin is None:
             spec = msgspec.structs.replace(spec, origin="rest")
         return json_response(await backend.create(spec), 201)

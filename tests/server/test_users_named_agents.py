@@ -48,11 +48,23 @@ def test_a_session_of_an_agent_is_its_starters(tmp_path: Path) -> None:
             ack = alice.request({"type": "create_session", "named_agent": "alpha"})
             assert "ack" == ack["type"], ack
             sid = ack["session_id"]
-            assert ("alice", str(tmp_path / "alpha")) == (
+            assert ("alice", str(tmp_path / "alpha"), "alpha") == (
                 ack["session"]["user"],
                 ack["session"]["cwd"],
+                ack["session"]["named_agent"],
             )
             assert [] == bob.request({"type": "list_sessions"})["sessions"]
+            # The REST API shows the agent to its starter, and the session to nobody else.
+            with team.http(url, "alice") as http:
+                assert ["alpha"] == [s["named_agent"] for s in http.get("/api/sessions").json()]
+                assert "alpha" == http.get(f"/api/sessions/{sid}").json()["named_agent"]
+                # Only the server names a session's agent: a body cannot claim one.
+                forged = http.post("/api/sessions", json={"named_agent": "alpha"})
+                assert 400 == forged.status_code
+                assert "named_agent" in forged.json()["error"]
+            with team.http(url, "bob") as http:
+                assert [] == http.get("/api/sessions").json()
+                assert 404 == http.get(f"/api/sessions/{sid}").status_code
             for frame in (
                 {"type": "subscribe", "session_id": sid},
                 {"type": "prompt", "session_id": sid, "text": "hi"},
@@ -69,4 +81,6 @@ def test_a_session_of_an_agent_is_its_starters(tmp_path: Path) -> None:
         for line in (tmp_path / "audit.jsonl").read_text().splitlines()
         if '"session_create"' in line
     ]
-    assert [("alice", sid)] == [(e["user"], e["session"]) for e in created]
+    assert [("alice", sid, "alpha")] == [
+        (e["user"], e["session"], e["named_agent"]) for e in created
+    ]
