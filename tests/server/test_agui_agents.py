@@ -86,6 +86,15 @@ def test_each_agent_starts_its_sessions_with_its_own_settings(tmp_path: Path) ->
             assert "one" == text_of(events)
         assert str(tmp_path / "alpha") == a_events[1]["snapshot"]["cwd"]
         assert str(tmp_path / "beta") == b_events[1]["snapshot"]["cwd"]
+        # Each thread's session says which agent it is (plain /agui: the file's first).
+        sessions = {s["id"]: s for s in http.get("/api/sessions").json()}
+        named = {
+            events[1]["snapshot"]["sessionId"]: sessions[events[1]["snapshot"]["sessionId"]]
+            for events in (a_events, b_events, d_events)
+        }
+        assert [("ag-ui", "alpha"), ("ag-ui", "beta"), ("ag-ui", "alpha")] == [
+            (s["origin"], s["named_agent"]) for s in named.values()
+        ]
     alpha, beta, default = launches(record)
     assert str(tmp_path / "alpha") == alpha["cwd"] == default["cwd"]
     assert str(tmp_path / "beta") == beta["cwd"]
@@ -162,6 +171,9 @@ def test_without_a_file_the_one_default_agent_is_unchanged(tmp_path: Path) -> No
         sent = run_input("t", [user("hi")])
         _, events = post_stream(http, "/copilotkit/agent/default/run", sent)
         valid(events, sent)
+        # The implicit default agent is no named agent: its session names none.
+        (session,) = http.get("/api/sessions").json()
+        assert ("ag-ui", None) == (session["origin"], session.get("named_agent"))
         assert 404 == http.post("/copilotkit/agent/alpha/run", json=sent).status_code
 
 

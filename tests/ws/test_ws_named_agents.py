@@ -142,6 +142,32 @@ def test_a_session_starts_with_its_agents_settings(tmp_path: Path) -> None:
     assert "--mcp-config" not in s_argv or "docs" not in json.dumps(server["arg_files"])
 
 
+def test_a_session_says_which_agent_it_started_from(tmp_path: Path) -> None:
+    """The agent's name is in the session's info wherever a client reads it: the create's
+    ack, the list, a watcher's changes, the snapshot; a session without an agent has none."""
+    with serve(tmp_path, script(text_turn("one")), agents=agents_in(tmp_path)) as url:
+        watcher, c = connect(url), connect(url)
+        try:
+            assert [] == watcher.request({"type": "list_sessions"})["sessions"]
+            a = c.request({"type": "create_session", "named_agent": "alpha", "origin": "webui"})
+            plain = c.request({"type": "create_session"})
+            assert "alpha" == a["session"]["named_agent"]
+            assert "named_agent" not in plain["session"]  # null: the schema's default
+            listed = c.request({"type": "list_sessions"})["sessions"]
+            names = {s["id"]: s.get("named_agent") for s in listed}
+            assert {a["session_id"]: "alpha", plain["session_id"]: None} == names
+            changed = watcher.until(
+                lambda f: f["type"] == "session_changed" and f["session"]["id"] == a["session_id"]
+            )
+            assert "alpha" == changed[-1]["session"]["named_agent"]
+            c.send({"type": "subscribe", "session_id": a["session_id"]})
+            snapshot = c.until(lambda f: f["type"] == "snapshot")[-1]
+            assert "alpha" == snapshot["session"]["named_agent"]
+        finally:
+            watcher.close()
+            c.close()
+
+
 def test_the_frames_fields_replace_the_agents_and_the_rest_stays(tmp_path: Path) -> None:
     """cwd, model, effort and policy of the frame win over the agent's (a client may set them
     on any session); the agent's system prompt, rules and MCP servers stay."""
@@ -220,6 +246,8 @@ def test_without_an_agents_file_default_is_the_servers_settings(tmp_path: Path) 
             ack = c.request({"type": "create_session", "named_agent": "default"})
             assert "ack" == ack["type"], ack
             assert str(tmp_path / "work") == ack["session"]["cwd"]
+            # No agents file, no named agent: the session does not claim one.
+            assert "named_agent" not in ack["session"]
             reply = c.request({"type": "create_session", "named_agent": "alpha"})
             assert ("error", "unknown_agent") == (reply["type"], reply["code"])
         finally:
