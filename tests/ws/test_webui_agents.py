@@ -1,6 +1,7 @@
 """The web UI's landing form offers the server's named agents (``serve --agents``): picked
 by keyboard, described beside the select (the agents file's text shown as text), and the
-session really runs with the agent's settings, as the fake CLI recorded its start."""
+session really runs with the agent's settings, as the fake CLI recorded its start; the
+session's header and its row in the list name the agent it started from."""
 
 from __future__ import annotations
 
@@ -87,12 +88,31 @@ def test_a_session_starts_from_the_agent_picked(tmp_path: Path, browser: Any) ->
         page.wait_for_selector(".msg.assistant:has-text('Fixed.')")
         assert str(tmp_path / "fixer") == page.get_attribute("#session-title", "title")
         page_until(page, "document.getElementById('model').value === 'model-fixer'")
+        # The header and the session's row say which agent it started from.
+        assert "Agent: fixer" == page.inner_text("#session-agent")
+        assert ["Agent: fixer"] == page.locator("#sessions .named-agent").all_inner_texts()
         shot(page, "agents-session")
+        # A second session, of the reviewer: each row names its own agent, the header the
+        # one shown; both survive a reload (they come from the server's session info).
+        page.click("#new-chat")
+        page.select_option("#start-agent-select", "reviewer")
+        page.fill("#start-prompt", "review it")
+        page.press("#start-prompt", "Enter")
+        page.wait_for_selector("#session-agent:has-text('Agent: reviewer')")
+        page.reload()
+        page_until(page, "document.querySelectorAll('#sessions .named-agent').length === 2")
+        rows = page.locator("#sessions .named-agent").all_inner_texts()
+        assert ["Agent: fixer", "Agent: reviewer"] == sorted(rows)
+        assert [] == axe_violations(page)
+        shot(page, "agents-shown")
         assert page.evaluate("window.__owned === undefined")
         assert [] == page.errors
-    (launch,) = [json.loads(line) for line in record.read_text().splitlines() if '"argv"' in line]
+    launch, reviewer = [
+        json.loads(line) for line in record.read_text().splitlines() if '"argv"' in line
+    ]
     argv = launch["argv"]
     assert str(tmp_path / "fixer") == launch["cwd"]
+    assert str(tmp_path / "reviewer") == reviewer["cwd"]
     assert "model-fixer" == argv[argv.index("--model") + 1]
     assert "Fix it." == argv[argv.index("--append-system-prompt") + 1]
 
@@ -109,4 +129,7 @@ def test_no_choice_without_an_agents_file(tmp_path: Path, browser: Any) -> None:
         page.press("#start-prompt", "Enter")
         page.wait_for_selector(".msg.assistant:has-text('Hi.')")
         assert str(tmp_path / "work") == page.get_attribute("#session-title", "title")
+        # No agent, no name: neither the header nor the row claims one.
+        assert page.locator("#session-agent").is_hidden()
+        assert 0 == page.locator("#sessions .named-agent").count()
         assert [] == page.errors

@@ -321,6 +321,9 @@ function renderHeader() {
   if (!s) return;
   $("session-title").textContent = s.title || "Untitled session";
   $("session-title").title = s.cwd || "";
+  // The named agent it started from (serve --agents), as text: the name is the agents file's.
+  $("session-agent").textContent = s.named_agent ? "Agent: " + s.named_agent : "";
+  $("session-agent").hidden = !s.named_agent;
   $("archive").textContent = s.archived ? "Unarchive" : "Archive";
   $("delete").hidden = !(s.state === "closed" || s.state === "errored");
   const badge = $("session-state");

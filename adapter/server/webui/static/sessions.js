@@ -8,7 +8,8 @@ const $ = (id) => document.getElementById(id);
 export function sessionList(app) {
   const { state, request, guard, banner, select, showLanding, renderHeader } = app;
 
-  // What tells sessions apart: title, when, where, who started it, cost.
+  // What tells sessions apart: title, the named agent it started from, when, where, who
+  // started it, cost.
   const ORIGINS = { webui: "web UI", websocket: "WebSocket client", "ag-ui": "AG-UI", acp: "editor (ACP)", rest: "REST", terminal: "terminal" };
 
   function ago(seconds) {
@@ -30,7 +31,7 @@ export function sessionList(app) {
     const archived = $("show-archived").checked;
     const sessions = [...state.sessions.values()]
       .filter((s) => (archived ? s.archived : !s.archived) || (q && s.archived))
-      .filter((s) => matches(q, s.title, s.cwd, ORIGINS[s.origin] || s.origin, s.id))
+      .filter((s) => matches(q, s.title, s.named_agent, s.cwd, ORIGINS[s.origin] || s.origin, s.id))
       .sort((a, b) => (b.last_activity || b.created_at || 0) - (a.last_activity || a.created_at || 0));
     for (const s of sessions) {
       // Terminal sessions (kind "terminal") open in the terminal view (terminal.js).
@@ -42,6 +43,7 @@ export function sessionList(app) {
       const button = el("button", { type: "button", class: "row", onclick: open, title: s.cwd || "",
         "aria-current": s.id === state.current ? "page" : null },
         el("span", { class: "name", text: (terminal ? s.title + " (terminal)" : s.title) || "Untitled session" }),
+        s.named_agent ? el("span", { class: "named-agent", text: "Agent: " + s.named_agent }) : null,
         el("span", { class: "meta", text: meta + (s.archived ? " · archived" : "") }));
       list.append(el("li", { class: (s.id === state.current ? "current" : "") + (terminal ? " terminal" : ""),
         "data-session": s.id, "data-kind": s.kind || "chat" }, button,
