@@ -179,7 +179,9 @@ class CreateSession(_Frame, frozen=True, tag="create_session"):
     ``effort``, when set, replace the agent's, as they replace the server's settings without
     one; what only the agents file can set (system prompt, tool rules, directories, MCP
     servers) stays the agent's. A name the server does not offer is an ``unknown_agent``
-    error; without ``named_agent`` the session takes the server's settings.
+    error; without ``named_agent`` the session takes the server's settings. The session's
+    info (the ``ack``'s ``session``, the list, ``session_changed``, ``snapshot``) names the
+    agent in its ``named_agent`` from then on.
 
     ``kind="terminal"`` starts a terminal session instead: ``agent`` (``claude``, ``codex``,
     ``cursor-agent``, ``gemini``, ``copilot``, ``shell``) in ``cwd`` with ``cols`` x ``rows``
