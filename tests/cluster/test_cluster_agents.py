@@ -2,7 +2,8 @@
 (which runs no session, so it leaves the agents' directories to the workers), one `worker`
 process (fake CLI), one nats-server. A CopilotKit run of an agent crosses NATS as that
 agent's spec: the worker's CLI starts in the agent's directory with its system prompt and
-tool rules; an agent whose directory the worker lacks gets a worded run error."""
+tool rules, and the gateway lists the session with the agent's name; an agent whose
+directory the worker lacks gets a worded run error."""
 
 from __future__ import annotations
 
@@ -79,6 +80,17 @@ async def test_a_gateway_sends_each_agents_spec_to_the_worker(tmp_path: Path) ->
 
             events = await eventually(answered, PROCESSES_GUARD, poll=0.2, what="a worker")
             assert "RUN_FINISHED" == events[-1]["type"]
+            session_id = events[1]["snapshot"]["sessionId"]
+
+            async def listed() -> dict[str, Any] | None:
+                sessions = (await http.get("/api/sessions")).json()
+                return next((s for s in sessions if s["id"] == session_id), None)
+
+            # The gateway lists it from the record the worker wrote: the agent's name in it.
+            session = await eventually(listed, PROCESSES_GUARD, poll=0.2, what="the record")
+            assert ("alpha", "w1") == (session.get("named_agent"), session["owner"])
+            info = (await http.get(f"/api/sessions/{session_id}")).json()
+            assert "alpha" == info["named_agent"]
             ghost = await run_of(http, "ghost", "hi ghost")
     (error,) = [e for e in ghost if e["type"] == "RUN_ERROR"]
     assert "nowhere' does not exist" in error["message"]
