@@ -6,7 +6,7 @@ GET      ``/readyz``                                CLI found, sessions, warm po
 GET      ``/api/me``                                the caller: ``{name, admin, terminals}``
 GET      ``/api/sessions``                          every session (:class:`SessionInfo`)
 POST     ``/api/sessions``                          create from a :class:`SessionSpec` body
-                                                    (one naming ``named_agent``: 400)
+                                                    (``named_agent``: from that agent)
 GET      ``/api/sessions/{id}``                     one session
 DELETE   ``/api/sessions/{id}``                     close it
 POST     ``/api/sessions/{id}/prompt``              ``{"text": ...}`` starts a turn
@@ -24,7 +24,6 @@ import dataclasses
 from typing import Any, Literal
 
 import msgspec
-from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
@@ -34,6 +33,7 @@ from claudecode import CLINotFoundError, find_cli
 from ..backend import SessionSpec
 from ..owners import current_caller
 from ..policies import PermissionDecision
+from .agents import find_agent
 from .app import ServerContext
 from .input_checks import SPEC_TEXT_FIELDS
 from .json_io import json_response, read_json, reject_nul
@@ -72,6 +72,19 @@ class QuestionAnswer(msgspec.Struct, forbid_unknown_fields=True):
     answers: dict[str, list[str]] = {}
     decline: bool = False
     message: str | None = None
+
+
+#: A body that sets nothing: what a field of a body is compared with to know it was set.
+_UNSET = SessionSpec()
+
+
+def _set_fields(spec: SessionSpec) -> dict[str, Any]:
+    """The fields of a request's spec that differ from an empty one's, but ``named_agent``."""
+    return {
+        name: value
+        for name in spec.__struct_fields__
+        if name != "named_agent" and (value := getattr(spec, name)) != getattr(_UNSET, name)
+    }
 
 
 def core_routes(ctx: ServerContext) -> list[BaseRoute]:
@@ -123,13 +136,11 @@ def core_routes(ctx: ServerContext) -> list[BaseRoute]:
         spec = await read_json(request, SessionSpec)
         reject_nul(spec, SPEC_TEXT_FIELDS)
         if spec.named_agent is not None:
-            # The server sets it from the agent it started the session from (/ws, AG-UI);
-            # taken from a body, it would show an agent whose settings the session lacks.
-            raise HTTPException(
-                400,
-                "invalid request body: `$.named_agent` is set by the server; start a named "
-                "agent's session over /ws (named_agent) or AG-UI",
-            )
+            # The session starts from that agent's spec (as over /ws); what the body sets
+            # replaces the agent's, as it replaces the server's settings without one. The
+            # session's own named_agent is the agent's (none for the server's own settings).
+            agent = find_agent(ctx.settings.agents, spec.named_agent)
+            spec = agent.session_spec(**_set_fields(spec))
         if spec.origin is None:
             spec = msgspec.structs.replace(spec, origin="rest")
         return json_response(await backend.create(spec), 201)

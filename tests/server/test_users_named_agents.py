@@ -58,10 +58,6 @@ def test_a_session_of_an_agent_is_its_starters(tmp_path: Path) -> None:
             with team.http(url, "alice") as http:
                 assert ["alpha"] == [s["named_agent"] for s in http.get("/api/sessions").json()]
                 assert "alpha" == http.get(f"/api/sessions/{sid}").json()["named_agent"]
-                # Only the server names a session's agent: a body cannot claim one.
-                forged = http.post("/api/sessions", json={"named_agent": "alpha"})
-                assert 400 == forged.status_code
-                assert "named_agent" in forged.json()["error"]
             with team.http(url, "bob") as http:
                 assert [] == http.get("/api/sessions").json()
                 assert 404 == http.get(f"/api/sessions/{sid}").status_code
@@ -73,6 +69,22 @@ def test_a_session_of_an_agent_is_its_starters(tmp_path: Path) -> None:
                 reply = bob.request(frame)
                 assert ("error", "unknown_session") == (reply["type"], reply["code"]), reply
             assert [sid] == [s["id"] for s in alice.request({"type": "list_sessions"})["sessions"]]
+            # REST starts a session from an agent as /ws does: the body's fields over the
+            # agent's; an agent the server does not offer is a 404 naming those it does.
+            with team.http(url, "bob") as http:
+                made = http.post("/api/sessions", json={"named_agent": "alpha"})
+                assert 201 == made.status_code, made.text
+                moved = http.post("/api/sessions", json={"named_agent": "alpha", "cwd": str(work)})
+                assert 201 == moved.status_code, moved.text
+                unknown = http.post("/api/sessions", json={"named_agent": "omega"})
+                assert 404 == unknown.status_code
+                assert "omega" in unknown.json()["error"] and "alpha" in unknown.json()["error"]
+                rest = [made.json(), moved.json()]
+                assert [
+                    ("bob", str(tmp_path / "alpha"), "alpha", "rest"),
+                    ("bob", str(work), "alpha", "rest"),
+                ] == [(s["user"], s["cwd"], s["named_agent"], s["origin"]) for s in rest]
+            assert [sid] == [s["id"] for s in alice.request({"type": "list_sessions"})["sessions"]]
         finally:
             alice.close()
             bob.close()
@@ -81,6 +93,8 @@ def test_a_session_of_an_agent_is_its_starters(tmp_path: Path) -> None:
         for line in (tmp_path / "audit.jsonl").read_text().splitlines()
         if '"session_create"' in line
     ]
-    assert [("alice", sid, "alpha")] == [
-        (e["user"], e["session"], e["named_agent"]) for e in created
-    ]
+    assert [
+        ("alice", sid, "alpha"),
+        ("bob", rest[0]["id"], "alpha"),
+        ("bob", rest[1]["id"], "alpha"),
+    ] == [(e["user"], e["session"], e["named_agent"]) for e in created]
