@@ -19,6 +19,7 @@ from adapter.chat import ChatView, CommandEntry, NoticeEntry, UserEntry
 from adapter.events import CompactBoundary, Event, MessageChunk, UserMessage
 from adapter.history import load_events
 from tests.support.chat import live_events, shown
+from tests.support.strategies import json_values
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "compact"
 PROTOCOL = FIXTURES / "compact.protocol.jsonl"
@@ -164,15 +165,7 @@ def test_generated_compactions_look_the_same_live_and_stored(
     ]
 
 
-_json = st.recursive(
-    st.none()
-    | st.booleans()
-    | st.integers()
-    | st.floats(allow_nan=False, allow_infinity=False)
-    | st.text(max_size=8),
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner),
-    max_leaves=8,
-)
+_json = json_values()
 
 
 @settings(max_examples=200, deadline=None)

@@ -34,6 +34,7 @@ from adapter.history import (
     resume_spec,
 )
 from normalize import ModifyFile, ShellExec
+from tests.support.strategies import json_values
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "history"
 SESSION = "8e0ef7c0-2997-4c14-89ba-3bc6b8f3c1d7"
@@ -245,15 +246,7 @@ def _api_error_line(text: str, flag: Any, status: Any, request: Any) -> dict[str
     }
 
 
-_JSON = st.recursive(
-    st.none()
-    | st.booleans()
-    | st.integers()
-    | st.floats(allow_nan=False, allow_infinity=False)
-    | st.text(max_size=5),
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=3), inner),
-    max_leaves=5,
-)
+_JSON = json_values(text_size=5, key_size=3, max_leaves=5)
 
 
 @settings(max_examples=100, deadline=None)

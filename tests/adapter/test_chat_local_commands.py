@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 from adapter.events import Event, MessageChunk, UserMessage
 from adapter.history import load_events
 from tests.support.chat import live_events, shown
+from tests.support.strategies import json_values
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "local_commands"
 PROTOCOL = FIXTURES / "local_commands.protocol.jsonl"
@@ -173,11 +174,7 @@ def test_generated_local_commands_look_the_same_live_and_stored(
     assert shown(live) == shown(load_events(path))
 
 
-_json = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.text(max_size=8),
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner),
-    max_leaves=8,
-)
+_json = json_values(floats=False)
 
 
 @settings(max_examples=200, deadline=None)
