@@ -13,7 +13,8 @@ from typing import Any
 import pytest
 
 from adapter.server import ServerSettings, create_app
-from tests.support.browser import axe_violations, open_webui, page_until
+from tests.support.browser import axe_violations, open_webui
+from tests.support.browser import start_session as start_landing_session
 from tests.support.configs import real_cli_config
 
 from .fake_api import FakeAnthropicAPI
@@ -47,10 +48,8 @@ def shot(page: Any, name: str) -> None:
 
 
 def start_session(page: Any) -> str:
-    page.click("#start button[type=submit]")
+    session_id = start_landing_session(page)
     page.wait_for_selector("#session:not([hidden])")
-    page_until(page, "window.ccbState.current !== null")
-    session_id: str = page.evaluate("window.ccbState.current")
     return session_id
 
 

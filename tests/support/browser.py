@@ -35,6 +35,15 @@ def open_webui(
     return page
 
 
+def start_session(page: Any) -> str:
+    """Start a session from the web UI's landing form, as it is; the new session's id once
+    the page has it."""
+    page.click("#start button[type=submit]")
+    page_until(page, "window.ccbState.current !== null")
+    session_id: str = page.evaluate("window.ccbState.current")
+    return session_id
+
+
 def page_until(page: Any, expression: str, *, guard_ms: int = NODE_GUARD_MS) -> None:
     """Poll a JavaScript expression from here until it is true (the pages' CSP forbids the
     eval that Playwright's ``wait_for_function`` polls with); fail after ``guard_ms``."""

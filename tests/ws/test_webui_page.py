@@ -17,7 +17,7 @@ import pytest
 from adapter import PermissionPolicy, SessionConfig
 from adapter.server import ServerSettings, create_app
 from claudecode.testing import fake_cli_command, replay_script, script, text_turn, tool_turn
-from tests.support.browser import axe_violations, page_until
+from tests.support.browser import axe_violations, page_until, start_session
 from tests.support.servers import running
 
 from ._webui import ARTIFACTS, Remote, open_page, serve, shot
@@ -36,9 +36,7 @@ def test_background_approval_notifies_and_reconnect_shows_nothing_twice(
     )
     with serve(tmp_path, fake_cli_command(body, tmp_path / "fake")) as url:
         page = open_page(browser, url)
-        page.click("#start button[type=submit]")
-        page_until(page, "window.ccbState.current !== null")
-        current = page.evaluate("window.ccbState.current")
+        current = start_session(page)
         page.fill("#prompt", "hello")
         page.press("#prompt", "Enter")
         page.wait_for_selector(".msg.assistant:has-text('first reply')")
@@ -104,9 +102,7 @@ def test_a_session_whose_cli_dies_is_a_clear_error(tmp_path: Path, browser: Any)
     }
     with serve(tmp_path, fake_cli_command(body, tmp_path / "fake")) as url:
         page = open_page(browser, url)
-        page.click("#start button[type=submit]")
-        page_until(page, "window.ccbState.current !== null")
-        current = page.evaluate("window.ccbState.current")
+        current = start_session(page)
         page.fill("#prompt", "hello")
         page.press("#prompt", "Enter")
         page.locator(f"#sessions li[data-session='{current}'] .badge.errored").wait_for()
@@ -163,9 +159,7 @@ def test_a_failure_after_an_earlier_error_hides_only_its_own_line(
     }
     with serve(tmp_path, fake_cli_command(body, tmp_path / "fake")) as url:
         page = open_page(browser, url)
-        page.click("#start button[type=submit]")
-        page_until(page, "window.ccbState.current !== null")
-        current = page.evaluate("window.ccbState.current")
+        current = start_session(page)
         page.fill("#prompt", "one")
         page.press("#prompt", "Enter")
         first = page.locator("#chat .note.error")
@@ -312,9 +306,7 @@ def test_slash_commands_stream_as_they_show_after_a_reload(tmp_path: Path, brows
     ]
     with serve(tmp_path, fake_cli_command(body, tmp_path / "fake")) as url:
         page = open_page(browser, url)
-        page.click("#start button[type=submit]")
-        page_until(page, "window.ccbState.current !== null")
-        current = page.evaluate("window.ccbState.current")
+        current = start_session(page)
         remote = Remote(url)
         for i, text in enumerate(prompts):
             remote.request({"type": "prompt", "session_id": current, "text": text})
@@ -396,8 +388,7 @@ def test_sub_agent_work_is_nested_under_its_call(tmp_path: Path, browser: Any) -
     cli = fake_cli_command(replay_script(transcript), tmp_path / "fake")
     with serve(tmp_path, cli) as url:
         page = open_page(browser, url)
-        page.click("#start button[type=submit]")
-        page_until(page, "window.ccbState.current !== null")
+        start_session(page)
         page.fill("#prompt", "delegate it")
         page.press("#prompt", "Enter")
         page.wait_for_selector(".msg.assistant:has-text('The sub-agent says')")

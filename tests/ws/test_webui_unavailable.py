@@ -14,7 +14,7 @@ import pytest
 from adapter import LocalBackend, PermissionPolicy, SessionConfig
 from adapter.server import BUILTIN_PROVIDERS, ServerContext, ServerSettings, create_app
 from claudecode.testing import fake_cli_command, script, text_turn
-from tests.support.browser import page_until
+from tests.support.browser import page_until, start_session
 from tests.support.servers import running
 
 from ._flaky import Flaky
@@ -45,9 +45,7 @@ def test_the_page_resubscribes_after_unavailable_with_no_gap(tmp_path: Path, bro
     )
     with running(app) as url:
         page = open_page(browser, url)
-        page.click("#start button[type=submit]")
-        page_until(page, "window.ccbState.current !== null")
-        current = page.evaluate("window.ccbState.current")
+        current = start_session(page)
         page.fill("#prompt", "hello")
         page.press("#prompt", "Enter")
         page.wait_for_selector(".msg.assistant:has-text('first reply')")
