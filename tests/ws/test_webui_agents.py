@@ -13,9 +13,9 @@ import pytest
 
 from adapter.server import parse_agents
 from claudecode.testing import fake_cli_command, script, text_turn
-from tests.support.browser import axe_violations, page_until
+from tests.support.browser import axe_violations, open_webui, page_until
 
-from ._webui import open_page, serve, shot
+from ._webui import NOTIFY_STUB, open_page, serve, shot
 
 pytestmark = [pytest.mark.browser, pytest.mark.server]
 
@@ -105,6 +105,22 @@ def test_a_session_starts_from_the_agent_picked(tmp_path: Path, browser: Any) ->
         assert ["Agent: fixer", "Agent: reviewer"] == sorted(rows)
         assert [] == axe_violations(page)
         shot(page, "agents-shown")
+        # The form on a phone in the dark theme (the page's "auto" follows the system's).
+        phone = open_webui(
+            browser,
+            url + "/",
+            init_script=NOTIFY_STUB,
+            viewport={"width": 390, "height": 844},
+            color_scheme="dark",
+            reduced_motion="reduce",
+            has_touch=True,
+            is_mobile=True,
+        )
+        phone.select_option("#start-agent-select", "fixer")
+        assert [] == axe_violations(phone)
+        shot(phone, "agents-picked-phone-dark")
+        assert [] == phone.errors
+        phone.context.close()
         assert page.evaluate("window.__owned === undefined")
         assert [] == page.errors
     launch, reviewer = [
